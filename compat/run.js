@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+'use strict';
+// Fjord compatibility harness: starts a broker, runs each scenario with each real Kafka client, prints a matrix.
+//
+//   node compat/run.js [--only kafkajs,java] [--scenario connect] [--bootstrap host:port]
+//                      [--timeout 60] [--log-level warn] [--verbose]
+//
+// Each client is a program under compat/<client>/ taking BOOTSTRAP SCENARIO and exiting 0 on pass,
+// 1 with a "FAIL: ..." line on failure, 2 on an unknown scenario or bad usage.
+// Adding a scenario: a name in SCENARIOS below and one function in each client program.
+// Adding a client: an entry in CLIENTS below (check, optional build, cmd) and its program.
+
+const { spawn, spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const DIR = __dirname;
+const ROOT = path.dirname(DIR);
+
+const SCENARIOS = ['connect', 'admin-topics'];
+
+const VENV_PY = path.join(DIR, 'python/.venv/bin/python');
+const PY = fs.existsSync(VENV_PY) ? VENV_PY : 'python3';
+const JAVA_DIR = path.join(DIR, 'java');
+const GO_DIR = path.join(DIR, 'go');
+const GO_BIN = path.join(GO_DIR, 'fjord-compat-go');
+
+/**
+ * check(): null if the client's toolchain is there, else the reason (counts as FAIL in every cell).
+ * build: a command run once per harness run before any scenario.
+ * cmd(bootstrap, scenario): [program, args].
+ * na: { scenario: reason } for scenarios that the client cannot express at all.
+ */
+const CLIENTS = [
+  {
+    name: 'kafkajs',
+    check: () => (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
+    cmd: (b, s) => [process.execPath, [path.join(DIR, 'kafkajs/client.js'), b, s]],
+  },
+  {
+    name: 'kcat',
+    check: () => tool('kcat', ['-V'], 'kcat (apt-get install kcat)') || (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
+    cmd: (b, s) => [process.execPath, [path.join(DIR, 'kcat/client.js'), b, s]],
+  },
+  {
+    name: 'confluent-kafka',
+    check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
+    cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
+  },
+  {
+    name: 'kafka-python',
+    check: () => tool(PY, ['-c', 'import kafka'], 'Python kafka-python (pip install -r compat/python/requirements.txt)'),
+    cmd: (b, s) => [PY, [path.join(DIR, 'python/kafka_python_client.py'), b, s]],
+  },
+  {
+    name: 'java',
+    check: () => tool('java', ['-version'], 'java (a JDK 17)') || tool('mvn', ['-v'], 'mvn (Maven)'),
+    build: ['mvn', ['-q', '-B', '-f', path.join(JAVA_DIR, 'pom.xml'), 'package']],
+    cmd: (b, s) => ['java', ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp',
+      `${JAVA_DIR}/target/classes${path.delimiter}${JAVA_DIR}/target/lib/*`, 'fjord.compat.Client', b, s]],
+  },
+  {
+    name: 'franz-go',
+    check: () => tool('go', ['version'], 'go'),
+    build: ['go', ['build', '-o', GO_BIN, '.'], { cwd: GO_DIR }],
+    cmd: (b, s) => [GO_BIN, [b, s]],
+  },
+];
+
+function requireResolves(name) {
+  try {
+    require.resolve(name, { paths: [ROOT] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** null if `program args` runs and exits 0, else "missing toolchain: what". */
+function tool(program, args, what) {
+  const r = spawnSync(program, args, { stdio: 'ignore', timeout: 30000 });
+  return r.status === 0 ? null : `missing toolchain: ${what}`;
+}
+
+/** Runs a program with a time limit; resolves { code, out, ms, timedOut }. Kills its whole process group on timeout. */
+function run(program, args, { timeoutMs, cwd } = {}) {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    let out = '';
+    let timedOut = false;
+    const child = spawn(program, args, {
+      cwd: cwd || ROOT,
+      detached: true, // own process group, so a timeout kills grandchildren (kcat, JVM threads) too
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+    });
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, timeoutMs);
+    child.on('error', (e) => (out += `${e.message}\n`));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code === null ? -1 : code, out, ms: Date.now() - start, timedOut });
+    });
+  });
+}
+
+/** The lines a client printed after "FAIL:", else its output's tail. */
+function failureText(out) {
+  const lines = out.split('\n').map((l) => l.trimEnd()).filter(Boolean);
+  const first = lines.findIndex((l) => l.startsWith('FAIL:'));
+  const text = (first >= 0 ? lines.slice(first, first + 15) : lines.slice(-12)).join('\n');
+  return text.length > 3000 ? `${text.slice(0, 3000)} ...` : text || '(no output)';
+}
+
+function parseArgs(argv) {
+  const opts = { only: null, scenarios: null, bootstrap: null, timeout: 60, logLevel: 'warn', verbose: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) usage(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--only') opts.only = value().split(',').filter(Boolean);
+    else if (a === '--scenario') opts.scenarios = value().split(',').filter(Boolean);
+    else if (a === '--bootstrap') opts.bootstrap = value();
+    else if (a === '--timeout') opts.timeout = Number(value());
+    else if (a === '--log-level') opts.logLevel = value();
+    else if (a === '--verbose') opts.verbose = true;
+    else if (a === '-h' || a === '--help') usage();
+    else usage(`unknown option ${a}`);
+  }
+  const names = CLIENTS.map((c) => c.name);
+  for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
+  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}`);
+  if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
+  return opts;
+}
+
+function usage(error) {
+  if (error) console.error(`compat: ${error}`);
+  console.error(
+    'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}`,
+  );
+  process.exit(error ? 2 : 0);
+}
+
+async function startBroker(opts) {
+  if (opts.bootstrap) return { bootstrap: opts.bootstrap, close: async () => {} };
+  const entry = path.join(ROOT, 'dist/src/index.js');
+  let startBroker;
+  try {
+    ({ startBroker } = require(entry));
+  } catch (e) {
+    throw new Error(`cannot load ${entry} (run npm run build): ${e.message}`);
+  }
+  if (typeof startBroker !== 'function') throw new Error(`${entry} exports no startBroker function`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-compat-'));
+  const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel });
+  return {
+    bootstrap: broker.bootstrap,
+    close: async () => {
+      await broker.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function printMatrix(scenarios, clients, results) {
+  const rows = [['scenario', ...clients.map((c) => c.name)]];
+  for (const s of scenarios) rows.push([s, ...clients.map((c) => results.get(`${c.name}/${s}`).status)]);
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r) => r.map((cell, i) => cell.padEnd(widths[i])).join(' | ').trimEnd();
+  console.log(line(rows[0]));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const r of rows.slice(1)) console.log(line(r));
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const clients = CLIENTS.filter((c) => !opts.only || opts.only.includes(c.name));
+  const scenarios = SCENARIOS.filter((s) => !opts.scenarios || opts.scenarios.includes(s));
+  const results = new Map(); // "client/scenario" -> { status, message }
+  const brokerErrors = [];
+
+  // 1. Toolchains and builds, one at a time (builds are heavy on 2 cores).
+  const unusable = new Map(); // client name -> reason
+  for (const c of clients) {
+    let reason = c.check();
+    if (!reason && c.build) {
+      const [program, args, { cwd } = {}] = c.build;
+      console.log(`compat: building ${c.name}: ${program} ${args.join(' ')}`);
+      const r = await run(program, args, { cwd, timeoutMs: 15 * 60 * 1000 });
+      if (r.code !== 0) reason = `build failed (${program} exited ${r.timedOut ? 'on timeout' : r.code}):\n${failureText(r.out)}`;
+      else console.log(`compat: built ${c.name} in ${(r.ms / 1000).toFixed(1)} s`);
+    }
+    if (reason) unusable.set(c.name, reason);
+  }
+
+  // 2. The broker.
+  process.on('uncaughtException', (e) => {
+    brokerErrors.push(e);
+    console.error('compat: uncaught exception in the broker process:', e);
+  });
+  const broker = await startBroker(opts);
+  console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
+
+  // 3. Scenarios.
+  for (const c of clients) {
+    for (const s of scenarios) {
+      const key = `${c.name}/${s}`;
+      if (unusable.has(c.name)) {
+        results.set(key, { status: 'FAIL', message: unusable.get(c.name) });
+        continue;
+      }
+      if (c.na && c.na[s]) {
+        results.set(key, { status: 'n/a', message: c.na[s] });
+        continue;
+      }
+      const [program, args] = c.cmd(broker.bootstrap, s);
+      const r = await run(program, args, { timeoutMs: opts.timeout * 1000 });
+      let result;
+      if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${opts.timeout} s (killed)\n${failureText(r.out)}` };
+      else if (r.code === 0) result = { status: 'pass' };
+      else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
+      results.set(key, result);
+      console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
+      if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+    }
+  }
+
+  await broker.close();
+
+  // 4. Report.
+  console.log('');
+  printMatrix(scenarios, clients, results);
+  const failures = [...results].filter(([, r]) => r.status === 'FAIL');
+  if (failures.length || brokerErrors.length) console.log('\nFailures:');
+  for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);
+  for (const e of brokerErrors) console.log(`\n[broker] uncaught exception: ${e && e.stack ? e.stack : e}`);
+  const count = (status) => [...results.values()].filter((r) => r.status === status).length;
+  console.log(`\ncompat: ${count('pass')} passed, ${count('FAIL')} failed, ${count('n/a')} skipped`);
+  process.exit(failures.length || brokerErrors.length ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(`compat: ${e && e.stack ? e.stack : e}`);
+  process.exit(1);
+});

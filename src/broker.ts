@@ -1,0 +1,115 @@
+// A Fjord broker: configuration, the durable metadata store, the controller that changes it,
+// the API handlers and the TCP listener. `startBroker` is the one entry point, used by the
+// CLI, by our tests and by any Node project that wants a Kafka in-process.
+import { mkdtemp, rm } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Logger } from 'pino';
+import { BrokerConfig } from './config/broker-config';
+import { MetadataStore } from './cluster/metadata-store';
+import { Controller } from './cluster/controller';
+import { createLogger } from './log';
+import { Listener } from './server/listener';
+import { Router } from './server/router';
+import { handlers } from './server/handlers';
+
+export interface StartBrokerOptions {
+  /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
+  config?: BrokerConfig | Record<string, string>;
+  host?: string;
+  /** 0 (the default in-process) picks a free port. */
+  port?: number;
+  advertisedHost?: string;
+  /** Without it (and without log.dirs), a temporary directory removed by close(). */
+  dataDir?: string;
+  nodeId?: number;
+  logger?: Logger;
+  logLevel?: string;
+}
+
+export interface RunningBroker {
+  host: string;
+  port: number;
+  /** host:port as clients should dial it. */
+  bootstrap: string;
+  broker: Broker;
+  close(): Promise<void>;
+}
+
+export class Broker {
+  readonly router: Router;
+
+  constructor(
+    readonly config: BrokerConfig,
+    readonly log: Logger,
+    readonly store: MetadataStore,
+    readonly controller: Controller,
+  ) {
+    this.router = new Router(handlers.map((make) => make(this)));
+  }
+
+  get nodeId(): number {
+    return this.config.nodeId;
+  }
+
+  get clusterId(): string {
+    return this.store.clusterId;
+  }
+}
+
+export async function startBroker(opts: StartBrokerOptions = {}): Promise<RunningBroker> {
+  const started = process.hrtime.bigint();
+  const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
+  let tempDir: string | undefined;
+  let config: BrokerConfig;
+  if (opts.config instanceof BrokerConfig) {
+    config = opts.config;
+  } else {
+    const props = opts.config ?? {};
+    let dataDir = opts.dataDir;
+    if (dataDir === undefined && props['log.dirs'] === undefined && props['log.dir'] === undefined) {
+      dataDir = tempDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-'));
+    }
+    config = BrokerConfig.load({
+      sets: props,
+      flags: {
+        host: opts.host ?? '127.0.0.1', port: opts.port ?? 0, advertisedHost: opts.advertisedHost,
+        dataDir, nodeId: opts.nodeId,
+      },
+    });
+  }
+
+  const store = await MetadataStore.open(config.dataDir, config.nodeId);
+  const listen = config.listener;
+  const advertised = config.advertisedListener;
+  const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
+  const broker = new Broker(config, log, store, new Controller(store, config, self));
+  const listener = new Listener(broker.router, {
+    maxRequestBytes: config.getInt('socket.request.max.bytes'),
+    idleMs: config.getLong('connections.max.idle.ms'),
+    maxInFlight: 100,
+    maxConnections: config.getInt('max.connections'),
+  }, log);
+  const port = await listener.listen(listen.host, listen.port);
+  if (self.port === 0) self.port = port;
+
+  const host = listen.host === '' ? advertised.host : listen.host;
+  log.info({ host, port, advertised: `${self.host}:${self.port}`, nodeId: config.nodeId, clusterId: store.clusterId,
+    dataDir: config.dataDir, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'broker listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    host,
+    port,
+    bootstrap: `${host}:${port}`,
+    broker,
+    close() {
+      closing ??= (async () => {
+        await listener.close();
+        await store.close();
+        if (tempDir) await rm(tempDir, { recursive: true, force: true });
+      })();
+      return closing;
+    },
+  };
+}

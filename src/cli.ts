@@ -1,0 +1,140 @@
+/**
+ * `fjord` command line.
+ *
+ *   fjord start [--host 127.0.0.1] [--port 9092] [--advertised-host H] [--advertised-port P]
+ *               [--data-dir ./data] [--node-id 0] [--config server.properties]
+ *               [--set key=value]... [--log-level info] [--log-format json|pretty]
+ *
+ * Config layers, lowest to highest: defaults < --config file < --set < the
+ * explicit flags above. A bad value prints the reason to stderr and exits 2
+ * before anything starts; a failure while starting exits 1; SIGINT/SIGTERM
+ * close the broker and exit 0 (a second signal exits 1 at once).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { startBroker } from './broker';
+import { BrokerConfig, ConfigError } from './config/broker-config';
+import { LOG_LEVELS, LogFormat, createLogger } from './log';
+
+/** The version in Fjord's package.json. */
+export function packageVersion(): string {
+  for (const rel of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'fjord' && pkg.version) return pkg.version;
+    } catch {
+      // try the next location
+    }
+  }
+  return 'unknown';
+}
+
+interface StartArgs {
+  host?: string;
+  port?: number;
+  advertisedHost?: string;
+  advertisedPort?: number;
+  dataDir?: string;
+  nodeId?: number;
+  config?: string;
+  set?: string[];
+  logLevel: string;
+  logFormat?: LogFormat;
+}
+
+function buildParser(argv: string[]) {
+  return yargs(hideBin(argv))
+    .scriptName('fjord')
+    .usage('Usage: $0 <command> [options]')
+    .command('start', 'Start a Kafka-compatible broker', (y) =>
+      y
+        .option('host', { type: 'string', describe: 'Listener host (default 127.0.0.1; 0.0.0.0 for all interfaces)' })
+        .option('port', { type: 'number', describe: 'Listener port (default 9092; 0 picks a free port)' })
+        .option('advertised-host', { type: 'string', describe: 'Host given to clients (default: the listener host)' })
+        .option('advertised-port', { type: 'number', describe: 'Port given to clients (default: the listener port)' })
+        .option('data-dir', { type: 'string', describe: 'Data directory, sets log.dirs (default ./data)' })
+        .option('node-id', { type: 'number', describe: 'Node id, sets node.id (default 0)' })
+        .option('config', { alias: 'c', type: 'string', describe: 'Kafka-style server.properties file' })
+        .option('set', { type: 'string', array: true, requiresArg: true, describe: 'Override a config: --set key=value (repeatable)' })
+        .option('log-level', { type: 'string', choices: [...LOG_LEVELS], default: 'info', describe: 'Log level' })
+        .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'Log format (default: pretty on a terminal, else json)' })
+        .example('$0 start', 'broker on 127.0.0.1:9092, data in ./data')
+        .example('$0 start --port 0 --data-dir /tmp/fjord', 'any free port, data in /tmp/fjord')
+        .example('$0 start -c server.properties --set num.partitions=3', 'Kafka config file plus an override'),
+    )
+    .demandCommand(1, 'Give a command, e.g. fjord start')
+    .strict()
+    .version(packageVersion())
+    .help()
+    .alias('h', 'help')
+    .wrap(Math.min(110, process.stdout.columns || 80));
+}
+
+/** Entry point used by bin/fjord: main(process.argv). */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const args = await buildParser(argv).parseAsync();
+  const command = String(args._[0]);
+  if (command === 'start') await start(args as unknown as StartArgs);
+}
+
+async function start(args: StartArgs): Promise<void> {
+  let config: BrokerConfig;
+  try {
+    config = BrokerConfig.load({
+      configFile: args.config,
+      sets: args.set ?? [],
+      flags: {
+        host: args.host,
+        port: args.port,
+        advertisedHost: args.advertisedHost,
+        advertisedPort: args.advertisedPort,
+        dataDir: args.dataDir,
+        nodeId: args.nodeId,
+      },
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`fjord: ${e.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw e;
+  }
+
+  const logger = createLogger({ level: args.logLevel, format: args.logFormat });
+  for (const w of config.warnings) logger.warn(w);
+  logger.debug({ config: config.toLogObject() }, 'broker config');
+
+  let running: Awaited<ReturnType<typeof startBroker>>;
+  try {
+    running = await startBroker({ config, logger });
+  } catch (e) {
+    const err = e as Error;
+    logger.fatal({ err }, `failed to start: ${err.message}`);
+    process.exitCode = 1;
+    return;
+  }
+  logger.info({ host: running.host, port: running.port }, 'listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    try {
+      await running.close();
+    } catch (e) {
+      logger.error({ err: e }, 'error while shutting down');
+      process.exit(1);
+    }
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,189 @@
+// The one place where topics are created, deleted, grown and reconfigured. Handlers (CreateTopics,
+// Metadata's auto-creation, DeleteTopics, CreatePartitions, AlterConfigs...) call it and turn its
+// results into their own response shapes; the rules and Kafka's error codes live here.
+//
+// Every check and the in-memory change happen before the first await, so two requests racing
+// to create the same topic see each other: the second gets TOPIC_ALREADY_EXISTS.
+import { ErrorCode } from '../protocol/errors';
+import type { BrokerConfig } from '../config/broker-config';
+import { validateTopicConfigs } from '../config/topic-config';
+import type { MetadataStore, TopicRecord } from './metadata-store';
+import { validateTopicName, topicCollision } from './topic-names';
+
+export interface BrokerEndpoint {
+  nodeId: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+/** An error code with Kafka's message, or success. */
+export interface Outcome {
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+const OK: Outcome = { errorCode: ErrorCode.NONE, errorMessage: null };
+const fail = (errorCode: number, errorMessage: string): Outcome => ({ errorCode, errorMessage });
+
+export interface NewTopic {
+  name: string;
+  numPartitions: number;            // -1: num.partitions
+  replicationFactor: number;        // -1: default.replication.factor
+  assignments: { partitionIndex: number; brokerIds: number[] }[];
+  configs: Record<string, string>;
+}
+
+export class Controller {
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly config: BrokerConfig,
+    private readonly self: BrokerEndpoint,
+  ) {}
+
+  brokers(): BrokerEndpoint[] {
+    return [this.self];
+  }
+
+  get controllerId(): number {
+    return this.self.nodeId;
+  }
+
+  topic(name: string): TopicRecord | undefined {
+    return this.store.topic(name);
+  }
+
+  topicById(id: string): TopicRecord | undefined {
+    return this.store.topicById(id);
+  }
+
+  topics(): TopicRecord[] {
+    return this.store.topics();
+  }
+
+  /** Validates and (unless validateOnly) creates a topic; the created or would-be record on success. */
+  async createTopic(t: NewTopic, validateOnly: boolean): Promise<Outcome & { topic?: TopicRecord }> {
+    const planned = this.planTopic(t);
+    if ('errorCode' in planned) return planned;
+    if (validateOnly) return { ...OK, topic: planned.topic };
+    const topic = this.store.createTopic(planned.topic.name, planned.topic.partitions.map((p) => p.replicas), t.configs);
+    await this.store.persist();
+    return { ...OK, topic };
+  }
+
+  private planTopic(t: NewTopic): Outcome | { topic: TopicRecord } {
+    const nameError = validateTopicName(t.name);
+    if (nameError) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
+    if (this.store.topic(t.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
+    const collision = topicCollision(t.name, this.store.topics().map((x) => x.name));
+    if (collision) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${t.name}' collides with existing topic: ${collision}`);
+
+    let replicas: number[][];
+    if (t.assignments.length > 0) {
+      if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+        return fail(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
+      }
+      const checked = this.checkAssignments(t.assignments.map((a) => a.brokerIds));
+      if ('errorCode' in checked) return checked;
+      const sorted = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
+      if (sorted.some((a, i) => a.partitionIndex !== i)) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'Partitions should be a consecutive 0-based integer sequence');
+      }
+      replicas = sorted.map((a) => a.brokerIds);
+    } else {
+      const partitions = t.numPartitions === -1 ? this.config.getInt('num.partitions') : t.numPartitions;
+      const rf = t.replicationFactor === -1 ? this.config.getInt('default.replication.factor') : t.replicationFactor;
+      if (partitions <= 0) return fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.');
+      if (rf <= 0) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
+      const rfError = this.replicationFactorError(rf);
+      if (rfError) return rfError;
+      replicas = Array.from({ length: partitions }, () => this.assignReplicas(rf));
+    }
+    const configError = validateTopicConfigs(t.configs);
+    if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
+    return {
+      topic: {
+        name: t.name,
+        id: '0'.repeat(32),
+        partitions: replicas.map((r, index) => ({ index, replicas: r, leaderEpoch: 0 })),
+        configs: { ...t.configs },
+      },
+    };
+  }
+
+  async deleteTopic(name: string): Promise<Outcome & { topic?: TopicRecord }> {
+    if (!this.config.getBool('delete.topic.enable')) {
+      return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
+    }
+    const topic = this.store.topic(name);
+    if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    this.store.deleteTopic(name);
+    await this.store.persist();
+    return { ...OK, topic };
+  }
+
+  async createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
+    const topic = this.store.topic(name);
+    if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    const current = topic.partitions.length;
+    if (count < current) {
+      return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${count}.`);
+    }
+    if (count === current) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partitions.`);
+    const added = count - current;
+    let replicas: number[][];
+    if (assignments) {
+      if (assignments.length !== added) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${added} additional partition(s), but only ${assignments.length} assignment(s) were specified.`);
+      }
+      const checked = this.checkAssignments(assignments);
+      if ('errorCode' in checked) return checked;
+      replicas = assignments;
+    } else {
+      const rf = topic.partitions[0]?.replicas.length ?? 1;
+      replicas = Array.from({ length: added }, () => this.assignReplicas(rf));
+    }
+    if (validateOnly) return OK;
+    this.store.addPartitions(name, replicas);
+    await this.store.persist();
+    return OK;
+  }
+
+  /** Replaces a topic's overrides (AlterConfigs) or applies a computed set (IncrementalAlterConfigs). */
+  async setTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<Outcome> {
+    if (!this.store.topic(name)) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    const configError = validateTopicConfigs(configs);
+    if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
+    if (validateOnly) return OK;
+    this.store.setTopicConfigs(name, configs);
+    await this.store.persist();
+    return OK;
+  }
+
+  private replicationFactorError(rf: number): Outcome | null {
+    const brokers = this.brokers().length;
+    if (rf <= brokers) return null;
+    return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
+      `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${brokers} broker(s) are registered.`);
+  }
+
+  private checkAssignments(assignments: number[][]): Outcome | { ok: true } {
+    const known = new Set(this.brokers().map((b) => b.nodeId));
+    for (const ids of assignments) {
+      if (ids.length === 0) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes an empty replica list.');
+      if (new Set(ids).size !== ids.length) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes the broker ${ids.find((x, i) => ids.indexOf(x) !== i)} more than once.`);
+      }
+      const unknown = ids.find((id) => !known.has(id));
+      if (unknown !== undefined) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes broker ${unknown}, but no such broker is registered.`);
+      }
+    }
+    return { ok: true };
+  }
+
+  /** With one broker every replica set is that broker; the caller has checked rf fits. */
+  private assignReplicas(rf: number): number[] {
+    return this.brokers().slice(0, rf).map((b) => b.nodeId);
+  }
+}

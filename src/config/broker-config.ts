@@ -1,0 +1,558 @@
+/**
+ * BrokerConfig: the broker's static configuration.
+ *
+ * Layers, lowest to highest: definition defaults < `--config` properties
+ * file < `--set key=value` < explicit CLI flags (--host, --port,
+ * --advertised-host, --advertised-port, --data-dir, --node-id). Everything
+ * that is not a default is a STATIC_BROKER_CONFIG in DescribeConfigs terms
+ * (Fjord has no dynamic broker configs yet). Unknown keys are kept (Kafka
+ * reports them too) and produce warnings; bad values throw ConfigError.
+ */
+import * as path from 'path';
+import {
+  BROKER_CONFIGS,
+  ConfigEntry,
+  ConfigError,
+  ConfigKey,
+  ConfigSource,
+  ConfigSynonym,
+  ConfigType,
+  ConfigValue,
+  brokerConfigSynonyms,
+  invalidValue,
+  parseValue,
+  valueToString,
+} from './definitions';
+import { readPropertiesFile } from './properties';
+
+export { ConfigError, ConfigSource, ConfigType } from './definitions';
+export type { ConfigEntry, ConfigSynonym } from './definitions';
+
+export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+const SECURITY_PROTOCOLS: SecurityProtocol[] = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
+
+/** One listener endpoint. host '' means all interfaces; port 0 means "any free port". */
+export interface Endpoint {
+  /** Listener name, upper-cased (Kafka's ListenerName.normalised). */
+  name: string;
+  securityProtocol: SecurityProtocol;
+  host: string;
+  port: number;
+}
+
+/** Where a key's value came from. */
+export type ConfigOrigin = 'default' | 'file' | 'set' | 'flag';
+
+/** Explicit CLI flags (only the ones the user actually passed). */
+export interface BrokerCliFlags {
+  host?: string;
+  port?: number;
+  advertisedHost?: string;
+  advertisedPort?: number;
+  dataDir?: string;
+  nodeId?: number;
+}
+
+export interface BrokerConfigSources {
+  /** Path of a server.properties file. */
+  configFile?: string;
+  /** Already-parsed file contents (instead of, or on top of, configFile). */
+  fileProps?: Map<string, string> | Record<string, string>;
+  /** `--set` values: "key=value" strings, or a map. Later wins. */
+  sets?: string[] | Map<string, string> | Record<string, string>;
+  flags?: BrokerCliFlags;
+  /** Base for relative log directories (default process.cwd()). */
+  cwd?: string;
+}
+
+export interface DescribeOptions {
+  includeSynonyms?: boolean;
+  includeDocumentation?: boolean;
+}
+
+/** Host advertised when a listener binds every interface ('', 0.0.0.0 or ::). */
+export const DEFAULT_ADVERTISED_HOST = '127.0.0.1';
+
+const LISTENER_RE = /^(.*):\/\/\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$/;
+
+function toMap(m: Map<string, string> | Record<string, string> | undefined): Map<string, string> {
+  if (!m) return new Map();
+  return m instanceof Map ? new Map(m) : new Map(Object.entries(m));
+}
+
+/** Parses one `key=value` string as given to --set. */
+export function parseSetArg(arg: string): [string, string] {
+  const eq = arg.indexOf('=');
+  if (eq <= 0) {
+    throw new ConfigError(`Invalid --set argument '${arg}': expected key=value`, undefined, arg);
+  }
+  return [arg.slice(0, eq).trim(), arg.slice(eq + 1)];
+}
+
+/** Parses `listener.security.protocol.map` ("NAME:PROTOCOL,..."). */
+export function parseSecurityProtocolMap(raw: string, key = 'listener.security.protocol.map'): Map<string, SecurityProtocol> {
+  const m = new Map<string, SecurityProtocol>();
+  const t = raw.trim();
+  if (t === '') return m;
+  for (const entry of t.split(/\s*,\s*/)) {
+    const parts = entry.split(/\s*:\s*/);
+    if (parts.length !== 2 || parts[0] === '' || parts[1] === '') {
+      throw invalidValue(key, raw, `Map entry '${entry}' should be of form NAME:PROTOCOL`);
+    }
+    const proto = parts[1].toUpperCase() as SecurityProtocol;
+    if (!SECURITY_PROTOCOLS.includes(proto)) {
+      throw invalidValue(key, raw, `Unknown security protocol '${parts[1]}' (allowed: ${SECURITY_PROTOCOLS.join(', ')})`);
+    }
+    m.set(parts[0].toUpperCase(), proto);
+  }
+  return m;
+}
+
+/**
+ * Parses a listeners string ("NAME://host:port,..."). Security protocols are
+ * looked up in `protocolMap` (default: each protocol maps to itself).
+ */
+export function parseListeners(
+  raw: string,
+  key = 'listeners',
+  protocolMap: Map<string, SecurityProtocol> = parseSecurityProtocolMap(
+    BROKER_CONFIGS.get('listener.security.protocol.map')!.defaultString!,
+  ),
+): Endpoint[] {
+  const t = raw.trim();
+  if (t === '') return [];
+  const out: Endpoint[] = [];
+  for (const item of t.split(/\s*,\s*/)) {
+    const m = LISTENER_RE.exec(item);
+    if (!m) throw invalidValue(key, raw, `Unable to parse ${item} to a broker endpoint (expected NAME://host:port)`);
+    const name = m[1].toUpperCase();
+    const port = Number(m[3]);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw invalidValue(key, raw, `port ${m[3]} of ${item} must be between 0 and 65535`);
+    }
+    const proto = protocolMap.get(name);
+    if (!proto) {
+      throw invalidValue(key, raw, `No security protocol defined for listener ${name} (see listener.security.protocol.map)`);
+    }
+    out.push({ name, securityProtocol: proto, host: m[2], port });
+  }
+  const seen = new Set<string>();
+  for (const ep of out) {
+    if (seen.has(ep.name)) throw invalidValue(key, raw, `Each listener must have a different name`);
+    seen.add(ep.name);
+  }
+  return out;
+}
+
+/** Formats endpoints back to Kafka's listener syntax (IPv6 hosts in brackets). */
+export function formatListeners(eps: Endpoint[]): string {
+  return eps.map((e) => `${e.name}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`).join(',');
+}
+
+function isWildcardHost(h: string): boolean {
+  return h === '' || h === '0.0.0.0' || h === '::' || h === '[::]';
+}
+
+function checkPort(flag: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 65535) {
+    throw new ConfigError(`Invalid value ${String(v)} for ${flag}: must be an integer between 0 and 65535`, flag, v);
+  }
+  return v;
+}
+
+export class BrokerConfig {
+  /** Every non-default key (file, --set, flags), raw strings, including unknown keys. */
+  readonly originals: ReadonlyMap<string, string>;
+  /** Unknown keys and other non-fatal remarks, for the CLI to log. */
+  readonly warnings: string[] = [];
+
+  readonly nodeId: number;
+  /** Client listeners (controller listeners excluded). */
+  readonly listeners: readonly Endpoint[];
+  /** The first client listener: the one the broker serves. */
+  readonly listener: Endpoint;
+  /** Advertised endpoints; port 0 means "the port actually bound". */
+  readonly advertisedListeners: readonly Endpoint[];
+  readonly advertisedListener: Endpoint;
+  /** Absolute log directories (log.dirs, else log.dir). */
+  readonly logDirs: readonly string[];
+  /** logDirs[0]: where meta.properties and the metadata store live. */
+  readonly dataDir: string;
+  /** log.retention.ms > minutes > hours; any negative value is -1 (forever). */
+  readonly logRetentionMs: number;
+  /** log.roll.ms, else log.roll.hours. */
+  readonly logRollMs: number;
+  readonly logRollJitterMs: number;
+  /** log.flush.interval.ms, else log.flush.scheduler.interval.ms. */
+  readonly logFlushIntervalMs: number;
+
+  private readonly values = new Map<string, ConfigValue>();
+  private readonly origins: Map<string, ConfigOrigin>;
+
+  /**
+   * Builds a config from static properties (all treated as STATIC_BROKER_CONFIG).
+   * Prefer BrokerConfig.load() for the layered CLI sources.
+   */
+  constructor(
+    props: Map<string, string> | Record<string, string> = {},
+    opts: { origins?: Map<string, ConfigOrigin>; cwd?: string } = {},
+  ) {
+    const originals = toMap(props);
+    // Kafka's populateSynonyms: node.id and broker.id stand in for each other.
+    const nid = originals.get('node.id');
+    const bid = originals.get('broker.id');
+    if (nid !== undefined && bid === undefined) originals.set('broker.id', nid);
+    if (bid !== undefined && nid === undefined) originals.set('node.id', bid);
+    this.originals = originals;
+    this.origins = opts.origins ?? new Map([...originals.keys()].map((k) => [k, 'file' as ConfigOrigin]));
+
+    for (const [name, key] of BROKER_CONFIGS) {
+      const raw = originals.get(name);
+      this.values.set(name, raw === undefined ? key.defaultValue : parseValue(key, raw));
+    }
+    for (const k of originals.keys()) {
+      if (!BROKER_CONFIGS.has(k)) this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
+    }
+
+    // ---- identity
+    const nodeId = this.getInt('node.id');
+    if (this.getInt('broker.id') !== nodeId) {
+      throw new ConfigError('You must set `node.id` to the same value as `broker.id`.', 'node.id', nodeId);
+    }
+    if (nodeId < 0) throw invalidValue('node.id', String(nodeId), 'Value must be at least 0');
+    this.nodeId = nodeId;
+
+    // ---- listeners
+    const protoMap = parseSecurityProtocolMap(this.getString('listener.security.protocol.map'));
+    const controllerNames = new Set(this.getList('controller.listener.names').map((n) => n.toUpperCase()));
+    const all = parseListeners(this.getString('listeners'), 'listeners', protoMap);
+    const ports = new Set<number>();
+    for (const ep of all) {
+      if (ep.port !== 0 && ports.has(ep.port)) {
+        throw invalidValue('listeners', this.getString('listeners'), 'Each listener must have a different port');
+      }
+      ports.add(ep.port);
+    }
+    const client = all.filter((ep) => !controllerNames.has(ep.name));
+    for (const ep of all) {
+      if (controllerNames.has(ep.name)) {
+        this.warnings.push(`Controller listener ${ep.name} is ignored: Fjord has no separate KRaft controller.`);
+      }
+    }
+    if (client.length === 0) {
+      throw invalidValue('listeners', this.getString('listeners'), 'at least one non-controller listener is required');
+    }
+    for (const ep of client) {
+      if (ep.securityProtocol !== 'PLAINTEXT') {
+        throw invalidValue('listeners', this.getString('listeners'),
+          `listener ${ep.name} uses ${ep.securityProtocol}; Fjord supports PLAINTEXT only`);
+      }
+    }
+    this.listeners = client;
+    this.listener = client[0];
+
+    const advRaw = this.get('advertised.listeners') as string | null;
+    let advertised: Endpoint[];
+    if (advRaw !== null && advRaw !== '') {
+      advertised = parseListeners(advRaw, 'advertised.listeners', protoMap);
+      for (const ep of advertised) {
+        if (ep.host === '0.0.0.0') {
+          throw invalidValue('advertised.listeners', advRaw,
+            'advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.');
+        }
+        if (!client.some((l) => l.name === ep.name)) {
+          throw invalidValue('advertised.listeners', advRaw,
+            `advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. ` +
+            `Found ${ep.name}. The valid options are ${client.map((l) => l.name).join(',')}`);
+        }
+      }
+      advertised = advertised.map((ep) => (ep.host === '' ? { ...ep, host: DEFAULT_ADVERTISED_HOST } : ep));
+    } else {
+      advertised = client.map((ep) => (isWildcardHost(ep.host) ? { ...ep, host: DEFAULT_ADVERTISED_HOST } : { ...ep }));
+    }
+    if (advertised.length === 0) {
+      throw invalidValue('advertised.listeners', advRaw, 'at least one advertised listener is required');
+    }
+    this.advertisedListeners = advertised;
+    this.advertisedListener = advertised.find((ep) => ep.name === this.listener.name) ?? advertised[0];
+
+    // ---- directories
+    const cwd = opts.cwd ?? process.cwd();
+    const dirsRaw = (this.get('log.dirs') as string | null) ?? (this.get('log.dir') as string | null) ?? '';
+    const dirs = dirsRaw.split(/\s*,\s*/).map((d) => d.trim()).filter((d) => d !== '');
+    if (dirs.length === 0) {
+      throw new ConfigError('At least one log directory must be defined via log.dirs or log.dir.', 'log.dirs', dirsRaw);
+    }
+    this.logDirs = dirs.map((d) => path.resolve(cwd, d));
+    this.dataDir = this.logDirs[0];
+
+    // ---- derived times (KafkaConfig.validateValues)
+    const rollMs = this.get('log.roll.ms');
+    this.logRollMs = rollMs !== null ? Number(rollMs) : 3600000 * this.getInt('log.roll.hours');
+    if (this.logRollMs < 1) {
+      throw invalidValue('log.roll.ms', String(this.logRollMs), 'log.roll.ms must be greater than or equal to 1');
+    }
+    const jitter = this.get('log.roll.jitter.ms');
+    this.logRollJitterMs = jitter !== null ? Number(jitter) : 3600000 * this.getInt('log.roll.jitter.hours');
+    if (this.logRollJitterMs < 0) {
+      throw invalidValue('log.roll.jitter.ms', String(this.logRollJitterMs), 'log.roll.jitter.ms must be greater than or equal to 0');
+    }
+    const retMs = this.get('log.retention.ms');
+    const retMin = this.get('log.retention.minutes');
+    let retention: number;
+    let retentionKey: string;
+    if (retMs !== null) [retention, retentionKey] = [Number(retMs), 'log.retention.ms'];
+    else if (retMin !== null) [retention, retentionKey] = [60000 * (retMin as number), 'log.retention.minutes'];
+    else [retention, retentionKey] = [3600000 * this.getInt('log.retention.hours'), 'log.retention.hours'];
+    if (retention < 0) retention = -1;
+    if (retention === 0) {
+      throw invalidValue(retentionKey, this.originals.get(retentionKey) ?? '0',
+        'log.retention.ms must be unlimited (-1) or, greater than or equal to 1');
+    }
+    this.logRetentionMs = retention;
+    const flushMs = this.get('log.flush.interval.ms');
+    this.logFlushIntervalMs = Number(flushMs !== null ? flushMs : this.get('log.flush.scheduler.interval.ms'));
+
+  }
+
+  /** Builds the layered config the CLI uses: defaults < file < --set < flags. */
+  static load(sources: BrokerConfigSources = {}): BrokerConfig {
+    const props = new Map<string, string>();
+    const origins = new Map<string, ConfigOrigin>();
+    const put = (k: string, v: string, o: ConfigOrigin) => {
+      props.delete(k);
+      props.set(k, v);
+      origins.set(k, o);
+    };
+    if (sources.configFile !== undefined) {
+      let fileProps: Map<string, string>;
+      try {
+        fileProps = readPropertiesFile(sources.configFile);
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        const why = err.code === 'ENOENT' ? 'file not found' : err.message;
+        throw new ConfigError(`Cannot read config file ${sources.configFile}: ${why}`);
+      }
+      for (const [k, v] of fileProps) put(k, v, 'file');
+    }
+    for (const [k, v] of toMap(sources.fileProps)) put(k, v, 'file');
+    if (Array.isArray(sources.sets)) {
+      for (const s of sources.sets) {
+        const [k, v] = parseSetArg(s);
+        put(k, v, 'set');
+      }
+    } else {
+      for (const [k, v] of toMap(sources.sets)) put(k, v, 'set');
+    }
+    applyFlags(props, sources.flags ?? {}, (k, v) => put(k, v, 'flag'));
+    return new BrokerConfig(props, { origins, cwd: sources.cwd });
+  }
+
+  /** True when `name` is a broker config Fjord knows. */
+  static isKnown(name: string): boolean {
+    return BROKER_CONFIGS.has(name);
+  }
+
+  /** The definition of a known key (type, default, validator, doc). */
+  static definition(name: string): ConfigKey | undefined {
+    return BROKER_CONFIGS.get(name);
+  }
+
+  private key(name: string): ConfigKey {
+    const k = BROKER_CONFIGS.get(name);
+    if (!k) throw new Error(`Unknown broker config: ${name}`);
+    return k;
+  }
+
+  /** Typed value (null when unset and without default). Throws for unknown names. */
+  get(name: string): ConfigValue {
+    this.key(name);
+    return this.values.get(name) ?? null;
+  }
+
+  private nonNull(name: string, types: string[]): ConfigValue {
+    const k = this.key(name);
+    if (!types.includes(k.type)) throw new Error(`Config ${name} is of type ${k.type}, not ${types[0]}`);
+    const v = this.values.get(name);
+    if (v === null || v === undefined) throw new Error(`Config ${name} has no value (use get())`);
+    return v;
+  }
+
+  getInt(name: string): number {
+    return this.nonNull(name, ['int', 'short']) as number;
+  }
+
+  /** Long as a JS number (Long.MAX_VALUE becomes 9223372036854775807 ≈ 2^63). */
+  getLong(name: string): number {
+    return Number(this.nonNull(name, ['long', 'int', 'short']));
+  }
+
+  /** Long without precision loss. */
+  getLongBig(name: string): bigint {
+    return BigInt(this.nonNull(name, ['long', 'int', 'short']) as number | bigint);
+  }
+
+  getBool(name: string): boolean {
+    return this.nonNull(name, ['boolean']) as boolean;
+  }
+
+  getDouble(name: string): number {
+    return this.nonNull(name, ['double']) as number;
+  }
+
+  getString(name: string): string {
+    return this.nonNull(name, ['string', 'class', 'password']) as string;
+  }
+
+  /** List value; string-typed comma lists (listeners, log.dirs) are split too. Null -> []. */
+  getList(name: string): string[] {
+    const k = this.key(name);
+    const v = this.values.get(name);
+    if (v === null || v === undefined) return [];
+    if (k.type === 'list') return v as string[];
+    if (k.type === 'string') return (v as string).trim() === '' ? [] : (v as string).trim().split(/\s*,\s*/);
+    throw new Error(`Config ${name} is of type ${k.type}, not list`);
+  }
+
+  /** Whether the key was given explicitly (file, --set or flag). */
+  isSet(name: string): boolean {
+    return this.originals.has(name);
+  }
+
+  /** DescribeConfigs source of a key's value. */
+  source(name: string): ConfigSource {
+    if (this.originals.has(name)) return ConfigSource.STATIC_BROKER_CONFIG;
+    return BROKER_CONFIGS.has(name) ? ConfigSource.DEFAULT_CONFIG : ConfigSource.UNKNOWN;
+  }
+
+  /** Which layer supplied the value. */
+  origin(name: string): ConfigOrigin {
+    return this.origins.get(name) ?? 'default';
+  }
+
+  /** Raw static value as given (file/--set/flag), or undefined. */
+  original(name: string): string | undefined {
+    return this.originals.get(name);
+  }
+
+  /** The value as Kafka reports it (ConfigDef.convertToString), null when unset. */
+  valueString(name: string): string | null {
+    const k = this.key(name);
+    return valueToString(this.values.get(name) ?? null, k.type);
+  }
+
+  /**
+   * Kafka's DescribeConfigsResponse.ConfigSource-ordered synonyms of a broker
+   * config (static, then default), following ConfigHelper.configSynonyms:
+   * entries before the first one named `name` are dropped.
+   */
+  synonymsOf(name: string, synonymNames: string[] = brokerConfigSynonyms(name)): ConfigSynonym[] {
+    const out: ConfigSynonym[] = [];
+    const known = BROKER_CONFIGS.get(name);
+    const sensitive = known ? known.sensitive : true;
+    for (const s of synonymNames) {
+      const raw = this.originals.get(s);
+      if (raw !== undefined) out.push({ name: s, value: sensitive ? null : raw, source: ConfigSource.STATIC_BROKER_CONFIG });
+    }
+    for (const s of synonymNames) {
+      const d = BROKER_CONFIGS.get(s);
+      if (d && d.defaultString !== null) {
+        out.push({ name: s, value: sensitive ? null : d.defaultString, source: ConfigSource.DEFAULT_CONFIG });
+      }
+    }
+    const first = out.findIndex((s) => s.name === name);
+    return first < 0 ? [] : out.slice(first);
+  }
+
+  /**
+   * DescribeConfigs entries for this broker (resource name = node id), as
+   * Kafka's ConfigHelper.createBrokerConfigEntry builds them: every known
+   * config plus every unknown static key (those are typed UNKNOWN and, like
+   * Kafka, treated as sensitive). `names` null/empty = all; names that do not
+   * exist are silently left out. Sorted by name.
+   */
+  describe(names?: readonly string[] | null, opts: DescribeOptions = {}): ConfigEntry[] {
+    const all = new Set<string>([...BROKER_CONFIGS.keys(), ...this.originals.keys()]);
+    const wanted = names && names.length > 0 ? names.filter((n) => all.has(n)) : [...all];
+    const out: ConfigEntry[] = [];
+    for (const name of [...new Set(wanted)].sort()) {
+      const def = BROKER_CONFIGS.get(name);
+      const sensitive = def ? def.sensitive : true;
+      const value = sensitive ? null : def ? valueToString(this.values.get(name) ?? null, def.type) : null;
+      const synonyms = this.synonymsOf(name);
+      out.push({
+        name,
+        value,
+        readOnly: !(def?.dynamic ?? false),
+        source: synonyms.length > 0 ? synonyms[0].source : ConfigSource.DEFAULT_CONFIG,
+        isSensitive: sensitive,
+        synonyms: opts.includeSynonyms ? synonyms : [],
+        configType: def ? def.configType : ConfigType.UNKNOWN,
+        documentation: opts.includeDocumentation ? def?.doc ?? null : null,
+      });
+    }
+    return out;
+  }
+
+  /** All known keys with their reported values (passwords redacted), for a startup log line. */
+  toLogObject(): Record<string, string | null> {
+    const o: Record<string, string | null> = {};
+    for (const [name, def] of BROKER_CONFIGS) {
+      o[name] = def.sensitive ? '[hidden]' : valueToString(this.values.get(name) ?? null, def.type);
+    }
+    return o;
+  }
+}
+
+/** Applies explicit CLI flags on top of the merged file/--set properties. */
+function applyFlags(props: Map<string, string>, flags: BrokerCliFlags, put: (k: string, v: string) => void): void {
+  const def = (k: string) => BROKER_CONFIGS.get(k)!.defaultString ?? '';
+  const protoMap = parseSecurityProtocolMap(props.get('listener.security.protocol.map') ?? def('listener.security.protocol.map'));
+  const controller = new Set(
+    (props.get('controller.listener.names') ?? '').split(',').map((s) => s.trim().toUpperCase()).filter(Boolean),
+  );
+  const firstClient = (eps: Endpoint[]) => eps.findIndex((e) => !controller.has(e.name));
+
+  if (flags.port !== undefined) checkPort('--port', flags.port);
+  if (flags.advertisedPort !== undefined) checkPort('--advertised-port', flags.advertisedPort);
+
+  let listeners: Endpoint[] | undefined;
+  if (flags.host !== undefined || flags.port !== undefined) {
+    listeners = parseListeners(props.get('listeners') ?? def('listeners'), 'listeners', protoMap);
+    const i = firstClient(listeners);
+    if (i < 0) {
+      listeners.push({ name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: flags.host ?? '', port: flags.port ?? 9092 });
+    } else {
+      listeners[i] = { ...listeners[i], host: flags.host ?? listeners[i].host, port: flags.port ?? listeners[i].port };
+    }
+    put('listeners', formatListeners(listeners));
+  }
+
+  if (flags.advertisedHost !== undefined || flags.advertisedPort !== undefined) {
+    const advRaw = props.get('advertised.listeners');
+    if (advRaw !== undefined && advRaw.trim() !== '') {
+      const adv = parseListeners(advRaw, 'advertised.listeners', protoMap);
+      adv[0] = { ...adv[0], host: flags.advertisedHost ?? adv[0].host, port: flags.advertisedPort ?? adv[0].port };
+      put('advertised.listeners', formatListeners(adv));
+    } else {
+      const ls = listeners ?? parseListeners(props.get('listeners') ?? def('listeners'), 'listeners', protoMap);
+      const base = ls[Math.max(0, firstClient(ls))];
+      if (!base) throw new ConfigError('No listener to advertise: listeners is empty', 'listeners');
+      const host = flags.advertisedHost ?? (isWildcardHost(base.host) ? DEFAULT_ADVERTISED_HOST : base.host);
+      put('advertised.listeners', formatListeners([{ ...base, host, port: flags.advertisedPort ?? base.port }]));
+    }
+  }
+
+  if (flags.dataDir !== undefined) {
+    if (flags.dataDir.trim() === '') throw new ConfigError('Invalid value for --data-dir: must not be empty', '--data-dir');
+    put('log.dirs', flags.dataDir);
+  }
+
+  if (flags.nodeId !== undefined) {
+    if (!Number.isInteger(flags.nodeId) || flags.nodeId < 0 || flags.nodeId > 2147483647) {
+      throw new ConfigError(`Invalid value ${flags.nodeId} for --node-id: must be a non-negative integer`, '--node-id', flags.nodeId);
+    }
+    put('node.id', String(flags.nodeId));
+    if (props.has('broker.id')) put('broker.id', String(flags.nodeId));
+  }
+}

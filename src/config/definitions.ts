@@ -1,0 +1,453 @@
+/**
+ * Config definition machinery (types, parsing, validators, Kafka's string
+ * conventions) and the broker config definitions.
+ *
+ * Names, types, defaults and validators follow Apache Kafka 3.9's
+ * KafkaConfig / ServerLogConfigs; the error texts follow ConfigDef
+ * ("Invalid value X for configuration Y: ..."). Fjord deviations from
+ * Kafka's defaults are marked "Fjord:" in the doc phrase.
+ */
+
+/** DescribeConfigsResponse.ConfigSource ids. */
+export enum ConfigSource {
+  UNKNOWN = 0,
+  TOPIC_CONFIG = 1,
+  DYNAMIC_BROKER_CONFIG = 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG = 3,
+  STATIC_BROKER_CONFIG = 4,
+  DEFAULT_CONFIG = 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG = 6,
+  CLIENT_METRICS_CONFIG = 7,
+  GROUP_CONFIG = 8,
+}
+
+/** DescribeConfigsResponse.ConfigType ids (DescribeConfigs v3+). */
+export enum ConfigType {
+  UNKNOWN = 0,
+  BOOLEAN = 1,
+  STRING = 2,
+  INT = 3,
+  SHORT = 4,
+  LONG = 5,
+  DOUBLE = 6,
+  LIST = 7,
+  CLASS = 8,
+  PASSWORD = 9,
+}
+
+export type ValueType = 'boolean' | 'string' | 'int' | 'short' | 'long' | 'double' | 'list' | 'class' | 'password';
+
+/** Parsed value: long is a bigint (lossless for Long.MAX_VALUE), list is string[]. */
+export type ConfigValue = boolean | number | bigint | string | string[] | null;
+
+export const INT_MAX = 2147483647;
+export const LONG_MAX = 9223372036854775807n;
+export const LONG_MIN = -9223372036854775808n;
+
+/** A bad config value or combination; message says which key, which value and what is allowed. */
+export class ConfigError extends Error {
+  constructor(message: string, readonly key?: string, readonly value?: unknown) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Kafka's ConfigException(name, value, message) text. */
+export function invalidValue(name: string, value: unknown, message?: string): ConfigError {
+  const shown = typeof value === 'string' ? value : formatAny(value);
+  return new ConfigError(
+    `Invalid value ${shown} for configuration ${name}${message ? ': ' + message : ''}`,
+    name,
+    value,
+  );
+}
+
+function formatAny(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return '[' + v.join(', ') + ']';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : javaDouble(v);
+  return String(v);
+}
+
+// ---------------------------------------------------------------- validators
+
+export interface Validator {
+  ensureValid(name: string, value: ConfigValue, type: ValueType): void;
+  /** Human text of what is allowed (Kafka's Validator#toString). */
+  readonly description: string;
+}
+
+function shownValue(value: ConfigValue, type: ValueType): string {
+  return valueToString(value, type) ?? 'null';
+}
+
+/** ConfigDef.Range.atLeast */
+export function atLeast(min: number | bigint): Validator {
+  return range(min, undefined);
+}
+
+/** ConfigDef.Range.between */
+export function between(min: number | bigint, max: number | bigint): Validator {
+  return range(min, max);
+}
+
+function range(min: number | bigint | undefined, max: number | bigint | undefined): Validator {
+  const desc =
+    min !== undefined && max !== undefined ? `[${min},...,${max}]` : min !== undefined ? `[${min},...]` : `[...,${max}]`;
+  return {
+    description: desc,
+    ensureValid(name, value, type) {
+      if (value === null) throw invalidValue(name, null, 'Value must be non-null');
+      const n = typeof value === 'bigint' ? value : Number(value);
+      if (min !== undefined && lessThan(n, min)) {
+        throw invalidValue(name, shownValue(value, type), `Value must be at least ${min}`);
+      }
+      if (max !== undefined && lessThan(max, n)) {
+        throw invalidValue(name, shownValue(value, type), `Value must be no more than ${max}`);
+      }
+    },
+  };
+}
+
+function lessThan(a: number | bigint, b: number | bigint): boolean {
+  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b;
+  return Number(a) < Number(b);
+}
+
+/** ConfigDef.ValidString.in (case-sensitive). */
+export function validString(...allowed: string[]): Validator {
+  return {
+    description: '[' + allowed.join(', ') + ']',
+    ensureValid(name, value) {
+      if (typeof value !== 'string' || !allowed.includes(value)) {
+        throw invalidValue(name, value, 'String must be one of: ' + allowed.join(', '));
+      }
+    },
+  };
+}
+
+/** ConfigDef.ValidList.in: every element must be one of `allowed` (an empty list is accepted). */
+export function validList(...allowed: string[]): Validator {
+  const inner = validString(...allowed);
+  return {
+    description: '[' + allowed.join(', ') + ']',
+    ensureValid(name, value, type) {
+      for (const s of (value as string[]) ?? []) inner.ensureValid(name, s, type);
+    },
+  };
+}
+
+/** A validator with a custom check that returns an error message (or null). */
+export function custom(description: string, check: (value: ConfigValue) => string | null): Validator {
+  return {
+    description,
+    ensureValid(name, value, type) {
+      const msg = check(value);
+      if (msg !== null) throw invalidValue(name, shownValue(value, type), msg);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- parsing / formatting
+
+const INTEGER_RE = /^[+-]?\d+$/;
+const DOUBLE_RE = /^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)$/;
+
+/** ConfigDef.parseType: string -> typed value (no validator). Throws ConfigError. */
+export function parseType(name: string, raw: string | null, type: ValueType): ConfigValue {
+  if (raw === null) return null;
+  if (type === 'password') return raw;
+  const trimmed = raw.trim();
+  switch (type) {
+    case 'boolean': {
+      const l = trimmed.toLowerCase();
+      if (l === 'true') return true;
+      if (l === 'false') return false;
+      throw invalidValue(name, raw, 'Expected value to be either true or false');
+    }
+    case 'string':
+    case 'class':
+      return trimmed;
+    case 'int':
+    case 'short': {
+      const lim = type === 'int' ? 2147483648 : 32768;
+      if (INTEGER_RE.test(trimmed)) {
+        const n = Number(trimmed);
+        if (n >= -lim && n <= lim - 1) return n === 0 ? 0 : n;
+      }
+      throw invalidValue(name, raw, `Not a number of type ${type.toUpperCase()}`);
+    }
+    case 'long': {
+      if (INTEGER_RE.test(trimmed)) {
+        const n = BigInt(trimmed);
+        if (n >= LONG_MIN && n <= LONG_MAX) return n;
+      }
+      throw invalidValue(name, raw, 'Not a number of type LONG');
+    }
+    case 'double': {
+      if (DOUBLE_RE.test(trimmed)) return Number(trimmed.replace(/[fFdD]$/, ''));
+      throw invalidValue(name, raw, 'Not a number of type DOUBLE');
+    }
+    case 'list':
+      return trimmed === '' ? [] : trimmed.split(/\s*,\s*/);
+  }
+}
+
+/** Java's Double.toString (close enough: shortest round-trip digits). */
+export function javaDouble(d: number): string {
+  if (Number.isNaN(d)) return 'NaN';
+  if (d === Infinity) return 'Infinity';
+  if (d === -Infinity) return '-Infinity';
+  if (d === 0) return Object.is(d, -0) ? '-0.0' : '0.0';
+  const a = Math.abs(d);
+  if (a >= 1e-3 && a < 1e7) {
+    const s = String(d);
+    return s.includes('.') ? s : s + '.0';
+  }
+  const [mant, exp] = d.toExponential().split('e');
+  return (mant.includes('.') ? mant : mant + '.0') + 'E' + (exp.startsWith('+') ? exp.slice(1) : exp);
+}
+
+/** ConfigDef.convertToString: typed value -> the string Kafka reports. */
+export function valueToString(value: ConfigValue, type: ValueType): string | null {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'list':
+      return (value as string[]).join(',');
+    case 'double':
+      return javaDouble(value as number);
+    default:
+      return String(value);
+  }
+}
+
+export function configTypeOf(type: ValueType | undefined): ConfigType {
+  switch (type) {
+    case 'boolean': return ConfigType.BOOLEAN;
+    case 'string': return ConfigType.STRING;
+    case 'int': return ConfigType.INT;
+    case 'short': return ConfigType.SHORT;
+    case 'long': return ConfigType.LONG;
+    case 'double': return ConfigType.DOUBLE;
+    case 'list': return ConfigType.LIST;
+    case 'class': return ConfigType.CLASS;
+    case 'password': return ConfigType.PASSWORD;
+    default: return ConfigType.UNKNOWN;
+  }
+}
+
+// ---------------------------------------------------------------- definitions
+
+export interface ConfigKeyDef {
+  name: string;
+  type: ValueType;
+  /** Default in properties-string form; null = no default (value is null unless set). */
+  default: string | null;
+  validator?: Validator;
+  /** Short description, our own words. */
+  doc: string;
+  /** Kafka can change it at runtime (DescribeConfigs readOnly=false). */
+  dynamic?: boolean;
+  /** Accepted and reported, but Fjord does not act on it. */
+  noEffect?: boolean;
+}
+
+export interface ConfigKey extends ConfigKeyDef {
+  readonly defaultValue: ConfigValue;
+  /** The default as Kafka reports it (convertToString of the parsed default). */
+  readonly defaultString: string | null;
+  readonly configType: ConfigType;
+  readonly sensitive: boolean;
+}
+
+/** Parse + validate one raw value for a key. Throws ConfigError. */
+export function parseValue(key: ConfigKeyDef, raw: string | null): ConfigValue {
+  const v = parseType(key.name, raw, key.type);
+  if (v !== null && key.validator) key.validator.ensureValid(key.name, v, key.type);
+  return v;
+}
+
+export function defineConfigs<T extends ConfigKeyDef>(defs: T[]): ReadonlyMap<string, T & ConfigKey> {
+  const m = new Map<string, T & ConfigKey>();
+  for (const d of defs) {
+    if (m.has(d.name)) throw new Error(`duplicate config definition ${d.name}`);
+    const defaultValue = parseValue(d, d.default);
+    const doc = d.noEffect ? `${d.doc} (accepted for compatibility; no effect in Fjord)` : d.doc;
+    m.set(d.name, {
+      ...d,
+      doc,
+      defaultValue,
+      defaultString: valueToString(defaultValue, d.type),
+      configType: configTypeOf(d.type),
+      sensitive: d.type === 'password',
+    });
+  }
+  return m;
+}
+
+const LONG_MAX_S = LONG_MAX.toString();
+const INT_MAX_S = String(INT_MAX);
+
+export const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime'];
+export const CLEANUP_POLICIES = ['compact', 'delete'];
+
+/** GzipCompression level validator: 1..9 or -1 (zlib default). */
+export const gzipLevel = custom('[1,...,9] or -1', (v) =>
+  v === -1 || ((v as number) >= 1 && (v as number) <= 9) ? null : 'Value must be between 1 and 9, or -1',
+);
+export const lz4Level = between(1, 17);
+export const zstdLevel = between(-131072, 22);
+
+/**
+ * The broker configs Fjord knows. `dynamic` mirrors Kafka's
+ * DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS (DescribeConfigs reports
+ * readOnly = !dynamic); Fjord does not alter broker configs at runtime yet.
+ */
+export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
+  // identity, listeners, directories
+  { name: 'node.id', type: 'int', default: '0', doc: 'Id of this node in the cluster. Fjord: defaults to 0 (Kafka requires it)' },
+  { name: 'broker.id', type: 'int', default: '0', doc: 'Older name of node.id; both must agree when both are set. Fjord: defaults to 0' },
+  { name: 'process.roles', type: 'list', default: '', validator: validList('broker', 'controller'), doc: 'KRaft roles of this process', noEffect: true },
+  { name: 'controller.quorum.voters', type: 'list', default: '', doc: 'KRaft controller quorum', noEffect: true },
+  { name: 'controller.listener.names', type: 'list', default: '', doc: 'Listeners reserved for controllers; not served to clients' },
+  { name: 'inter.broker.listener.name', type: 'string', default: null, doc: 'Listener used between brokers', noEffect: true },
+  {
+    name: 'listeners', type: 'string', default: 'PLAINTEXT://127.0.0.1:9092', dynamic: true,
+    doc: 'Comma-separated NAME://host:port endpoints to listen on. Fjord: defaults to loopback (Kafka: PLAINTEXT://:9092)',
+  },
+  { name: 'advertised.listeners', type: 'string', default: null, dynamic: true, doc: 'Endpoints given to clients; defaults to the listeners' },
+  {
+    name: 'listener.security.protocol.map', type: 'string', dynamic: true,
+    default: 'PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL',
+    doc: 'Listener name to security protocol pairs (Fjord serves PLAINTEXT only)',
+  },
+  { name: 'log.dirs', type: 'string', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
+  { name: 'log.dir', type: 'string', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },
+
+  // topics
+  { name: 'num.partitions', type: 'int', default: '1', validator: atLeast(1), doc: 'Default partition count for new topics' },
+  { name: 'default.replication.factor', type: 'int', default: '1', doc: 'Default replication factor for new topics' },
+  { name: 'auto.create.topics.enable', type: 'boolean', default: 'true', doc: 'Create unknown topics when clients ask for them' },
+  { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow topics to be deleted' },
+  { name: 'min.insync.replicas', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Replicas that must ack an acks=all write' },
+  { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Allow out-of-sync replicas to become leader' },
+  { name: 'compression.type', type: 'string', default: 'producer', validator: validString(...COMPRESSION_TYPES), dynamic: true, doc: 'Codec for stored batches; producer keeps what the client sent' },
+  { name: 'compression.gzip.level', type: 'int', default: '-1', validator: gzipLevel, dynamic: true, doc: 'Gzip level when compression.type is gzip' },
+  { name: 'compression.lz4.level', type: 'int', default: '9', validator: lz4Level, dynamic: true, doc: 'LZ4 level when compression.type is lz4' },
+  { name: 'compression.zstd.level', type: 'int', default: '3', validator: zstdLevel, dynamic: true, doc: 'Zstd level when compression.type is zstd' },
+
+  // requests & connections
+  { name: 'message.max.bytes', type: 'int', default: '1048588', validator: atLeast(0), dynamic: true, doc: 'Largest record batch accepted' },
+  { name: 'socket.request.max.bytes', type: 'int', default: '104857600', validator: atLeast(1), doc: 'Largest request accepted on a socket' },
+  { name: 'socket.send.buffer.bytes', type: 'int', default: '102400', doc: 'Socket send buffer size', noEffect: true },
+  { name: 'socket.receive.buffer.bytes', type: 'int', default: '102400', doc: 'Socket receive buffer size', noEffect: true },
+  { name: 'connections.max.idle.ms', type: 'long', default: '600000', doc: 'Close connections idle this long' },
+  { name: 'max.connections', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most client connections open at once' },
+  { name: 'max.connections.per.ip', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most connections from one address' },
+  { name: 'fetch.max.bytes', type: 'int', default: '57671680', validator: atLeast(1024), doc: 'Most bytes returned by one fetch' },
+  { name: 'num.network.threads', type: 'int', default: '3', validator: atLeast(1), dynamic: true, doc: 'Network thread count', noEffect: true },
+  { name: 'num.io.threads', type: 'int', default: '8', validator: atLeast(1), dynamic: true, doc: 'Request handler thread count', noEffect: true },
+  { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },
+  { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests queued before reads pause', noEffect: true },
+
+  // log segments, retention, flushing
+  { name: 'log.segment.bytes', type: 'int', default: '1073741824', validator: atLeast(14), dynamic: true, doc: 'Size at which a segment is rolled' },
+  { name: 'log.roll.ms', type: 'long', default: null, dynamic: true, doc: 'Age at which a segment is rolled; overrides log.roll.hours' },
+  { name: 'log.roll.hours', type: 'int', default: '168', validator: atLeast(1), doc: 'Segment roll age in hours' },
+  { name: 'log.roll.jitter.ms', type: 'long', default: null, dynamic: true, doc: 'Random jitter subtracted from the roll age; overrides log.roll.jitter.hours' },
+  { name: 'log.roll.jitter.hours', type: 'int', default: '0', validator: atLeast(0), doc: 'Roll jitter in hours' },
+  { name: 'log.retention.ms', type: 'long', default: null, dynamic: true, doc: 'Keep data this long (-1: forever); overrides minutes and hours' },
+  { name: 'log.retention.minutes', type: 'int', default: null, doc: 'Retention in minutes; overrides hours' },
+  { name: 'log.retention.hours', type: 'int', default: '168', doc: 'Retention in hours' },
+  { name: 'log.retention.bytes', type: 'long', default: '-1', dynamic: true, doc: 'Per-partition size cap (-1: none)' },
+  { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', validator: atLeast(1), doc: 'How often retention is enforced' },
+  { name: 'log.index.interval.bytes', type: 'int', default: '4096', validator: atLeast(0), dynamic: true, doc: 'Bytes between offset index entries' },
+  { name: 'log.index.size.max.bytes', type: 'int', default: '10485760', validator: atLeast(4), dynamic: true, doc: 'Largest offset index file' },
+  { name: 'log.flush.interval.messages', type: 'long', default: LONG_MAX_S, validator: atLeast(1), dynamic: true, doc: 'Records appended between forced flushes' },
+  { name: 'log.flush.interval.ms', type: 'long', default: null, dynamic: true, doc: 'Most time data stays unflushed; defaults to log.flush.scheduler.interval.ms' },
+  { name: 'log.flush.scheduler.interval.ms', type: 'long', default: LONG_MAX_S, doc: 'How often the flusher looks for logs to flush' },
+  { name: 'log.flush.offset.checkpoint.interval.ms', type: 'int', default: '60000', validator: atLeast(0), doc: 'How often recovery points are checkpointed' },
+  { name: 'log.segment.delete.delay.ms', type: 'long', default: '60000', validator: atLeast(0), dynamic: true, doc: 'Delay before a deleted segment file is removed' },
+  { name: 'log.preallocate', type: 'boolean', default: 'false', dynamic: true, doc: 'Preallocate segment files' },
+  { name: 'log.message.timestamp.type', type: 'string', default: 'CreateTime', validator: validString(...TIMESTAMP_TYPES), dynamic: true, doc: 'Keep the producer timestamp or stamp append time' },
+  { name: 'log.message.timestamp.before.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'How far in the past a CreateTime timestamp may be' },
+  { name: 'log.message.timestamp.after.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'How far in the future a CreateTime timestamp may be' },
+  { name: 'log.local.retention.ms', type: 'long', default: '-2', validator: atLeast(-2), dynamic: true, doc: 'Local retention with tiered storage (-2: use retention)' },
+  { name: 'log.local.retention.bytes', type: 'long', default: '-2', validator: atLeast(-2), dynamic: true, doc: 'Local size cap with tiered storage (-2: use retention)' },
+
+  // cleanup / compaction
+  { name: 'log.cleanup.policy', type: 'list', default: 'delete', validator: validList(...CLEANUP_POLICIES), dynamic: true, doc: 'delete, compact, or both' },
+  { name: 'log.cleaner.enable', type: 'boolean', default: 'true', doc: 'Run the log cleaner for compacted topics' },
+  { name: 'log.cleaner.backoff.ms', type: 'long', default: '15000', validator: atLeast(0), dynamic: true, doc: 'Cleaner sleep when nothing is cleanable' },
+  { name: 'log.cleaner.min.cleanable.ratio', type: 'double', default: '0.5', validator: between(0, 1), dynamic: true, doc: 'Dirty ratio that triggers compaction' },
+  { name: 'log.cleaner.delete.retention.ms', type: 'long', default: '86400000', validator: atLeast(0), dynamic: true, doc: 'How long tombstones survive compaction' },
+  { name: 'log.cleaner.min.compaction.lag.ms', type: 'long', default: '0', validator: atLeast(0), dynamic: true, doc: 'Least age before a record may be compacted' },
+  { name: 'log.cleaner.max.compaction.lag.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(1), dynamic: true, doc: 'Most age before a record must be compactable' },
+
+  // group coordinator
+  { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },
+  { name: 'offsets.topic.replication.factor', type: 'short', default: '3', validator: atLeast(1), doc: 'Replication of __consumer_offsets (capped at live brokers)' },
+  { name: 'offsets.topic.segment.bytes', type: 'int', default: '104857600', validator: atLeast(1), doc: 'Segment size of __consumer_offsets' },
+  { name: 'offsets.retention.minutes', type: 'int', default: '10080', validator: atLeast(1), doc: 'Keep committed offsets of empty groups this long' },
+  { name: 'offsets.retention.check.interval.ms', type: 'long', default: '600000', validator: atLeast(1), doc: 'How often stale offsets are purged' },
+  { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', doc: 'Largest metadata string on a committed offset' },
+  { name: 'group.initial.rebalance.delay.ms', type: 'int', default: '3000', doc: 'Wait for more members before the first rebalance' },
+  { name: 'group.min.session.timeout.ms', type: 'int', default: '6000', doc: 'Smallest session timeout a member may ask for' },
+  { name: 'group.max.session.timeout.ms', type: 'int', default: '1800000', doc: 'Largest session timeout a member may ask for' },
+  { name: 'group.max.size', type: 'int', default: INT_MAX_S, validator: atLeast(1), doc: 'Most members in one group' },
+
+  // transactions & producer ids
+  { name: 'transaction.state.log.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __transaction_state' },
+  { name: 'transaction.state.log.replication.factor', type: 'short', default: '3', validator: atLeast(1), doc: 'Replication of __transaction_state (capped at live brokers)' },
+  { name: 'transaction.state.log.min.isr', type: 'int', default: '2', validator: atLeast(1), doc: 'min.insync.replicas of __transaction_state', noEffect: true },
+  { name: 'transaction.state.log.segment.bytes', type: 'int', default: '104857600', validator: atLeast(1), doc: 'Segment size of __transaction_state' },
+  { name: 'transaction.max.timeout.ms', type: 'int', default: '900000', validator: atLeast(1), doc: 'Largest transaction timeout a producer may ask for' },
+  { name: 'transactional.id.expiration.ms', type: 'int', default: '604800000', validator: atLeast(1), doc: 'Forget idle transactional ids after this long' },
+  { name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: '10000', validator: atLeast(1), doc: 'How often timed-out transactions are aborted' },
+  { name: 'transaction.remove.expired.transaction.cleanup.interval.ms', type: 'int', default: '3600000', validator: atLeast(1), doc: 'How often expired transactional ids are removed' },
+  { name: 'producer.id.expiration.ms', type: 'int', default: '86400000', validator: atLeast(1), dynamic: true, doc: 'Forget idle producer ids after this long' },
+];
+
+export const BROKER_CONFIGS = defineConfigs(BROKER_CONFIG_DEFS);
+
+/**
+ * Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the names that feed one
+ * broker setting, highest priority first.
+ */
+export function brokerConfigSynonyms(name: string): string[] {
+  switch (name) {
+    case 'log.roll.ms':
+    case 'log.roll.hours':
+      return ['log.roll.ms', 'log.roll.hours'];
+    case 'log.roll.jitter.ms':
+    case 'log.roll.jitter.hours':
+      return ['log.roll.jitter.ms', 'log.roll.jitter.hours'];
+    case 'log.flush.interval.ms':
+      return ['log.flush.interval.ms', 'log.flush.scheduler.interval.ms'];
+    case 'log.retention.ms':
+    case 'log.retention.minutes':
+    case 'log.retention.hours':
+      return ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'];
+    default:
+      return [name];
+  }
+}
+
+/** One DescribeConfigs result entry (also used for CreateTopics configs). */
+export interface ConfigSynonym {
+  name: string;
+  value: string | null;
+  source: ConfigSource;
+}
+
+export interface ConfigEntry {
+  name: string;
+  value: string | null;
+  readOnly: boolean;
+  source: ConfigSource;
+  isSensitive: boolean;
+  synonyms: ConfigSynonym[];
+  configType: ConfigType;
+  documentation: string | null;
+}

@@ -1,0 +1,32 @@
+// Shared by DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: Kafka's resource types
+// and how a config resource name is checked against this broker.
+import { ErrorCode } from '../protocol/errors';
+import type { Outcome } from '../cluster/controller';
+
+export const enum ResourceType {
+  TOPIC = 2,
+  BROKER = 4,
+  BROKER_LOGGER = 8,
+}
+
+/** A BROKER / BROKER_LOGGER resource must name this node, or "" for cluster-wide defaults. */
+export function checkBrokerResource(name: string, nodeId: number, allowEmpty: boolean): Outcome | null {
+  if (allowEmpty && name === '') return null;
+  if (name === String(nodeId)) return null;
+  return {
+    errorCode: ErrorCode.INVALID_REQUEST,
+    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${name}`,
+  };
+}
+
+export function unsupportedResource(type: number): Outcome {
+  return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${type}` };
+}
+
+/** Fjord's broker configs are static (server.properties, --set): none can be altered at run time yet. */
+export function brokerConfigsNotDynamic(names: string[]): Outcome {
+  return {
+    errorCode: ErrorCode.INVALID_REQUEST,
+    errorMessage: `Cannot update these configs dynamically: ${names.join(', ')}`,
+  };
+}

@@ -1,0 +1,44 @@
+// AlterConfigs (key 33), versions 0-2.
+// - TOPIC: the given configs replace the topic's whole set of overrides (the legacy semantics);
+//   values are validated by type and range (INVALID_CONFIG), validateOnly changes nothing.
+// - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
+import { ApiKey } from '../../protocol/generated';
+import type { AlterConfigsRequest, AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../../protocol/generated/AlterConfigsRequest';
+import type { AlterConfigsResponse } from '../../protocol/generated/AlterConfigsResponse';
+import { ErrorCode } from '../../protocol/errors';
+import type { Outcome } from '../../cluster/controller';
+import { ResourceType, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
+import type { HandlerFactory } from '../router';
+import type { Broker } from '../../broker';
+
+export const alterConfigs: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.AlterConfigs,
+  name: 'AlterConfigs',
+  minVersion: 0,
+  maxVersion: 2,
+  async handle(req: AlterConfigsRequest): Promise<AlterConfigsResponse> {
+    const responses = [];
+    for (const r of req.resources) {
+      const outcome = await alterResource(broker, r, req.validateOnly);
+      responses.push({ ...outcome, resourceType: r.resourceType, resourceName: r.resourceName });
+    }
+    return { throttleTimeMs: 0, responses };
+  },
+});
+
+async function alterResource(broker: Broker, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
+  switch (r.resourceType) {
+    case ResourceType.TOPIC: {
+      const configs: Record<string, string> = {};
+      for (const c of r.configs) {
+        if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for topic configs: ${c.name}` };
+        configs[c.name] = c.value;
+      }
+      return broker.controller.setTopicConfigs(r.resourceName, configs, validateOnly);
+    }
+    case ResourceType.BROKER:
+      return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(r.configs.map((c) => c.name));
+    default:
+      return unsupportedResource(r.resourceType);
+  }
+}

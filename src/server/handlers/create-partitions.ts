@@ -1,0 +1,31 @@
+// CreatePartitions (key 37), versions 0-3.
+// - Grows a topic to `count` partitions; shrinking or staying equal is INVALID_PARTITIONS.
+// - Explicit assignments must name one replica list per new partition.
+// - A topic named twice in one request: INVALID_REQUEST for each entry. One result per topic.
+import { ApiKey } from '../../protocol/generated';
+import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePartitionsRequest';
+import type { CreatePartitionsResponse, CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../../protocol/generated/CreatePartitionsResponse';
+import { ErrorCode } from '../../protocol/errors';
+import type { HandlerFactory } from '../router';
+
+export const createPartitions: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.CreatePartitions,
+  name: 'CreatePartitions',
+  minVersion: 0,
+  maxVersion: 3,
+  async handle(req: CreatePartitionsRequest): Promise<CreatePartitionsResponse> {
+    const counts = new Map<string, number>();
+    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const results: CreatePartitionsTopicResult[] = [];
+    for (const t of req.topics) {
+      if (counts.get(t.name)! > 1) {
+        results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
+        continue;
+      }
+      const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
+      const outcome = await broker.controller.createPartitions(t.name, t.count, assignments, req.validateOnly);
+      results.push({ name: t.name, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage });
+    }
+    return { throttleTimeMs: 0, results };
+  },
+});

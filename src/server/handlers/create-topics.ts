@@ -1,0 +1,64 @@
+// CreateTopics (key 19), versions 0-7.
+// - numPartitions / replicationFactor -1 take num.partitions / default.replication.factor;
+//   explicit assignments exclude both. Rules and error codes live in the Controller.
+// - A name given twice in one request: INVALID_REQUEST for each entry of that name.
+// - validateOnly checks everything and creates nothing.
+// - From v5 a successful answer carries partitions, replication factor and the topic's
+//   effective configs; from v7 its topic id.
+import { ApiKey } from '../../protocol/generated';
+import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic as CreatableTopic } from '../../protocol/generated/CreateTopicsRequest';
+import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../../protocol/generated/CreateTopicsResponse';
+import { ErrorCode } from '../../protocol/errors';
+import { ZERO_UUID } from '../../protocol/primitives';
+import { describeTopicConfigs } from '../../config/topic-config';
+import type { HandlerFactory } from '../router';
+import type { Broker } from '../../broker';
+
+export const createTopics: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.CreateTopics,
+  name: 'CreateTopics',
+  minVersion: 0,
+  maxVersion: 7,
+  async handle(req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
+    const counts = new Map<string, number>();
+    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const topics: CreatableTopicResult[] = [];
+    for (const t of req.topics) {
+      if (counts.get(t.name)! > 1) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+      else topics.push(await createOne(broker, t, req.validateOnly ?? false));
+    }
+    return { throttleTimeMs: 0, topics };
+  },
+});
+
+async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
+  const configs: Record<string, string> = {};
+  for (const c of t.configs) {
+    if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${c.name}`);
+    configs[c.name] = c.value;
+  }
+  const outcome = await broker.controller.createTopic({
+    name: t.name,
+    numPartitions: t.numPartitions,
+    replicationFactor: t.replicationFactor,
+    assignments: t.assignments,
+    configs,
+  }, validateOnly);
+  if (!outcome.topic) return failed(t.name, outcome.errorCode, outcome.errorMessage);
+  const topic = outcome.topic;
+  return {
+    name: t.name,
+    topicId: topic.id,
+    errorCode: ErrorCode.NONE,
+    errorMessage: null,
+    numPartitions: topic.partitions.length,
+    replicationFactor: topic.partitions[0].replicas.length,
+    configs: describeTopicConfigs(broker.config, topic.configs).map((e) => ({
+      name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.isSensitive,
+    })),
+  };
+}
+
+function failed(name: string, errorCode: number, errorMessage: string | null): CreatableTopicResult {
+  return { name, topicId: ZERO_UUID, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: null };
+}

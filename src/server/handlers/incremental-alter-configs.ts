@@ -1,0 +1,76 @@
+// IncrementalAlterConfigs (key 44), versions 0-1.
+// - TOPIC: SET (0) and DELETE (1) one override each; APPEND (2) and SUBTRACT (3) edit list
+//   configs (cleanup.policy...), starting from the current value, the override or else the
+//   default. APPEND/SUBTRACT on a non-list config is INVALID_CONFIG; a key named twice in one
+//   resource is INVALID_REQUEST. The result is validated like any topic config change.
+// - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
+import { ApiKey } from '../../protocol/generated';
+import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../../protocol/generated/IncrementalAlterConfigsRequest';
+import type { IncrementalAlterConfigsResponse } from '../../protocol/generated/IncrementalAlterConfigsResponse';
+import { ErrorCode } from '../../protocol/errors';
+import type { Outcome } from '../../cluster/controller';
+import { describeTopicConfigs, isListTopicConfig } from '../../config/topic-config';
+import { ResourceType, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
+import type { HandlerFactory } from '../router';
+import type { Broker } from '../../broker';
+
+const enum OpType { SET = 0, DELETE = 1, APPEND = 2, SUBTRACT = 3 }
+
+export const incrementalAlterConfigs: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.IncrementalAlterConfigs,
+  name: 'IncrementalAlterConfigs',
+  minVersion: 0,
+  maxVersion: 1,
+  async handle(req: IncrementalAlterConfigsRequest): Promise<IncrementalAlterConfigsResponse> {
+    const responses = [];
+    for (const r of req.resources) {
+      const outcome = await alterResource(broker, r, req.validateOnly);
+      responses.push({ ...outcome, resourceType: r.resourceType, resourceName: r.resourceName });
+    }
+    return { throttleTimeMs: 0, responses };
+  },
+});
+
+async function alterResource(broker: Broker, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
+  const names = r.configs.map((c) => c.name);
+  if (new Set(names).size !== names.length) {
+    return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Error due to duplicate config keys' };
+  }
+  switch (r.resourceType) {
+    case ResourceType.TOPIC: {
+      const topic = broker.controller.topic(r.resourceName);
+      if (!topic) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
+      const configs = { ...topic.configs };
+      for (const c of r.configs) {
+        const op = c.configOperation as OpType;
+        if (op === OpType.SET) {
+          if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for : ${c.name}` };
+          configs[c.name] = c.value;
+        } else if (op === OpType.DELETE) {
+          delete configs[c.name];
+        } else if (op === OpType.APPEND || op === OpType.SUBTRACT) {
+          const verb = op === OpType.APPEND ? 'append' : 'subtract';
+          if (!isListTopicConfig(c.name)) {
+            return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Config value ${verb} is not allowed for config key: ${c.name}` };
+          }
+          const current = describeTopicConfigs(broker.config, configs, [c.name])[0]?.value ?? '';
+          const have = splitList(current);
+          const given = splitList(c.value ?? '');
+          const next = op === OpType.APPEND ? [...have, ...given.filter((x) => !have.includes(x))] : have.filter((x) => !given.includes(x));
+          configs[c.name] = next.join(',');
+        } else {
+          return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown config operation ${c.configOperation}` };
+        }
+      }
+      return broker.controller.setTopicConfigs(r.resourceName, configs, validateOnly);
+    }
+    case ResourceType.BROKER:
+      return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(names);
+    default:
+      return unsupportedResource(r.resourceType);
+  }
+}
+
+function splitList(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}

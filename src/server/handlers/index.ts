@@ -1,0 +1,23 @@
+// Every API this broker serves. Adding a handler here is what puts its API in ApiVersions.
+import type { HandlerFactory } from '../router';
+import { alterConfigs } from './alter-configs';
+import { apiVersions } from './api-versions';
+import { createPartitions } from './create-partitions';
+import { createTopics } from './create-topics';
+import { deleteTopics } from './delete-topics';
+import { describeCluster } from './describe-cluster';
+import { describeConfigs } from './describe-configs';
+import { incrementalAlterConfigs } from './incremental-alter-configs';
+import { metadata } from './metadata';
+
+export const handlers: HandlerFactory[] = [
+  metadata,
+  apiVersions,
+  createTopics,
+  deleteTopics,
+  describeConfigs,
+  alterConfigs,
+  createPartitions,
+  incrementalAlterConfigs,
+  describeCluster,
+];
