@@ -11,6 +11,16 @@
  *   export interface MetadataResponse { ... }          fields in camelCase
  *   export function encodeMetadataResponse(w: Writer, m: MetadataResponse, version: number): void
  *   export function decodeMetadataResponse(r: Reader, version: number): MetadataResponse
+ *   export const MetadataResponseVersions = { min, max, flexibleMin }
+ *
+ * index.ts: ApiKey (name -> key), ApiRequestMap/ApiResponseMap (key -> body
+ * type), apiSpecs (key -> { apiKey, name, minVersion, maxVersion, flexibleMin,
+ * latestVersionUnstable, encode/decode Request/Response }), apiSpecList,
+ * getApiSpec(key), requestHeaderVersion/responseHeaderVersion,
+ * readRequestHeader, encodeResponseFrame/encodeRequestFrame, the header
+ * codecs, and every message type (type-only re-exports). Message modules are
+ * loaded lazily on first use of their apiSpecs entry (fast start-up); import
+ * codec functions directly from './generated/<Message>' when needed.
  *
  * Naming rule for nested structs (array elements, struct fields and
  * commonStructs): the interface is named <Message><StructType>, except when
@@ -20,6 +30,9 @@
  * -> MetadataResponseBroker. The generator fails on any name clash across
  * files. Per-struct encode/decode functions are module-private.
  *
+ * Version conditions are pruned against the versions in which a struct can
+ * occur (e.g. no `version >= 3` test inside a struct that only exists in 5+).
+ *
  * Field typing rule:
  *   int8/int16/uint16/int32/float64 -> number, int64 -> bigint, bool -> boolean,
  *   string -> string, uuid -> string (32 lowercase hex chars),
@@ -27,8 +40,11 @@
  *   `| null` is added when the field has nullableVersions.
  *   A field is optional (`?`) when it has an explicit "default", is tagged or
  *   is ignorable; encoders substitute the default for undefined. All other
- *   fields are required. Decoders always fill every field, using the default
- *   for fields absent from the version being decoded.
+ *   fields are required (at runtime a required field that the version being
+ *   encoded lacks may still be undefined). Decoders always fill every field,
+ *   using the default for fields absent from the version being decoded.
+ *   Defaults follow Kafka: "" / absent = 0, false, "", [], empty bytes, zero
+ *   uuid, all-default struct; "null" = null; integers may be decimal or 0x hex.
  *
  * Wire semantics follow Kafka's MessageDataGenerator: classic vs compact
  * (flexible) encodings of strings/bytes/arrays, tagged-field sections at the
@@ -161,9 +177,6 @@ function loadSpec(file) {
   } catch (e) {
     throw new Error(`${file}: ${e.message}`);
   }
-  for (const k of Object.keys(spec)) {
-    if (!SPEC_KEYS.has(k)) throw new Error(`${file}: unsupported top-level key ${k}`);
-  }
   return spec;
 }
 
@@ -175,6 +188,9 @@ function loadSpec(file) {
  * type: { kind: 'prim', prim } | { kind: 'array', elem: type } | { kind: 'struct', struct }
  */
 function buildModel(spec, file) {
+  for (const k of Object.keys(spec)) {
+    if (!SPEC_KEYS.has(k)) throw new Error(`${file}: unsupported top-level key ${k}`);
+  }
   const name = spec.name;
   if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new Error(`${file}: bad name ${name}`);
   const valid = parseVersions(spec.validVersions, `${name}.validVersions`);
@@ -377,7 +393,8 @@ function parseDefault(f, where) {
 
 const RESERVED = new Set([
   // parameters and generated locals
-  'r', 'w', 'm', 't', 'i', 'n', 'v', 'tag', 'size', 'end', 'version', 'numTaggedFields',
+  'r', 'w', 'm', 't', 'i', 'j', 'n', 'a', 'v', 'tag', 'size', 'end', 'version', 'numTaggedFields',
+  'unsupportedField', 'nullNotAllowed', 'checkVersion', 'ZERO_UUID', 'EMPTY_BUFFER', 'Reader', 'Writer', 'Buffer',
   // JS / TS reserved words that could plausibly be field names
   'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else',
   'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof',
@@ -398,10 +415,16 @@ function fieldTsType(f) {
   return tsType(f.type) + (f.nullable ? ' | null' : '');
 }
 
-/** Expression for the value of field f of object `obj` to encode (defaults applied). */
-function valueExpr(f, obj) {
+/**
+ * Expression for the value of field f of object `obj` to encode (defaults
+ * applied). Required fields that are absent from some versions also get
+ * their default at runtime when undefined (typed callers must still set
+ * them; untyped callers of version-specific bodies need not).
+ */
+function valueExpr(f, obj, ctx) {
   const acc = `${obj}.${f.prop}`;
-  if (!f.optional) return acc;
+  const everywhere = ctx !== undefined && cond(f.versions, ctx) === true;
+  if (!f.optional && everywhere) return acc;
   if (f.nullable) return `(${acc} === undefined ? ${f.default.ts} : ${acc})`;
   return `(${acc} ?? ${f.default.ts})`;
 }
@@ -527,9 +550,9 @@ function emitWrite(msg, st, f, ctx, wv, v) {
   ];
 }
 
-function needsLocal(f) {
+function needsLocal(f, ctx) {
   // arrays and nullable values are referenced several times: bind them to a local
-  return f.optional || f.type.kind === 'array' || f.nullable;
+  return f.optional || f.type.kind === 'array' || f.nullable || cond(f.versions, ctx) !== true;
 }
 
 function emitEncodeField(msg, st, f) {
@@ -538,13 +561,13 @@ function emitEncodeField(msg, st, f) {
   const sub = intersect(f.versions, ctx);
   const path = `${st.iface}.${f.prop}`;
   const out = [];
-  const bind = needsLocal(f);
+  const bind = needsLocal(f, ctx);
   const v = bind ? localName(f) : `m.${f.prop}`;
   const absent = f.ignorable ? [] : [`if (${nonDefaultExpr(f, v)}) throw unsupportedField('${path}', version);`];
   if (present === false && f.ignorable) return [];
   const body = present === false ? absent : null;
   const writeLines = present === false ? [] : emitWrite(msg, st, f, sub, 'w', v);
-  const bindLine = `const ${v} = ${valueExpr(f, 'm')};`;
+  const bindLine = `const ${v} = ${valueExpr(f, 'm', ctx)};`;
   if (bind && absent.length === 0 && present !== true) {
     // only used when present: bind inside the branch
     return branch(present, [bindLine, ...writeLines]);
@@ -818,6 +841,10 @@ function genFile(msg) {
 // index.ts
 // ---------------------------------------------------------------------------
 
+function camelize(name) {
+  return name[0].toLowerCase() + name.slice(1);
+}
+
 function genIndex(msgs) {
   const byName = new Map(msgs.map((m) => [m.name, m]));
   const apis = new Map();
@@ -840,11 +867,33 @@ function genIndex(msgs) {
   const flexMin = (m) => (isEmpty(m.flexible) ? 'Infinity' : String(m.flexible.lo));
 
   const out = [HEADER];
+  out.push(
+    '/*',
+    ' * Message codecs are loaded lazily: this index only loads the two header',
+    ' * modules eagerly, and each API\'s request/response module on the first use',
+    ' * of its apiSpecs entry (keeps process start-up fast). All message types are',
+    ' * re-exported as types; import codec functions from the per-message module',
+    " * (e.g. './generated/MetadataResponse') or go through apiSpecs/getApiSpec.",
+    ' */',
+    '',
+  );
   out.push(`import { Reader, Writer } from '../primitives';`);
-  const names = [...msgs.map((m) => m.name)].sort();
-  for (const n of names) out.push(`import { ${n}, encode${n}, decode${n} } from './${n}';`);
+  const headers = ['RequestHeader', 'ResponseHeader'];
+  const names = [...msgs.map((m) => m.name)].sort().filter((n) => !headers.includes(n));
+  for (const n of headers) out.push(`import { encode${n}, decode${n} } from './${n}';`, `import type { ${n} } from './${n}';`);
+  for (const n of names) out.push(`import type { ${n} } from './${n}';`);
   out.push('');
-  for (const n of names) out.push(`export * from './${n}';`);
+  for (const n of headers) out.push(`export * from './${n}';`);
+  for (const n of names) out.push(`export type * from './${n}';`);
+  out.push('');
+  for (const n of names) {
+    out.push(
+      `let ${camelize(n)}Module: typeof import('./${n}') | undefined;`,
+      `function load${n}(): typeof import('./${n}') {`,
+      `  return (${camelize(n)}Module ??= require('./${n}') as typeof import('./${n}'));`,
+      '}',
+    );
+  }
   out.push('');
   out.push('/** Kafka API keys by name. */', 'export const ApiKey = {');
   for (const a of list) out.push(`  ${a.base}: ${a.key},`);
@@ -888,10 +937,10 @@ function genIndex(msgs) {
       `    maxVersion: ${a.req.valid.hi},`,
       `    flexibleMin: ${flexMin(a.req)},`,
       `    latestVersionUnstable: ${a.req.unstableLatest || a.resp.unstableLatest},`,
-      `    encodeRequest: encode${a.req.name},`,
-      `    decodeRequest: decode${a.req.name},`,
-      `    encodeResponse: encode${a.resp.name},`,
-      `    decodeResponse: decode${a.resp.name},`,
+      `    encodeRequest: (w, m, version) => load${a.req.name}().encode${a.req.name}(w, m, version),`,
+      `    decodeRequest: (r, version) => load${a.req.name}().decode${a.req.name}(r, version),`,
+      `    encodeResponse: (w, m, version) => load${a.resp.name}().encode${a.resp.name}(w, m, version),`,
+      `    decodeResponse: (r, version) => load${a.resp.name}().decode${a.resp.name}(r, version),`,
       '  },',
     );
   }
@@ -900,6 +949,11 @@ function genIndex(msgs) {
   for (const a of list) out.push(`  apiSpecs[${a.key}],`);
   out.push('];', '');
   out.push(
+    '/** Loads every message module now (e.g. to warm up before serving, or in benchmarks). */',
+    'export function preloadAllCodecs(): void {',
+    ...names.map((n) => `  load${n}();`),
+    '}',
+    '',
     'const specByKey: (AnyApiSpec | undefined)[] = [];',
     'for (const s of apiSpecList) specByKey[s.apiKey] = s;',
     '',
@@ -909,17 +963,13 @@ function genIndex(msgs) {
     '}',
     '',
   );
-  const rsFlex = {};
-  for (const a of list) rsFlex[a.key] = flexMin(a.resp);
   out.push('const responseFlexibleMin: number[] = [];');
   for (const a of list) out.push(`responseFlexibleMin[${a.key}] = ${flexMin(a.resp)};`);
   out.push('');
   const rh = byName.get('RequestHeader');
   const sh = byName.get('ResponseHeader');
+  if (rh.valid.hi !== 2 || sh.valid.hi !== 1) throw new Error('header version helpers assume RequestHeader 0-2 and ResponseHeader 0-1');
   out.push(
-    `export const RequestHeaderVersions = { min: ${rh.valid.lo}, max: ${rh.valid.hi} } as const;`,
-    `export const ResponseHeaderVersions = { min: ${sh.valid.lo}, max: ${sh.valid.hi} } as const;`,
-    '',
     '/**',
     ' * Request header version used by a request: 2 for flexible API versions,',
     ' * 1 otherwise (also for unknown API keys, so that the correlation id and',
@@ -955,6 +1005,8 @@ function genIndex(msgs) {
     ' * Writes a complete response frame into `w`: int32 size prefix, response',
     ' * header (version chosen by responseHeaderVersion) and body. Returns the',
     ' * frame as chunks (w.finish()), ready for socket.writev / cork+write.',
+    ' * `w` must be empty (new or just finished); large bytes/records values in',
+    ' * the body are referenced, not copied, until the chunks are written out.',
     ' */',
     'export function encodeResponseFrame<K extends ApiKey>(',
     '  w: Writer,',

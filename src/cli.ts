@@ -111,12 +111,14 @@ async function start(args: StartArgs): Promise<void> {
   try {
     running = await startBroker({ config, logger });
   } catch (e) {
-    const err = e as Error;
-    logger.fatal({ err }, `failed to start: ${err.message}`);
+    const err = e as NodeJS.ErrnoException;
+    // Expected failures (data dir of another node, port in use, ...) need no stack trace.
+    const expected = err.name === 'MetadataStoreError' || err.name === 'ConfigError' || typeof err.code === 'string';
+    if (expected) logger.fatal(`failed to start: ${err.message}`);
+    else logger.fatal({ err }, `failed to start: ${err.message}`);
     process.exitCode = 1;
     return;
   }
-  logger.info({ host: running.host, port: running.port }, 'listening');
 
   let stopping = false;
   const stop = async (signal: string) => {

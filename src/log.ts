@@ -2,6 +2,7 @@
  * Logger factory. JSON lines (pino) by default; human-readable output when
  * stdout is a terminal or format 'pretty' is asked for. pino-pretty runs as
  * an in-process stream, not a worker-thread transport, so start-up stays fast.
+ * Both write synchronously: log volume is low and ordering/exit-safety matter more.
  */
 import pino from 'pino';
 import pinoPretty from 'pino-pretty';
@@ -41,5 +42,6 @@ export function createLogger(opts: LoggerOptions = {}): pino.Logger {
     return pino(base, stream);
   }
   if (opts.destination) return pino(base, opts.destination as pino.DestinationStream);
-  return pino(base);
+  // Synchronous writes keep lines in order and complete on process.exit().
+  return pino(base, pino.destination({ fd: 1, sync: true }));
 }

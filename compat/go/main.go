@@ -116,7 +116,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "unknown scenario %q\n", name)
 		os.Exit(3) // "not applicable" to the harness
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	// A short metadata min age: the default 5 s makes each metadata-refreshing retry wait 5 s.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kgo.NewClient:", err)
 		os.Exit(1)

@@ -1,8 +1,9 @@
 """Fjord compatibility client: confluent-kafka (librdkafka). Usage: confluent_client.py BOOTSTRAP SCENARIO."""
-import sys
 import time
 
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from common import check, main, retry
 
 
 def connect(bootstrap, admin):
@@ -29,40 +30,9 @@ def admin_topics(bootstrap, admin):
     retry(gone)
 
 
-SCENARIOS = {"connect": connect, "admin-topics": admin_topics}
-
-
-def check(ok, message):
-    if not ok:
-        raise AssertionError(message)
-
-
-def retry(f, seconds=10):
-    """Runs f until it succeeds or `seconds` pass (metadata propagation)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return f()
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: confluent_client.py BOOTSTRAP SCENARIO")
-    bootstrap, scenario = sys.argv[1:]
-    if scenario not in SCENARIOS:
-        print(f"unknown scenario {scenario}", file=sys.stderr)
-        sys.exit(2)
-    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
-    try:
-        SCENARIOS[scenario](bootstrap, admin)
-    except Exception as e:  # noqa: BLE001 - report any client error as a failure
-        print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        sys.exit(1)
+def run(bootstrap, scenario):
+    scenario(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"}))
 
 
 if __name__ == "__main__":
-    main()
+    main({"connect": connect, "admin-topics": admin_topics}, run)

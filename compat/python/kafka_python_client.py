@@ -1,8 +1,9 @@
 """Fjord compatibility client: kafka-python. Usage: kafka_python_client.py BOOTSTRAP SCENARIO."""
-import sys
 import time
 
 from kafka.admin import KafkaAdminClient, NewTopic
+
+from common import check, main, retry
 
 
 def connect(bootstrap, admin):
@@ -33,42 +34,13 @@ def admin_topics(bootstrap, admin):
     retry(gone)
 
 
-SCENARIOS = {"connect": connect, "admin-topics": admin_topics}
-
-
-def check(ok, message):
-    if not ok:
-        raise AssertionError(message)
-
-
-def retry(f, seconds=10):
-    """Runs f until it succeeds or `seconds` pass (metadata propagation)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return f()
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: kafka_python_client.py BOOTSTRAP SCENARIO")
-    bootstrap, scenario = sys.argv[1:]
-    if scenario not in SCENARIOS:
-        print(f"unknown scenario {scenario}", file=sys.stderr)
-        sys.exit(2)
+def run(bootstrap, scenario):
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python",
-                                 request_timeout_ms=15000)
-        SCENARIOS[scenario](bootstrap, admin)
+        scenario(bootstrap, admin)
+    finally:
         admin.close()
-    except Exception as e:  # noqa: BLE001 - report any client error as a failure
-        print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        sys.exit(1)
 
 
 if __name__ == "__main__":
-    main()
+    main({"connect": connect, "admin-topics": admin_topics}, run)

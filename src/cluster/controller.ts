@@ -99,7 +99,7 @@ export class Controller {
       if (rfError) return rfError;
       replicas = Array.from({ length: partitions }, () => this.assignReplicas(rf));
     }
-    const configError = validateTopicConfigs(t.configs);
+    const configError = validateTopicConfigs(t.configs, this.config);
     if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
     return {
       topic: {
@@ -152,7 +152,7 @@ export class Controller {
   /** Replaces a topic's overrides (AlterConfigs) or applies a computed set (IncrementalAlterConfigs). */
   async setTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<Outcome> {
     if (!this.store.topic(name)) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-    const configError = validateTopicConfigs(configs);
+    const configError = validateTopicConfigs(configs, this.config);
     if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
     if (validateOnly) return OK;
     this.store.setTopicConfigs(name, configs);

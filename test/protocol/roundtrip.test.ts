@@ -5,18 +5,24 @@
  * decode, compare, re-encode, compare bytes.
  */
 import { expect } from 'chai';
-import * as generated from '../../src/protocol/generated';
+import type * as generated from '../../src/protocol/generated';
+import { decodeApiVersionsResponse, encodeApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
+import { decodeDescribeTopicPartitionsRequest, encodeDescribeTopicPartitionsRequest } from '../../src/protocol/generated/DescribeTopicPartitionsRequest';
+import { encodeFetchRequest } from '../../src/protocol/generated/FetchRequest';
+import { decodeFetchResponse, encodeFetchResponse } from '../../src/protocol/generated/FetchResponse';
+import { decodeMetadataResponse, encodeMetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import { decodeProduceRequest, encodeProduceRequest } from '../../src/protocol/generated/ProduceRequest';
 import { ProtocolError, Reader, UnsupportedVersionError, Writer, ZERO_COPY_THRESHOLD } from '../../src/protocol/primitives';
 import { Obj, RawSpec, SPEC_DIR, SampleOptions, camel, defaultValue, inRange, loadSpecDir, parseRange, sampleMessage, versionsOf } from './spec-util';
 
 type Encode = (w: Writer, m: unknown, version: number) => void;
 type Decode = (r: Reader, version: number) => unknown;
 
-const exportsByName = generated as unknown as Record<string, unknown>;
-
 function codec(name: string): { encode: Encode; decode: Decode } {
-  const encode = exportsByName[`encode${name}`];
-  const decode = exportsByName[`decode${name}`];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(`../../src/protocol/generated/${name}`) as Record<string, unknown>;
+  const encode = mod[`encode${name}`];
+  const decode = mod[`decode${name}`];
   if (typeof encode !== 'function' || typeof decode !== 'function') throw new Error(`no codec generated for ${name}`);
   return { encode: encode as Encode, decode: decode as Decode };
 }
@@ -117,29 +123,29 @@ describe('generated codecs: specific behaviour', () => {
       topics: [{ topic: 't', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1, lastFetchedEpoch: 3 }] }],
       forgottenTopicsData: [],
     };
-    expect(() => generated.encodeFetchRequest(new Writer(), m, 11)).to.throw(UnsupportedVersionError, /lastFetchedEpoch/);
-    expect(() => generated.encodeFetchRequest(new Writer(), m, 12)).not.to.throw();
+    expect(() => encodeFetchRequest(new Writer(), m, 11)).to.throw(UnsupportedVersionError, /lastFetchedEpoch/);
+    expect(() => encodeFetchRequest(new Writer(), m, 12)).not.to.throw();
   });
 
   it('throws when null is given for a field not nullable in the version', () => {
     const topic: generated.MetadataResponseTopic = { errorCode: 0, name: null, partitions: [] };
     const m: generated.MetadataResponse = { brokers: [], topics: [topic] };
-    expect(() => generated.encodeMetadataResponse(new Writer(), m, 11)).to.throw(ProtocolError, /not nullable/);
+    expect(() => encodeMetadataResponse(new Writer(), m, 11)).to.throw(ProtocolError, /not nullable/);
     const w = new Writer();
-    generated.encodeMetadataResponse(w, m, 12);
-    expect(generated.decodeMetadataResponse(new Reader(w.finishOne()), 12).topics[0].name).to.equal(null);
+    encodeMetadataResponse(w, m, 12);
+    expect(decodeMetadataResponse(new Reader(w.finishOne()), 12).topics[0].name).to.equal(null);
   });
 
   it('rejects null on the wire for non-nullable fields', () => {
     // MetadataResponse v1: brokers array null
     const bytes = Buffer.from('ffffffff', 'hex');
-    expect(() => generated.decodeMetadataResponse(new Reader(bytes), 1)).to.throw(ProtocolError);
+    expect(() => decodeMetadataResponse(new Reader(bytes), 1)).to.throw(ProtocolError);
   });
 
   it('fills defaults for fields absent from the decoded version', () => {
     const w = new Writer();
-    generated.encodeMetadataResponse(w, { brokers: [{ nodeId: 1, host: 'h', port: 9092 }], topics: [] }, 0);
-    const d = generated.decodeMetadataResponse(new Reader(w.finishOne()), 0);
+    encodeMetadataResponse(w, { brokers: [{ nodeId: 1, host: 'h', port: 9092 }], topics: [] }, 0);
+    const d = decodeMetadataResponse(new Reader(w.finishOne()), 0);
     expect(d).to.deep.equal({
       throttleTimeMs: 0,
       brokers: [{ nodeId: 1, host: 'h', port: 9092, rack: null }],
@@ -155,25 +161,25 @@ describe('generated codecs: specific behaviour', () => {
     // tagged: tag 1 (FinalizedFeaturesEpoch, 8 bytes) + unknown tag 7 (3 bytes) + unknown tag 100 (0 bytes)
     const bytes = Buffer.from('0000' + '01' + '00000000' + '03' + '0108' + '0000000000000005' + '0703' + 'aabbcc' + '6400', 'hex');
     const r = new Reader(bytes);
-    const d = generated.decodeApiVersionsResponse(r, 3);
+    const d = decodeApiVersionsResponse(r, 3);
     expect(r.remaining()).to.equal(0);
     expect(d.finalizedFeaturesEpoch).to.equal(5n);
     expect(d.supportedFeatures).to.deep.equal([]);
     // re-encoding drops the unknown tags
     const w = new Writer();
-    generated.encodeApiVersionsResponse(w, d, 3);
+    encodeApiVersionsResponse(w, d, 3);
     expect(w.finishOne().toString('hex')).to.equal('0000' + '01' + '00000000' + '01' + '0108' + '0000000000000005');
   });
 
   it('rejects a known tagged field whose size does not match its content', () => {
     // ZkMigrationReady (tag 3, bool) claiming 2 bytes
     const bytes = Buffer.from('0000' + '01' + '00000000' + '01' + '0302' + '0100', 'hex');
-    expect(() => generated.decodeApiVersionsResponse(new Reader(bytes), 3)).to.throw(ProtocolError, /size mismatch/);
+    expect(() => decodeApiVersionsResponse(new Reader(bytes), 3)).to.throw(ProtocolError, /size mismatch/);
   });
 
   it('writes tagged fields in tag order, only when different from the default', () => {
     const w = new Writer();
-    generated.encodeApiVersionsResponse(w, { errorCode: 0, apiKeys: [], zkMigrationReady: true, finalizedFeaturesEpoch: -1n }, 3);
+    encodeApiVersionsResponse(w, { errorCode: 0, apiKeys: [], zkMigrationReady: true, finalizedFeaturesEpoch: -1n }, 3);
     expect(w.finishOne().toString('hex')).to.equal('0000' + '01' + '00000000' + '01' + '0301' + '01');
   });
 
@@ -187,40 +193,40 @@ describe('generated codecs: specific behaviour', () => {
     };
     const m: generated.FetchResponse = { responses: [{ topicId: '0'.repeat(32), partitions: [part] }] };
     const w1 = new Writer();
-    generated.encodeFetchResponse(w1, m, 13);
+    encodeFetchResponse(w1, m, 13);
     const w2 = new Writer();
-    generated.encodeFetchResponse(w2, { responses: [{ topicId: '0'.repeat(32), partitions: [{ ...part, currentLeader: undefined }] }] }, 13);
+    encodeFetchResponse(w2, { responses: [{ topicId: '0'.repeat(32), partitions: [{ ...part, currentLeader: undefined }] }] }, 13);
     expect(w1.finishOne().equals(w2.finishOne())).to.equal(true);
     // and a tagged struct that differs is written and read back
     const w3 = new Writer();
-    generated.encodeFetchResponse(w3, { responses: [{ topicId: '0'.repeat(32), partitions: [{ ...part, currentLeader: { leaderId: 2, leaderEpoch: 7 } }] }] }, 13);
-    const d = generated.decodeFetchResponse(new Reader(w3.finishOne()), 13);
+    encodeFetchResponse(w3, { responses: [{ topicId: '0'.repeat(32), partitions: [{ ...part, currentLeader: { leaderId: 2, leaderEpoch: 7 } }] }] }, 13);
+    const d = decodeFetchResponse(new Reader(w3.finishOne()), 13);
     expect(d.responses[0].partitions[0].currentLeader).to.deep.equal({ leaderId: 2, leaderEpoch: 7 });
     // in v11 (not flexible) it cannot be expressed, and CurrentLeader is not ignorable
     expect(() =>
-      generated.encodeFetchResponse(new Writer(), { responses: [{ topic: 't', partitions: [{ ...part, currentLeader: { leaderId: 2, leaderEpoch: 7 } }] }] }, 11),
+      encodeFetchResponse(new Writer(), { responses: [{ topic: 't', partitions: [{ ...part, currentLeader: { leaderId: 2, leaderEpoch: 7 } }] }] }, 11),
     ).to.throw(UnsupportedVersionError);
   });
 
   it('nullable struct fields use an int8 presence marker', () => {
     const w = new Writer();
-    generated.encodeDescribeTopicPartitionsRequest(w, { topics: [], cursor: { topicName: 'a', partitionIndex: 2 } }, 0);
+    encodeDescribeTopicPartitionsRequest(w, { topics: [], cursor: { topicName: 'a', partitionIndex: 2 } }, 0);
     expect(w.finishOne().toString('hex')).to.equal('01' + '000007d0' + '01' + '0261' + '00000002' + '00' + '00');
     const w2 = new Writer();
-    generated.encodeDescribeTopicPartitionsRequest(w2, { topics: [] }, 0);
+    encodeDescribeTopicPartitionsRequest(w2, { topics: [] }, 0);
     const b = w2.finishOne();
     expect(b.toString('hex')).to.equal('01' + '000007d0' + 'ff' + '00');
-    expect(generated.decodeDescribeTopicPartitionsRequest(new Reader(b), 0).cursor).to.equal(null);
+    expect(decodeDescribeTopicPartitionsRequest(new Reader(b), 0).cursor).to.equal(null);
   });
 
   it('decodes bytes/records as views of the input buffer', () => {
     const records = Buffer.alloc(2000, 0x5a);
     const w = new Writer();
-    generated.encodeProduceRequest(w, { acks: -1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] }, 9);
+    encodeProduceRequest(w, { acks: -1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] }, 9);
     const chunks = w.finish();
     expect(chunks.some((c) => c === records), 'records are not copied on encode').to.equal(true);
     const bytes = Buffer.concat(chunks);
-    const d = generated.decodeProduceRequest(new Reader(bytes), 9);
+    const d = decodeProduceRequest(new Reader(bytes), 9);
     const got = d.topicData[0].partitionData[0].records;
     expect(got).to.not.equal(null);
     expect(got!.buffer).to.equal(bytes.buffer);

@@ -10,7 +10,7 @@ import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic as Creatabl
 import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../../protocol/generated/CreateTopicsResponse';
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives';
-import { describeTopicConfigs } from '../../config/topic-config';
+import { createTopicConfigs } from '../../config/topic-config';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 
@@ -53,7 +53,7 @@ async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolea
     errorMessage: null,
     numPartitions: topic.partitions.length,
     replicationFactor: topic.partitions[0].replicas.length,
-    configs: describeTopicConfigs(broker.config, topic.configs).map((e) => ({
+    configs: createTopicConfigs(broker.config, topic.configs).map((e) => ({
       name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.isSensitive,
     })),
   };

@@ -9,12 +9,10 @@ import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsRequestAlte
 import type { IncrementalAlterConfigsResponse } from '../../protocol/generated/IncrementalAlterConfigsResponse';
 import { ErrorCode } from '../../protocol/errors';
 import type { Outcome } from '../../cluster/controller';
-import { describeTopicConfigs, isListTopicConfig } from '../../config/topic-config';
+import { applyAlterConfigOps } from '../../config/topic-config';
 import { ResourceType, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
-
-const enum OpType { SET = 0, DELETE = 1, APPEND = 2, SUBTRACT = 3 }
 
 export const incrementalAlterConfigs: HandlerFactory = (broker) => ({
   apiKey: ApiKey.IncrementalAlterConfigs,
@@ -40,37 +38,16 @@ async function alterResource(broker: Broker, r: AlterConfigsResource, validateOn
     case ResourceType.TOPIC: {
       const topic = broker.controller.topic(r.resourceName);
       if (!topic) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
-      const configs = { ...topic.configs };
-      for (const c of r.configs) {
-        const op = c.configOperation as OpType;
-        if (op === OpType.SET) {
-          if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for : ${c.name}` };
-          configs[c.name] = c.value;
-        } else if (op === OpType.DELETE) {
-          delete configs[c.name];
-        } else if (op === OpType.APPEND || op === OpType.SUBTRACT) {
-          const verb = op === OpType.APPEND ? 'append' : 'subtract';
-          if (!isListTopicConfig(c.name)) {
-            return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Config value ${verb} is not allowed for config key: ${c.name}` };
-          }
-          const current = describeTopicConfigs(broker.config, configs, [c.name])[0]?.value ?? '';
-          const have = splitList(current);
-          const given = splitList(c.value ?? '');
-          const next = op === OpType.APPEND ? [...have, ...given.filter((x) => !have.includes(x))] : have.filter((x) => !given.includes(x));
-          configs[c.name] = next.join(',');
-        } else {
-          return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown config operation ${c.configOperation}` };
-        }
-      }
-      return broker.controller.setTopicConfigs(r.resourceName, configs, validateOnly);
+      const unknownOp = r.configs.find((c) => c.configOperation < 0 || c.configOperation > 3);
+      if (unknownOp) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown config operation ${unknownOp.configOperation}` };
+      const applied = applyAlterConfigOps(topic.configs,
+        r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })), broker.config);
+      if ('error' in applied) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message };
+      return broker.controller.setTopicConfigs(r.resourceName, applied.configs, validateOnly);
     }
     case ResourceType.BROKER:
       return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(names);
     default:
       return unsupportedResource(r.resourceType);
   }
-}
-
-function splitList(value: string): string[] {
-  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 }

@@ -1,0 +1,36 @@
+"""Helpers shared by the Python client programs."""
+import sys
+import time
+
+
+def check(ok, message):
+    if not ok:
+        raise AssertionError(message)
+
+
+def retry(f, seconds=10):
+    """Runs f until it succeeds or `seconds` pass (metadata propagation)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return f()
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def main(scenarios, run):
+    """Parses BOOTSTRAP SCENARIO, calls run(bootstrap, scenario_fn); exits 0 / 1 (failure) / 2 (usage)."""
+    if len(sys.argv) != 3:
+        print(f"usage: {sys.argv[0]} BOOTSTRAP SCENARIO", file=sys.stderr)
+        sys.exit(2)
+    bootstrap, name = sys.argv[1:]
+    if name not in scenarios:
+        print(f"unknown scenario {name}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        run(bootstrap, scenarios[name])
+    except Exception as e:  # noqa: BLE001 - any client error is a failure
+        print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
