@@ -30,3 +30,12 @@ export function brokerConfigsNotDynamic(names: string[]): Outcome {
     errorMessage: `Cannot update these configs dynamically: ${names.join(', ')}`,
   };
 }
+
+/** Alters resources one after another; each answer names its resource, as both Alter APIs reply. */
+export async function alterEach<R extends { resourceType: number; resourceName: string }>(
+  resources: R[], alter: (r: R) => Promise<Outcome>,
+): Promise<(Outcome & { resourceType: number; resourceName: string })[]> {
+  const out = [];
+  for (const r of resources) out.push({ ...(await alter(r)), resourceType: r.resourceType, resourceName: r.resourceName });
+  return out;
+}

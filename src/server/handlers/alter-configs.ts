@@ -7,7 +7,7 @@ import type { AlterConfigsRequest, AlterConfigsRequestAlterConfigsResource as Al
 import type { AlterConfigsResponse } from '../../protocol/generated/AlterConfigsResponse';
 import { ErrorCode } from '../../protocol/errors';
 import type { Outcome } from '../../cluster/controller';
-import { ResourceType, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
+import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 
@@ -17,12 +17,7 @@ export const alterConfigs: HandlerFactory = (broker) => ({
   minVersion: 0,
   maxVersion: 2,
   async handle(req: AlterConfigsRequest): Promise<AlterConfigsResponse> {
-    const responses = [];
-    for (const r of req.resources) {
-      const outcome = await alterResource(broker, r, req.validateOnly);
-      responses.push({ ...outcome, resourceType: r.resourceType, resourceName: r.resourceName });
-    }
-    return { throttleTimeMs: 0, responses };
+    return { throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(broker, r, req.validateOnly)) };
   },
 });
 

@@ -10,7 +10,7 @@ import type { IncrementalAlterConfigsResponse } from '../../protocol/generated/I
 import { ErrorCode } from '../../protocol/errors';
 import type { Outcome } from '../../cluster/controller';
 import { applyAlterConfigOps } from '../../config/topic-config';
-import { ResourceType, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
+import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 
@@ -20,12 +20,7 @@ export const incrementalAlterConfigs: HandlerFactory = (broker) => ({
   minVersion: 0,
   maxVersion: 1,
   async handle(req: IncrementalAlterConfigsRequest): Promise<IncrementalAlterConfigsResponse> {
-    const responses = [];
-    for (const r of req.resources) {
-      const outcome = await alterResource(broker, r, req.validateOnly);
-      responses.push({ ...outcome, resourceType: r.resourceType, resourceName: r.resourceName });
-    }
-    return { throttleTimeMs: 0, responses };
+    return { throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(broker, r, req.validateOnly)) };
   },
 });
 
