@@ -1,0 +1,164 @@
+import { expect } from 'chai';
+import * as zlib from 'node:zlib';
+import {
+  Codec,
+  compress,
+  CompressionError,
+  compressSync,
+  decompress,
+  decompressSync,
+  hasSyncCodec,
+  XERIAL_MAGIC,
+} from '../../src/records/compression';
+
+/** Deterministic, compressible text of `n` bytes. */
+function payload(n: number): Buffer {
+  const parts: string[] = [];
+  let len = 0;
+  for (let i = 0; len < n; i++) {
+    const s = `{"id":${i},"user":"u${(i * 7919) % 1009}","event":"e${i % 7}"}`;
+    parts.push(s);
+    len += s.length;
+  }
+  return Buffer.from(parts.join('').slice(0, n));
+}
+
+async function rejects(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('records/compression', () => {
+  const inputs = [Buffer.alloc(0), Buffer.from('x'), payload(1000), payload(65536), payload(200000)];
+
+  for (const [name, codec] of Object.entries(Codec)) {
+    it(`${name}: async round trip (0 B .. 200 KB)`, async () => {
+      for (const input of inputs) {
+        const c = await compress(codec, input);
+        if (codec !== Codec.NONE && input.length >= 1000) expect(c.length).to.be.below(input.length);
+        expect((await decompress(codec, c)).equals(input), `${input.length} bytes`).to.equal(true);
+      }
+    });
+
+    if (codec === Codec.ZSTD && !hasSyncCodec(Codec.ZSTD)) {
+      it('ZSTD: no sync codec on this Node: the sync calls say so with a CompressionError', () => {
+        expect(() => compressSync(codec, payload(10))).to.throw(CompressionError, /use compress\(\)/);
+        expect(() => decompressSync(codec, payload(10))).to.throw(CompressionError, /use decompress\(\)/);
+      });
+      continue;
+    }
+    it(`${name}: sync round trip, and sync and async outputs decode each other`, async () => {
+      for (const input of inputs) {
+        const c = compressSync(codec, input);
+        expect(decompressSync(codec, c).equals(input)).to.equal(true);
+        expect((await decompress(codec, c)).equals(input)).to.equal(true);
+        expect(decompressSync(codec, await compress(codec, input)).equals(input)).to.equal(true);
+      }
+    });
+  }
+
+  it('hasSyncCodec: gzip, snappy, lz4 always; zstd only with node:zlib zstd', () => {
+    expect([0, 1, 2, 3].map(hasSyncCodec)).to.deep.equal([true, true, true, true]);
+    expect(hasSyncCodec(Codec.ZSTD)).to.equal(typeof (zlib as unknown as Record<string, unknown>).zstdCompressSync === 'function');
+    expect(hasSyncCodec(5)).to.equal(false);
+  });
+
+  describe('snappy framing', () => {
+    it('writes xerial framing as the Java client does: header, then [int32 length][block] per 32 KB', async () => {
+      const input = payload(100000);
+      const c = await compress(Codec.SNAPPY, input);
+      expect(c.subarray(0, 8).equals(XERIAL_MAGIC)).to.equal(true);
+      expect(c.readInt32BE(8)).to.equal(1);
+      expect(c.readInt32BE(12)).to.equal(1);
+      let pos = 16;
+      let blocks = 0;
+      while (pos < c.length) {
+        const len = c.readInt32BE(pos);
+        pos += 4 + len;
+        blocks++;
+      }
+      expect(pos).to.equal(c.length);
+      expect(blocks).to.equal(Math.ceil(100000 / 32768));
+      expect(compressSync(Codec.SNAPPY, input).equals(c)).to.equal(true);
+    });
+
+    it('reads raw (unframed) snappy, as librdkafka and franz-go write it', async () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const snappy = require('snappy') as { compressSync(b: Buffer): Buffer };
+      const input = payload(50000);
+      const raw = snappy.compressSync(input);
+      expect(raw.subarray(0, 8).equals(XERIAL_MAGIC)).to.equal(false);
+      expect(decompressSync(Codec.SNAPPY, raw).equals(input)).to.equal(true);
+      expect((await decompress(Codec.SNAPPY, raw)).equals(input)).to.equal(true);
+    });
+
+    it('reads xerial chunks of any size, including an empty stream (header only)', () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const snappy = require('snappy') as { compressSync(b: Buffer): Buffer };
+      const header = Buffer.alloc(16);
+      XERIAL_MAGIC.copy(header);
+      header.writeInt32BE(1, 8);
+      header.writeInt32BE(1, 12);
+      const a = payload(10);
+      const b = payload(70000);
+      const chunk = (x: Buffer) => {
+        const c = snappy.compressSync(x);
+        const l = Buffer.alloc(4);
+        l.writeInt32BE(c.length);
+        return Buffer.concat([l, c]);
+      };
+      expect(decompressSync(Codec.SNAPPY, Buffer.concat([header, chunk(a), chunk(b)])).equals(Buffer.concat([a, b]))).to.equal(true);
+      expect(decompressSync(Codec.SNAPPY, header).length).to.equal(0);
+    });
+  });
+
+  it('lz4: writes the frame header KafkaLZ4BlockOutputStream writes (FLG 0x60, BD 0x40, HC 0x82)', async () => {
+    const c = await compress(Codec.LZ4, payload(1000));
+    expect(c.subarray(0, 7).toString('hex')).to.equal('04224d18604082');
+    expect(compressSync(Codec.LZ4, payload(1000)).subarray(0, 7).toString('hex')).to.equal('04224d18604082');
+  });
+
+  it('gzip: reads concatenated members', () => {
+    const a = payload(1000);
+    const b = payload(3000);
+    const two = Buffer.concat([zlib.gzipSync(a), zlib.gzipSync(b)]);
+    expect(decompressSync(Codec.GZIP, two).equals(Buffer.concat([a, b]))).to.equal(true);
+  });
+
+  it('gzip level: 1 compresses less than 9', () => {
+    const input = payload(65536);
+    expect(compressSync(Codec.GZIP, input, 1).length).to.be.above(compressSync(Codec.GZIP, input, 9).length);
+  });
+
+  it('unknown codec ids 5-7 are a CompressionError naming the id', async () => {
+    for (const id of [5, 6, 7]) {
+      expect(() => compressSync(id, Buffer.from('x'))).to.throw(CompressionError, `Unknown compression type id: ${id}`);
+      expect(await rejects(decompress(id, Buffer.from('x')))).to.be.instanceOf(CompressionError);
+    }
+  });
+
+  it('corrupt input is a CompressionError for every codec', async () => {
+    const junk = Buffer.from('this is not compressed data at all, not in any format');
+    for (const codec of [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
+      const e = await rejects(decompress(codec, junk));
+      expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
+      expect((e as CompressionError).codec).to.equal(codec);
+    }
+  });
+
+  it('maxOutputBytes refuses output over the limit, and allows it at the limit', async () => {
+    const zeros = Buffer.alloc(1 << 20);
+    for (const codec of [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
+      const c = await compress(codec, zeros);
+      const e = await rejects(decompress(codec, c, { maxOutputBytes: 1000 }));
+      expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
+      expect((await decompress(codec, c, { maxOutputBytes: zeros.length })).length).to.equal(zeros.length);
+    }
+    expect(() => decompressSync(Codec.GZIP, zlib.gzipSync(zeros), { maxOutputBytes: 10 })).to.throw(CompressionError);
+    expect(() => decompressSync(Codec.SNAPPY, compressSync(Codec.SNAPPY, zeros), { maxOutputBytes: 10 })).to.throw(CompressionError, /exceeds/);
+  });
+});
