@@ -14,7 +14,7 @@
  * Snapshots: `<20-digit offset>.snapshot` holds the state of every batch
  * below that offset (replay from it). Binary, big-endian, CRC-checked:
  *
- *   int16 version (1) | uint32 crc32 of the rest | int32 producer count
+ *   int16 version (1) | uint32 CRC-32C of the rest | int32 producer count
  *   per producer: int64 producerId | int16 epoch | int32 coordinatorEpoch |
  *     int64 lastTimestamp | int64 currentTxnFirstOffset (-1: none) | int8 batch count
  *     per batch: int32 firstSeq | int32 lastSeq | int64 firstOffset | int64 lastOffset | int64 timestamp
@@ -24,7 +24,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { buf as crc32 } from 'crc-32';
+import { crc32c } from '../records/crc32c';
 import { ErrorCode } from '../protocol/errors';
 
 export const NO_PRODUCER_ID = -1;
@@ -380,7 +380,7 @@ function encodeSnapshot(entries: Iterable<ProducerStateEntry>): Buffer {
     }
   }
   buf.writeInt16BE(SNAPSHOT_VERSION, 0);
-  buf.writeUInt32BE(crc32(buf.subarray(HEADER_BYTES)) >>> 0, 2);
+  buf.writeUInt32BE(crc32c(buf, HEADER_BYTES), 2);
   return buf;
 }
 
@@ -391,7 +391,7 @@ function decodeSnapshot(buf: Buffer): ProducerStateEntry[] {
   if (buf.length < HEADER_BYTES + 4) throw new CorruptSnapshotError('too short');
   const version = buf.readInt16BE(0);
   if (version !== SNAPSHOT_VERSION) throw new CorruptSnapshotError(`unknown version ${version}`);
-  if (buf.readUInt32BE(2) !== crc32(buf.subarray(HEADER_BYTES)) >>> 0) throw new CorruptSnapshotError('CRC mismatch');
+  if (buf.readUInt32BE(2) !== crc32c(buf, HEADER_BYTES)) throw new CorruptSnapshotError('CRC mismatch');
 
   let pos = HEADER_BYTES;
   const int64 = (): number => {

@@ -1,0 +1,26 @@
+/**
+ * Storage: the partition logs on disk, as Kafka lays them out. Knows nothing
+ * of the wire protocol or of groups; it stores and serves whole v2 record
+ * batches by offset.
+ *
+ *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic, close, flush timer
+ *   partition-log.ts       one partition: offsets, appends (ordered, coalesced), reads, DeleteRecords, truncation, flush
+ *   log-segment.ts         one segment: .log + .index + .timeindex, appends, lookups, truncation
+ *   segment-scan.ts        validating a whole segment file and rebuilding its indexes (recovery)
+ *   offset-index.ts        sparse offset -> position index (in memory, Kafka's file format)
+ *   time-index.ts          sparse timestamp -> offset index
+ *   leader-epoch-cache.ts  epoch -> start offset, leader-epoch-checkpoint
+ *   checkpoint-file.ts     Kafka's text checkpoint files, written crash-safely
+ *   batch-header.ts        the batch header fields storage reads (layout in src/records)
+ *   file-io.ts             read/write-fully helpers
+ *   producer-state.ts      idempotent producer state (used by the Produce path)
+ */
+export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';
+export type { LogManagerOptions } from './log-manager';
+export { PartitionLog } from './partition-log';
+export type { AppendResult, FileRange, PartitionLogOptions, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './partition-log';
+export { StorageError, STORAGE_ERRORS } from './errors';
+export type { StorageErrorName } from './errors';
+export { UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET } from './leader-epoch-cache';
+export { NO_TIMESTAMP } from './time-index';
+

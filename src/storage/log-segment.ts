@@ -1,0 +1,668 @@
+/**
+ * One segment of a partition log (Kafka's LogSegment): `<base>.log` holds
+ * whole v2 record batches back to back, `<base>.index` and `<base>.timeindex`
+ * are its sparse indexes (offset-index.ts, time-index.ts). The base offset,
+ * 20 digits zero-padded, names the files.
+ *
+ * In-memory state describes what has been written: `size` grows when a write
+ * completes, never before, so a reader bounded by `size` never sees bytes
+ * that are not in the file. Index entries live in typed arrays and reach the
+ * index files on flush, roll and close (the files are only needed after a
+ * restart, and recovery rebuilds them for every segment it validates). An
+ * old segment's indexes are read lazily, on first lookup; a missing or
+ * inconsistent index file is rebuilt from the log then.
+ *
+ * Reads return byte ranges of whole batches, found by a binary search in the
+ * offset index and a forward scan of batch headers (headers only) from there.
+ *
+ * The PartitionLog serializes appends, truncation and roll; this class only
+ * serializes its own index-file operations (flush, close, rename).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { Logger } from 'pino';
+import {
+  BATCH_HEADER_SIZE,
+  batchBaseOffset,
+  batchLastOffsetDelta,
+  batchMaxTimestamp,
+  batchSize,
+  isControlBatch,
+} from './batch-header';
+import { StorageError } from './errors';
+import { readFully, readOptionalFile, writeFully } from './file-io';
+import type { LeaderEpochCache } from './leader-epoch-cache';
+import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index';
+import { ScanResult, ScanSettings, scanSegment } from './segment-scan';
+import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex } from './time-index';
+
+type FileHandle = fs.promises.FileHandle;
+
+export const LOG_FILE_SUFFIX = '.log';
+export const INDEX_FILE_SUFFIX = '.index';
+export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
+/** Appended to the files of a segment that is being deleted. */
+export const DELETED_FILE_SUFFIX = '.deleted';
+
+/** Bytes read at a time when scanning batch headers (about one index interval of small batches). */
+const HEADER_SCAN_CHUNK = 8192;
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(20, '0') + suffix;
+}
+
+/** Per-segment settings, fixed when the segment is created or opened (as in Kafka). */
+export interface SegmentSettings {
+  indexIntervalBytes: number;
+  /** segment.index.bytes: the index holds this / 8 entries, the time index this / 12, before a roll. */
+  segmentIndexBytes: number;
+  /** Random part subtracted from segment.ms for this segment (segment.jitter.ms). */
+  rollJitterMs: number;
+}
+
+/** Where one batch is in the segment, from its header. */
+export interface BatchLocation {
+  position: number;
+  size: number;
+  baseOffset: number;
+  lastOffset: number;
+  maxTimestamp: number;
+}
+
+/** A byte range of whole batches, from LogSegment.read. */
+export interface SegmentRead {
+  position: number;
+  /** 0 when the first batch is larger than maxBytes and minOneMessage was false. */
+  length: number;
+  /** Base offset of the first batch (it may be below the offset asked for). */
+  firstBatchOffset: number;
+}
+
+/** What the log knows about an append when deciding whether to roll first (Kafka's RollParams). */
+export interface RollCheck {
+  segmentBytes: number;
+  segmentMs: number;
+  /** Bytes the segment will hold before this append (size plus appends grouped ahead of it). */
+  projectedSize: number;
+  appendBytes: number;
+  /** Largest timestamp and last offset in the append. */
+  maxTimestamp: number;
+  lastOffset: number;
+  /** The rolling timestamp the segment will have if it is empty now (the first grouped append's). */
+  firstAppendTimestamp: number;
+  now: number;
+}
+
+/** The outcome of validating a segment (recover()). */
+export interface RecoveryResult {
+  truncatedBytes: number;
+  /** Why the scan stopped before the end of the file, if it did. */
+  problem?: string;
+}
+
+/** Reads batch headers through one small buffer, never past `limit`. */
+class HeaderReader {
+  private readonly buf = Buffer.allocUnsafe(HEADER_SCAN_CHUNK);
+  private start = 0;
+  private length = 0;
+
+  constructor(
+    private readonly file: FileHandle,
+    private readonly limit: number,
+  ) {}
+
+  get bytes(): Buffer {
+    return this.buf;
+  }
+
+  /** Index in `bytes` of the header at `position`, or -1 at or past the limit (or on a short file). */
+  async at(position: number): Promise<number> {
+    if (position + BATCH_HEADER_SIZE > this.limit) return -1;
+    if (position < this.start || position + BATCH_HEADER_SIZE > this.start + this.length) {
+      const want = Math.min(this.buf.length, this.limit - position);
+      this.start = position;
+      this.length = await readFully(this.file, this.buf, 0, want, position);
+      if (this.length < BATCH_HEADER_SIZE) return -1;
+    }
+    return position - this.start;
+  }
+}
+
+function corrupt(segment: LogSegment, position: number, what: string): StorageError {
+  return new StorageError('KAFKA_STORAGE_ERROR', `Corrupt batch at position ${position} of ${segment.logPath}: ${what}`);
+}
+
+export class LogSegment {
+  /** Bytes of whole batches in the log file (everything written). */
+  size = 0;
+  /** Offset after the last batch, known for the active segment and for recovered ones. */
+  nextOffset: number;
+  /** Largest batch max timestamp and that batch's last offset; undefined until known (lazy index load). */
+  maxTimestampSoFar: number | undefined = NO_TIMESTAMP;
+  offsetOfMaxTimestampSoFar: number;
+  /** Kafka's rollingBasedTimestamp: the first append's largest timestamp. */
+  rollingBasedTimestamp: number | undefined;
+  /** When this segment object was created (wall clock), for rolling when batches have no timestamps. */
+  created: number;
+  /** Set once the segment has left the log (deleted or truncated away). */
+  deleted = false;
+
+  private offsetIndex?: OffsetIndex;
+  private timeIndex?: TimeIndex;
+  private loadingIndexes?: Promise<void>;
+  /** Entries of each index that are in its file (the file may hold more after a truncation). */
+  private offsetIndexFileEntries = 0;
+  private timeIndexFileEntries = 0;
+  private bytesSinceLastIndexEntry = 0;
+  /** Serializes index-file writes, flush, rename and close. */
+  private fileOps: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private dir: string,
+    readonly baseOffset: number,
+    private readonly file: FileHandle,
+    readonly settings: SegmentSettings,
+    private readonly logger: Logger,
+    now: number,
+  ) {
+    this.nextOffset = baseOffset;
+    this.offsetOfMaxTimestampSoFar = baseOffset;
+    this.created = now;
+  }
+
+  get logPath(): string {
+    return path.join(this.dir, segmentFileName(this.baseOffset, LOG_FILE_SUFFIX));
+  }
+
+  get indexPath(): string {
+    return path.join(this.dir, segmentFileName(this.baseOffset, INDEX_FILE_SUFFIX));
+  }
+
+  get timeIndexPath(): string {
+    return path.join(this.dir, segmentFileName(this.baseOffset, TIME_INDEX_FILE_SUFFIX));
+  }
+
+  /** The open log file, for callers that read byte ranges themselves. */
+  get fileHandle(): FileHandle {
+    return this.file;
+  }
+
+  private get maxIndexEntries(): number {
+    return Math.floor(this.settings.segmentIndexBytes / OFFSET_INDEX_ENTRY_SIZE);
+  }
+
+  private get maxTimeIndexEntries(): number {
+    return Math.floor(this.settings.segmentIndexBytes / TIME_INDEX_ENTRY_SIZE);
+  }
+
+  private scanSettings(): ScanSettings {
+    return { indexIntervalBytes: this.settings.indexIntervalBytes, maxIndexEntries: this.maxIndexEntries, maxTimeIndexEntries: this.maxTimeIndexEntries };
+  }
+
+  /** A new, empty segment (replacing any leftover files of that name). */
+  static async create(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number): Promise<LogSegment> {
+    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'w+', 0o644);
+    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now);
+    segment.offsetIndex = new OffsetIndex(baseOffset, segment.maxIndexEntries);
+    segment.timeIndex = new TimeIndex(baseOffset, segment.maxTimeIndexEntries);
+    await fs.promises.writeFile(segment.indexPath, Buffer.alloc(0));
+    await fs.promises.writeFile(segment.timeIndexPath, Buffer.alloc(0));
+    return segment;
+  }
+
+  /**
+   * An existing segment. Its indexes are not read yet; its largest timestamp
+   * comes from the time index's last entry (always written when a segment
+   * stops being active).
+   */
+  static async open(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number): Promise<LogSegment> {
+    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
+    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now);
+    try {
+      segment.size = (await file.stat()).size;
+      await segment.readLastTimeIndexEntry();
+    } catch (e) {
+      await file.close();
+      throw e;
+    }
+    return segment;
+  }
+
+  private async readLastTimeIndexEntry(): Promise<void> {
+    let fh: FileHandle | undefined;
+    try {
+      fh = await fs.promises.open(this.timeIndexPath, 'r');
+      const length = (await fh.stat()).size;
+      if (length % TIME_INDEX_ENTRY_SIZE !== 0) {
+        this.maxTimestampSoFar = undefined; // damaged: known once the index is rebuilt
+      } else if (length > 0) {
+        const entry = Buffer.allocUnsafe(TIME_INDEX_ENTRY_SIZE);
+        await readFully(fh, entry, 0, TIME_INDEX_ENTRY_SIZE, length - TIME_INDEX_ENTRY_SIZE);
+        this.maxTimestampSoFar = TimeIndex.decode(entry, this.baseOffset, 1).lastEntry().timestamp;
+        this.offsetOfMaxTimestampSoFar = this.baseOffset + entry.readInt32BE(8);
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      this.maxTimestampSoFar = this.size === 0 ? NO_TIMESTAMP : undefined;
+    } finally {
+      await fh?.close();
+    }
+  }
+
+  // ---------------------------------------------------------------- indexes
+
+  /** Reads (or rebuilds) the index files on first use. */
+  async loadIndexes(): Promise<{ offsetIndex: OffsetIndex; timeIndex: TimeIndex }> {
+    if (!this.offsetIndex || !this.timeIndex) {
+      this.loadingIndexes ??= this.readIndexFiles();
+      await this.loadingIndexes;
+    }
+    return { offsetIndex: this.offsetIndex!, timeIndex: this.timeIndex! };
+  }
+
+  /** True once the indexes are in memory. */
+  get indexesLoaded(): boolean {
+    return this.offsetIndex !== undefined;
+  }
+
+  private async readIndexFiles(): Promise<void> {
+    const [indexBytes, timeIndexBytes] = await Promise.all([readOptionalFile(this.indexPath), readOptionalFile(this.timeIndexPath)]);
+    let problem: string | null = null;
+    let offsetIndex: OffsetIndex | undefined;
+    let timeIndex: TimeIndex | undefined;
+    if (!indexBytes || !timeIndexBytes) problem = `${!indexBytes ? 'offset' : 'time'} index file is missing`;
+    else if (indexBytes.length % OFFSET_INDEX_ENTRY_SIZE !== 0) problem = `offset index size ${indexBytes.length} is not a multiple of ${OFFSET_INDEX_ENTRY_SIZE}`;
+    else if (timeIndexBytes.length % TIME_INDEX_ENTRY_SIZE !== 0) problem = `time index size ${timeIndexBytes.length} is not a multiple of ${TIME_INDEX_ENTRY_SIZE}`;
+    else {
+      offsetIndex = OffsetIndex.decode(indexBytes, this.baseOffset, this.maxIndexEntries);
+      timeIndex = TimeIndex.decode(timeIndexBytes, this.baseOffset, this.maxTimeIndexEntries);
+      problem = offsetIndex.problem(this.size) ?? timeIndex.problem();
+    }
+    if (problem === null) {
+      this.offsetIndex = offsetIndex;
+      this.timeIndex = timeIndex;
+      this.offsetIndexFileEntries = offsetIndex!.entries;
+      this.timeIndexFileEntries = timeIndex!.entries;
+      if (this.maxTimestampSoFar === undefined) {
+        const last = timeIndex!.lastEntry();
+        this.maxTimestampSoFar = last.timestamp;
+        this.offsetOfMaxTimestampSoFar = last.offset;
+      }
+      return;
+    }
+    this.logger.warn({ segment: this.logPath, problem }, 'rebuilding the indexes of a segment');
+    const scan = await scanSegment(this.file, this.baseOffset, this.scanSettings(), false);
+    if (scan.problem !== undefined) {
+      // An old segment is damaged in the middle; keep what is readable and say so.
+      this.logger.error({ segment: this.logPath, position: scan.validBytes, problem: scan.problem }, 'segment is corrupt past this position; it is not readable beyond it');
+      this.size = scan.validBytes;
+    }
+    this.applyScan(scan);
+    await this.rewriteIndexFiles();
+  }
+
+  /**
+   * Prepares this segment to take appends (it is, or becomes, the last one):
+   * loads its indexes and reads what Kafka reads lazily (next offset, the
+   * first batch's timestamp for rolling) from the batch headers after the
+   * last offset index entry. The largest timestamp is the time index's last
+   * entry, which closing a segment always writes; after a truncation
+   * (timeIndexIsBehind) the batches after that entry are scanned too.
+   */
+  async loadAsActive(timeIndexIsBehind = false): Promise<void> {
+    const { offsetIndex, timeIndex } = await this.loadIndexes();
+    const lastEntry = offsetIndex.lookup(Number.MAX_SAFE_INTEGER);
+    const timeEntry = timeIndex.lastEntry();
+    const reader = new HeaderReader(this.file, this.size);
+    let maxTimestamp = timeEntry.timestamp;
+    let offsetOfMax = timeEntry.offset;
+    let nextOffset = Math.max(this.baseOffset, offsetIndex.entries > 0 ? lastEntry.offset + 1 : this.baseOffset);
+    const from = timeIndexIsBehind ? Math.min(lastEntry.position, offsetIndex.lookup(timeEntry.offset).position) : lastEntry.position;
+    for (let position = from; position < this.size; ) {
+      const batch = await this.headerAt(reader, position);
+      if (batch.maxTimestamp > maxTimestamp) {
+        maxTimestamp = batch.maxTimestamp;
+        offsetOfMax = batch.lastOffset;
+      }
+      nextOffset = Math.max(nextOffset, batch.lastOffset + 1);
+      position += batch.size;
+    }
+    this.nextOffset = nextOffset;
+    this.maxTimestampSoFar = maxTimestamp;
+    this.offsetOfMaxTimestampSoFar = offsetOfMax;
+    this.bytesSinceLastIndexEntry = offsetIndex.entries > 0 ? this.size - lastEntry.position : this.size;
+    this.rollingBasedTimestamp = this.size > 0 ? (await this.headerAt(reader, 0)).maxTimestamp : undefined;
+  }
+
+  private applyScan(scan: ScanResult): void {
+    this.offsetIndex = scan.offsetIndex;
+    this.timeIndex = scan.timeIndex;
+    this.nextOffset = scan.nextOffset;
+    this.maxTimestampSoFar = scan.maxTimestamp;
+    this.offsetOfMaxTimestampSoFar = scan.offsetOfMaxTimestamp;
+    this.rollingBasedTimestamp = scan.firstTimestamp;
+    this.bytesSinceLastIndexEntry = scan.bytesSinceLastIndexEntry;
+  }
+
+  // ---------------------------------------------------------------- appends
+
+  /** Kafka's shouldRoll: size, age (by message timestamps when there are any), a full index, an offset overflow. */
+  shouldRoll(check: RollCheck): boolean {
+    const { offsetIndex, timeIndex } = this.activeIndexes();
+    const empty = check.projectedSize === 0;
+    const rollingTimestamp = this.size === 0 ? check.firstAppendTimestamp : (this.rollingBasedTimestamp ?? NO_TIMESTAMP);
+    const waited = rollingTimestamp >= 0 ? check.maxTimestamp - rollingTimestamp : check.now - this.created;
+    return (
+      check.projectedSize > check.segmentBytes - check.appendBytes ||
+      (!empty && waited > check.segmentMs - this.settings.rollJitterMs) ||
+      (!empty && (offsetIndex.isFull() || timeIndex.isFull())) ||
+      !offsetIndex.canAppendOffset(check.lastOffset)
+    );
+  }
+
+  private activeIndexes(): { offsetIndex: OffsetIndex; timeIndex: TimeIndex } {
+    if (!this.offsetIndex || !this.timeIndex) throw new Error(`Segment ${this.logPath} is not loaded as active`);
+    return { offsetIndex: this.offsetIndex, timeIndex: this.timeIndex };
+  }
+
+  /**
+   * Writes whole batches (already stamped with their offsets) at the end of
+   * the file with one positional write, then indexes them: an offset index
+   * entry (batch last offset -> batch position) whenever more than
+   * index.interval.bytes were appended since the last one, and a time index
+   * entry beside it when the largest timestamp grew.
+   */
+  async append(chunks: readonly Buffer[]): Promise<void> {
+    const { offsetIndex, timeIndex } = this.activeIndexes();
+    const start = this.size;
+    await writeFully(this.file, chunks, start);
+    let position = start;
+    for (const chunk of chunks) {
+      for (let at = 0; at < chunk.length; ) {
+        const size = batchSize(chunk, at);
+        const lastOffset = batchBaseOffset(chunk, at) + batchLastOffsetDelta(chunk, at);
+        const maxTimestamp = batchMaxTimestamp(chunk, at);
+        if (position === 0) this.rollingBasedTimestamp = maxTimestamp;
+        if (maxTimestamp > (this.maxTimestampSoFar ?? NO_TIMESTAMP)) {
+          this.maxTimestampSoFar = maxTimestamp;
+          this.offsetOfMaxTimestampSoFar = lastOffset;
+        }
+        if (this.bytesSinceLastIndexEntry > this.settings.indexIntervalBytes) {
+          offsetIndex.append(lastOffset, position);
+          timeIndex.maybeAppend(this.maxTimestampSoFar!, this.offsetOfMaxTimestampSoFar);
+          this.bytesSinceLastIndexEntry = 0;
+        }
+        this.bytesSinceLastIndexEntry += size;
+        this.nextOffset = lastOffset + 1;
+        position += size;
+        at += size;
+      }
+    }
+    this.size = position;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private async headerAt(reader: HeaderReader, position: number): Promise<BatchLocation> {
+    const at = await reader.at(position);
+    if (at < 0) throw corrupt(this, position, 'batch header runs past the end of the segment');
+    const buf = reader.bytes;
+    const size = batchSize(buf, at);
+    if (size < BATCH_HEADER_SIZE) throw corrupt(this, position, `batch size ${size}`);
+    const baseOffset = batchBaseOffset(buf, at);
+    return { position, size, baseOffset, lastOffset: baseOffset + batchLastOffsetDelta(buf, at), maxTimestamp: batchMaxTimestamp(buf, at) };
+  }
+
+  /**
+   * The batch containing `offset` (or the first one after it, if offsets
+   * have a gap there) among the batches starting before maxPosition; null
+   * when there is none (Kafka's translateOffset).
+   */
+  async findBatch(offset: number, maxPosition = this.size): Promise<BatchLocation | null> {
+    const { offsetIndex } = await this.loadIndexes();
+    const limit = Math.min(maxPosition, this.size);
+    const reader = new HeaderReader(this.file, limit);
+    for (let position = offsetIndex.lookup(offset).position; position < limit; ) {
+      const batch = await this.headerAt(reader, position);
+      if (batch.lastOffset >= offset) return batch;
+      position += batch.size;
+    }
+    return null;
+  }
+
+  /** The last batch boundary in [from, limit]: where a read of whole batches starting at `from` must stop. */
+  private async batchEndAtOrBefore(from: number, limit: number, knownBoundary: number): Promise<number> {
+    if (limit >= knownBoundary) return knownBoundary;
+    const { offsetIndex } = await this.loadIndexes();
+    const reader = new HeaderReader(this.file, limit);
+    let position = Math.max(from, offsetIndex.batchStartAtOrBefore(limit));
+    for (;;) {
+      const at = await reader.at(position);
+      if (at < 0) return position;
+      const size = batchSize(reader.bytes, at);
+      if (size < BATCH_HEADER_SIZE) throw corrupt(this, position, `batch size ${size}`);
+      if (position + size > limit) return position;
+      position += size;
+    }
+  }
+
+  /**
+   * Whole batches starting with the one that contains startOffset, at most
+   * maxBytes of them, never at or past maxPosition (a batch boundary: the
+   * high watermark's or last stable offset's position, or the segment's
+   * size). With minOneMessage the first batch is returned even when it is
+   * larger than maxBytes (KIP-74). Null when no batch here reaches
+   * startOffset.
+   */
+  async read(startOffset: number, maxBytes: number, maxPosition: number, minOneMessage: boolean): Promise<SegmentRead | null> {
+    const end = Math.min(maxPosition, this.size);
+    const first = await this.findBatch(startOffset, end);
+    if (!first) return null;
+    const limit = Math.min(end, first.position + Math.max(0, maxBytes));
+    let stop = await this.batchEndAtOrBefore(first.position, limit, end);
+    if (stop === first.position && minOneMessage) stop = first.position + first.size;
+    return { position: first.position, length: stop - first.position, firstBatchOffset: first.baseOffset };
+  }
+
+  /**
+   * The first batch whose max timestamp is >= timestamp and whose last offset
+   * is >= startingOffset (Kafka's findOffsetByTimestamp stops at the batch
+   * level: finding the first RECORD needs the records, which the caller
+   * decodes). Null when there is none in this segment.
+   */
+  async findBatchByTimestamp(timestamp: number, startingOffset: number): Promise<BatchLocation | null> {
+    const { offsetIndex, timeIndex } = await this.loadIndexes();
+    const entry = timeIndex.lookup(timestamp);
+    const reader = new HeaderReader(this.file, this.size);
+    for (let position = offsetIndex.lookup(Math.max(entry.offset, startingOffset)).position; position < this.size; ) {
+      const batch = await this.headerAt(reader, position);
+      if (batch.maxTimestamp >= timestamp && batch.lastOffset >= startingOffset) return batch;
+      position += batch.size;
+    }
+    return null;
+  }
+
+  /**
+   * Calls visit for each batch from the one containing fromOffset up to
+   * maxPosition, with a view of its 61-byte header, or of the whole batch when
+   * it is a control batch (a transaction marker, whose record carries the
+   * coordinator epoch). The view is valid only during the call.
+   */
+  async forEachBatch(fromOffset: number, maxPosition: number, visit: (batch: Buffer) => void): Promise<void> {
+    const limit = Math.min(maxPosition, this.size);
+    const first = await this.findBatch(fromOffset, limit);
+    if (!first) return;
+    const reader = new HeaderReader(this.file, limit);
+    for (let position = first.position; position < limit; ) {
+      const at = await reader.at(position);
+      if (at < 0) throw corrupt(this, position, 'batch header runs past the end of the segment');
+      const buf = reader.bytes;
+      const size = batchSize(buf, at);
+      if (size < BATCH_HEADER_SIZE) throw corrupt(this, position, `batch size ${size}`);
+      if (isControlBatch(buf, at)) {
+        const whole = Buffer.allocUnsafe(size);
+        await readFully(this.file, whole, 0, size, position);
+        visit(whole);
+      } else {
+        visit(buf.subarray(at, at + BATCH_HEADER_SIZE));
+      }
+      position += size;
+    }
+  }
+
+  /** The largest timestamp in this segment (reads the indexes if it is not known yet). */
+  async largestTimestamp(): Promise<number> {
+    if (this.maxTimestampSoFar === undefined) await this.loadIndexes();
+    return this.maxTimestampSoFar ?? NO_TIMESTAMP;
+  }
+
+  /** Reads `length` bytes at `position` into buf at `offset`; returns the bytes read (short only if the file shrank). */
+  readInto(buf: Buffer, offset: number, position: number, length: number): Promise<number> {
+    return readFully(this.file, buf, offset, length, position);
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  /**
+   * Validates the whole file batch by batch (see segment-scan.ts), rebuilds
+   * both indexes from it, re-derives leader epochs, and truncates a torn or
+   * corrupt tail (Kafka's LogSegment.recover).
+   */
+  async recover(epochs?: LeaderEpochCache): Promise<RecoveryResult> {
+    const scan = await scanSegment(this.file, this.baseOffset, this.scanSettings(), true, epochs);
+    const truncatedBytes = scan.fileSize - scan.validBytes;
+    if (truncatedBytes > 0) await this.file.truncate(scan.validBytes);
+    this.size = scan.validBytes;
+    this.applyScan(scan);
+    await this.rewriteIndexFiles();
+    return scan.problem === undefined ? { truncatedBytes } : { truncatedBytes, problem: scan.problem };
+  }
+
+  // ---------------------------------------------------------------- truncation
+
+  /**
+   * Removes every batch containing offsets >= offset (Kafka's truncateTo):
+   * cuts the file where that batch starts, drops index entries at or above
+   * it, and leaves the segment ready for appends. Returns the bytes removed.
+   */
+  async truncateTo(offset: number, now: number): Promise<number> {
+    const { offsetIndex, timeIndex } = await this.loadIndexes();
+    const batch = await this.findBatch(offset);
+    offsetIndex.truncateTo(offset);
+    timeIndex.truncateTo(offset);
+    let removed = 0;
+    if (batch) {
+      removed = this.size - batch.position;
+      await this.file.truncate(batch.position);
+      this.size = batch.position;
+    }
+    // Entries removed from memory may still be in the index files: cut them there too.
+    await this.exclusive(() => this.writeIndexTails(false));
+    if (this.size === 0) this.created = now;
+    await this.loadAsActive(true);
+    return removed;
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /** Runs fn after every earlier index-file operation of this segment. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.fileOps.then(fn, fn);
+    this.fileOps = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Brings both index files in line with memory: cuts entries a truncation
+   * removed, appends the ones not written yet; with sync, fsyncs them.
+   */
+  private async writeIndexTails(sync: boolean): Promise<void> {
+    if (!this.offsetIndex || !this.timeIndex) return;
+    await this.writeIndexFile(this.indexPath, this.offsetIndex, this.offsetIndexFileEntries, OFFSET_INDEX_ENTRY_SIZE, sync);
+    this.offsetIndexFileEntries = this.offsetIndex.entries;
+    await this.writeIndexFile(this.timeIndexPath, this.timeIndex, this.timeIndexFileEntries, TIME_INDEX_ENTRY_SIZE, sync);
+    this.timeIndexFileEntries = this.timeIndex.entries;
+  }
+
+  private async writeIndexFile(
+    file: string,
+    index: { entries: number; encode(from: number): Buffer },
+    inFile: number,
+    entrySize: number,
+    sync: boolean,
+  ): Promise<void> {
+    const entries = index.entries;
+    if (entries === inFile && !sync) return;
+    const fh = await fs.promises.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+    try {
+      if (inFile > entries) await fh.truncate(entries * entrySize);
+      else if (entries > inFile) await fh.write(index.encode(inFile), 0, (entries - inFile) * entrySize, inFile * entrySize);
+      if (sync) await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Replaces both index files with the in-memory indexes. */
+  private rewriteIndexFiles(): Promise<void> {
+    return this.exclusive(async () => {
+      await fs.promises.writeFile(this.indexPath, this.offsetIndex!.encode());
+      await fs.promises.writeFile(this.timeIndexPath, this.timeIndex!.encode());
+      this.offsetIndexFileEntries = this.offsetIndex!.entries;
+      this.timeIndexFileEntries = this.timeIndex!.entries;
+    });
+  }
+
+  /** fsyncs the log file and writes and fsyncs the index files (no-op once deleted). */
+  flush(): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.deleted) return;
+      await this.file.sync();
+      await this.writeIndexTails(true);
+    });
+  }
+
+  /**
+   * The segment stops being active (a roll): its time index gets the largest
+   * timestamp as last entry, and the index files are written out (fsync
+   * comes with the flush that follows a roll).
+   */
+  onBecomeInactive(): Promise<void> {
+    if (this.timeIndex && this.maxTimestampSoFar !== undefined) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+    return this.exclusive(() => this.writeIndexTails(false));
+  }
+
+  /** Writes the indexes out (with the final time index entry) and closes the file. */
+  async close(): Promise<void> {
+    if (!this.deleted) await this.onBecomeInactive();
+    await this.exclusive(() => this.file.close());
+  }
+
+  /** Renames the files to `*.deleted` so a restart does not load them; the log file stays open for reads in flight. */
+  markDeleted(): Promise<void> {
+    this.deleted = true;
+    return this.exclusive(async () => {
+      for (const file of [this.logPath, this.indexPath, this.timeIndexPath]) {
+        await fs.promises.rename(file, file + DELETED_FILE_SUFFIX).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'ENOENT') throw e;
+        });
+      }
+    });
+  }
+
+  /** Closes the file and removes the `*.deleted` files (after markDeleted). */
+  async deleteFiles(): Promise<void> {
+    await this.exclusive(async () => {
+      await this.file.close();
+      for (const file of [this.logPath, this.indexPath, this.timeIndexPath]) {
+        await fs.promises.rm(file + DELETED_FILE_SUFFIX, { force: true });
+      }
+    });
+  }
+
+  /** Closes the file without writing anything (the directory is going away). */
+  closeWithoutWriting(): Promise<void> {
+    this.deleted = true;
+    return this.exclusive(() => this.file.close());
+  }
+}
