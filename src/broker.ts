@@ -1,6 +1,7 @@
 // A Fjord broker: configuration, the durable metadata store, the controller that changes it,
-// the API handlers and the TCP listener. `startBroker` is the one entry point, used by the
-// CLI, by our tests and by any Node project that wants a Kafka in-process.
+// the partition logs (ReplicaManager), the API handlers and the TCP listener. `startBroker` is
+// the one entry point, used by the CLI, by our tests and by any Node project that wants a Kafka
+// in-process.
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,6 +9,8 @@ import type { Logger } from 'pino';
 import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
+import { ReplicaManager } from './server/replica-manager';
+import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './log';
 import { Listener } from './server/listener';
 import { Router } from './server/router';
@@ -44,6 +47,8 @@ export class Broker {
     readonly log: Logger,
     readonly store: MetadataStore,
     readonly controller: Controller,
+    readonly replicas: ReplicaManager,
+    readonly producerIds: ProducerIdManager,
   ) {
     this.router = new Router(handlers.map((make) => make(this)));
   }
@@ -83,7 +88,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const listen = config.listener;
   const advertised = config.advertisedListener;
   const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-  const broker = new Broker(config, log, store, new Controller(store, config, self));
+  const replicas = await ReplicaManager.open(config, store.topics(), log);
+  const producerIds = await ProducerIdManager.open(config.dataDir);
+  const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
   const listener = new Listener(broker.router, {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
@@ -106,6 +113,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     close() {
       closing ??= (async () => {
         await listener.close();
+        await replicas.close();
         await store.close();
         if (tempDir) await rm(tempDir, { recursive: true, force: true });
       })();

@@ -34,11 +34,20 @@ export interface NewTopic {
   configs: Record<string, string>;
 }
 
+/** What the controller tells the storage layer after a durable metadata change. */
+export interface TopicStorage {
+  /** Creates the logs of partitions `fromPartition`.. of a new or grown topic. */
+  partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void>;
+  topicDeleted(topic: TopicRecord): Promise<void>;
+  configsChanged(topic: TopicRecord): void;
+}
+
 export class Controller {
   constructor(
     private readonly store: MetadataStore,
     private readonly config: BrokerConfig,
     private readonly self: BrokerEndpoint,
+    private readonly storage: TopicStorage,
   ) {}
 
   brokers(): BrokerEndpoint[] {
@@ -68,6 +77,7 @@ export class Controller {
     if (validateOnly) return { ...OK, topic: planned.topic };
     const topic = this.store.createTopic(planned.topic.name, planned.topic.partitions.map((p) => p.replicas), t.configs);
     await this.store.persist();
+    await this.storage.partitionsCreated(topic, 0);
     return { ...OK, topic };
   }
 
@@ -119,6 +129,7 @@ export class Controller {
     if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     this.store.deleteTopic(name);
     await this.store.persist();
+    await this.storage.topicDeleted(topic);
     return { ...OK, topic };
   }
 
@@ -144,8 +155,9 @@ export class Controller {
       replicas = Array.from({ length: added }, () => this.assignReplicas(rf));
     }
     if (validateOnly) return OK;
-    this.store.addPartitions(name, replicas);
+    const grown = this.store.addPartitions(name, replicas);
     await this.store.persist();
+    await this.storage.partitionsCreated(grown, current);
     return OK;
   }
 
@@ -155,8 +167,9 @@ export class Controller {
     const configError = validateTopicConfigs(configs, this.config);
     if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
     if (validateOnly) return OK;
-    this.store.setTopicConfigs(name, configs);
+    const changed = this.store.setTopicConfigs(name, configs);
     await this.store.persist();
+    this.storage.configsChanged(changed);
     return OK;
   }
 

@@ -1,0 +1,221 @@
+// The partitions this broker leads: their logs, their idempotent-producer state, and the
+// delayed fetches waiting on them (Kafka's ReplicaManager). Produce appends here, Fetch and
+// ListOffsets read here, and the Controller tells it when topics come and go.
+//
+// An append is synchronous up to the file write: validation, the producer-state check, offset
+// assignment and the producer-state update happen with no await in between, so requests that
+// race for a partition get offsets in arrival order and a retried batch is recognised even
+// while the first copy is still being written.
+import type { Logger } from 'pino';
+import type { BrokerConfig } from '../config/broker-config';
+import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
+import type { TopicRecord } from '../cluster/metadata-store';
+import type { TopicStorage } from '../cluster/controller';
+import { ErrorCode } from '../protocol/errors';
+import { scanBatches, assignOffsets, checkTimestamps, TimestampType, type BatchInfo } from '../records/batch';
+import { validateRecordsSync } from '../records/records';
+import { readBatchHeader } from '../records/batch';
+import { LogManager, StorageError, type PartitionLog } from '../storage';
+import { ProducerStateManager } from '../storage/producer-state';
+import { Timer } from './delayed/timing-wheel';
+import { DelayedOperationPurgatory } from './delayed/purgatory';
+
+export interface PartitionAppend {
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  /** Settles when the batch is in the log (immediately for errors and duplicates). */
+  done: Promise<void>;
+}
+
+export interface AppendOptions {
+  produceVersion: number;
+  nowMs: number;
+}
+
+/** One leader partition: its log and the state the Produce path checks against. */
+export interface Partition {
+  topic: string;
+  index: number;
+  log: PartitionLog;
+  producers: ProducerStateManager;
+  /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
+  appendedBytes: number;
+}
+
+const failed = (errorCode: number, errorMessage: string | null = null): PartitionAppend => ({
+  errorCode, errorMessage, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
+});
+
+export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+export class ReplicaManager implements TopicStorage {
+  private readonly partitions = new Map<string, Partition>();
+  readonly timer = new Timer();
+  readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
+
+  private constructor(
+    readonly logs: LogManager,
+    private readonly config: BrokerConfig,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens (and after a crash recovers) every log, then rebuilds producer state from snapshots and the log. */
+  static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
+    const byName = new Map(topics.map((t) => [t.name, t]));
+    const logs = await LogManager.open({
+      dataDir: config.dataDir,
+      defaults: resolveTopicConfig(config, {}),
+      configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
+      log,
+    });
+    const manager = new ReplicaManager(logs, config, log);
+    // Logs of topics the metadata no longer knows were deleted while we were down.
+    const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
+    for (const topic of orphans) await logs.deleteTopic(topic);
+    for (const topic of topics) await manager.partitionsCreated(topic, 0);
+    return manager;
+  }
+
+  partition(topic: string, index: number): Partition | undefined {
+    return this.partitions.get(partitionKey(topic, index));
+  }
+
+  allPartitions(): IterableIterator<Partition> {
+    return this.partitions.values();
+  }
+
+  // ------------------------------------------------------------- TopicStorage
+
+  async partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void> {
+    const config = this.topicConfig(topic);
+    for (const p of topic.partitions) {
+      if (p.index < fromPartition || this.partition(topic.name, p.index)) continue;
+      const log = await this.logs.getOrCreate(topic.name, p.index, config);
+      const producers = await loadProducerState(log);
+      this.partitions.set(partitionKey(topic.name, p.index), {
+        topic: topic.name, index: p.index, log, producers, appendedBytes: 0,
+      });
+    }
+  }
+
+  async topicDeleted(topic: TopicRecord): Promise<void> {
+    for (const p of topic.partitions) {
+      const key = partitionKey(topic.name, p.index);
+      this.partitions.delete(key);
+      this.fetchPurgatory.checkAndComplete(key);
+    }
+    await this.logs.deleteTopic(topic.name);
+  }
+
+  configsChanged(topic: TopicRecord): void {
+    this.logs.updateConfig(topic.name, this.topicConfig(topic));
+  }
+
+  private topicConfig(topic: TopicRecord): TopicLogConfig {
+    return resolveTopicConfig(this.config, topic.configs);
+  }
+
+  // ------------------------------------------------------------- produce
+
+  /**
+   * Validates one partition's records and appends them, as Kafka's LogValidator and
+   * UnifiedLog.append do. Everything before the returned `done` is synchronous.
+   */
+  append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
+    const { log } = partition;
+    const config = log.config;
+    if (records === null || records.length === 0) {
+      return failed(ErrorCode.INVALID_RECORD, 'Produce requests must have at least one record batch');
+    }
+    const scan = scanBatches(records, { maxBatchBytes: config.maxMessageBytes, produceVersion: opts.produceVersion });
+    if (!scan.ok) return failed(scan.errorCode, null);
+    const batch = scan.batches[0];
+    const logAppendTime = config.messageTimestampType === 'LogAppendTime';
+    const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
+      config.messageTimestampAfterMaxMs, logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME);
+    if (timestampError) return failed(timestampError.errorCode, null);
+    // Compaction needs every record to have a key: the one feature that makes us read records.
+    if (config.compact) {
+      const checked = validateRecordsSync(records, batch, {
+        nowMs: opts.nowMs, timestampType: logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME,
+        compacted: true,
+      });
+      if (!checked.ok) return { ...failed(checked.errorCode, checked.errorMessage) };
+    }
+
+    const producerBatch = producerFieldsOf(batch);
+    if (producerBatch) {
+      const check = partition.producers.checkBatch(producerBatch);
+      if (check.kind === 'duplicate') {
+        return { errorCode: ErrorCode.NONE, errorMessage: null, baseOffset: check.firstOffset,
+          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
+      }
+      if (check.kind === 'error') return failed(check.errorCode, check.errorMessage);
+    }
+
+    const bytes = records.subarray(0, scan.validBytes);
+    assignOffsets(bytes, batch, log.logEndOffset, leaderEpoch, logAppendTime ? opts.nowMs : null);
+    let appended;
+    try {
+      appended = log.append(bytes);
+    } catch (err) {
+      if (err instanceof StorageError) return failed(err.errorCode, err.message);
+      throw err;
+    }
+    if (producerBatch) {
+      partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
+        logAppendTime ? opts.nowMs : batch.maxTimestamp);
+    }
+    const key = partitionKey(partition.topic, partition.index);
+    const done = appended.done.then(() => {
+      partition.appendedBytes += bytes.length;
+      this.fetchPurgatory.checkAndComplete(key);
+    });
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, baseOffset: appended.baseOffset,
+      logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.fetchPurgatory.shutdown();
+    this.timer.close();
+    for (const p of this.partitions.values()) {
+      if (p.producers.activeProducers().size > 0) await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset);
+    }
+    await this.logs.close();
+  }
+}
+
+function producerFieldsOf(batch: BatchInfo) {
+  if (batch.producerId < 0) return null;
+  const lastSequence = batch.baseSequence < 0 ? -1 : (batch.baseSequence + batch.lastOffsetDelta) % 2 ** 31;
+  return {
+    producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence,
+    lastSequence, isTransactional: batch.isTransactional,
+  };
+}
+
+/** The latest snapshot at or below the log end, then every batch after it replayed from the log. */
+async function loadProducerState(log: PartitionLog): Promise<ProducerStateManager> {
+  const loaded = ProducerStateManager.loadLatest(log.dir, log.logEndOffset);
+  const state = loaded?.state ?? new ProducerStateManager();
+  const from = Math.max(loaded?.offset ?? 0, log.logStartOffset);
+  if (from >= log.logEndOffset) return state;
+  await log.forEachBatch(from, (buf) => {
+    const read = readBatchHeader(buf, 0, { verifyCrc: false });
+    if (read.status !== 'ok') return;
+    const b = read.batch;
+    const fields = producerFieldsOf(b);
+    if (!fields) return;
+    state.replayBatchHeader({
+      ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta,
+      maxTimestamp: b.maxTimestamp, isControl: b.isControl,
+    });
+  });
+  return state;
+}
+
