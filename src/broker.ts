@@ -14,6 +14,7 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './log';
 import { Listener } from './server/listener';
 import { Router } from './server/router';
+import { FetchSessionCache } from './server/fetch-sessions';
 import { handlers } from './server/handlers';
 
 export interface StartBrokerOptions {
@@ -39,8 +40,12 @@ export interface RunningBroker {
   close(): Promise<void>;
 }
 
+/** How long a fetch session must sit unused before a full cache may evict it (Kafka's default). */
+const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
+
 export class Broker {
   readonly router: Router;
+  readonly fetchSessions: FetchSessionCache;
 
   constructor(
     readonly config: BrokerConfig,
@@ -51,6 +56,7 @@ export class Broker {
     readonly producerIds: ProducerIdManager,
   ) {
     this.router = new Router(handlers.map((make) => make(this)));
+    this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
 
   get nodeId(): number {

@@ -346,6 +346,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'max.connections', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most client connections open at once' },
   { name: 'max.connections.per.ip', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most connections from one address' },
   { name: 'fetch.max.bytes', type: 'int', default: '57671680', validator: atLeast(1024), doc: 'Most bytes returned by one fetch' },
+  { name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: '1000', validator: atLeast(0), doc: 'Most fetch sessions (KIP-227) kept at once' },
   { name: 'num.network.threads', type: 'int', default: '3', validator: atLeast(1), dynamic: true, doc: 'Network thread count', noEffect: true },
   { name: 'num.io.threads', type: 'int', default: '8', validator: atLeast(1), dynamic: true, doc: 'Request handler thread count', noEffect: true },
   { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },

@@ -22,7 +22,9 @@ import { DelayedOperationPurgatory } from './delayed/purgatory';
 
 export interface PartitionAppend {
   errorCode: number;
+  /** Only record-level validation errors carry a message and record errors, as in Kafka. */
   errorMessage: string | null;
+  recordErrors: { batchIndex: number; message: string }[];
   baseOffset: number;
   logAppendTimeMs: number;
   logStartOffset: number;
@@ -45,8 +47,8 @@ export interface Partition {
   appendedBytes: number;
 }
 
-const failed = (errorCode: number, errorMessage: string | null = null): PartitionAppend => ({
-  errorCode, errorMessage, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
+export const failedAppend = (errorCode: number): PartitionAppend => ({
+  errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
 });
 
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
@@ -128,32 +130,32 @@ export class ReplicaManager implements TopicStorage {
     const { log } = partition;
     const config = log.config;
     if (records === null || records.length === 0) {
-      return failed(ErrorCode.INVALID_RECORD, 'Produce requests must have at least one record batch');
+      return failedAppend(ErrorCode.INVALID_RECORD);
     }
     const scan = scanBatches(records, { maxBatchBytes: config.maxMessageBytes, produceVersion: opts.produceVersion });
-    if (!scan.ok) return failed(scan.errorCode, null);
+    if (!scan.ok) return failedAppend(scan.errorCode);
     const batch = scan.batches[0];
     const logAppendTime = config.messageTimestampType === 'LogAppendTime';
     const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
       config.messageTimestampAfterMaxMs, logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME);
-    if (timestampError) return failed(timestampError.errorCode, null);
+    if (timestampError) return failedAppend(timestampError.errorCode);
     // Compaction needs every record to have a key: the one feature that makes us read records.
     if (config.compact) {
       const checked = validateRecordsSync(records, batch, {
         nowMs: opts.nowMs, timestampType: logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME,
         compacted: true,
       });
-      if (!checked.ok) return { ...failed(checked.errorCode, checked.errorMessage) };
+      if (!checked.ok) return { ...failedAppend(checked.errorCode), errorMessage: checked.errorMessage, recordErrors: checked.recordErrors };
     }
 
     const producerBatch = producerFieldsOf(batch);
     if (producerBatch) {
       const check = partition.producers.checkBatch(producerBatch);
       if (check.kind === 'duplicate') {
-        return { errorCode: ErrorCode.NONE, errorMessage: null, baseOffset: check.firstOffset,
+        return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
       }
-      if (check.kind === 'error') return failed(check.errorCode, check.errorMessage);
+      if (check.kind === 'error') return failedAppend(check.errorCode);
     }
 
     const bytes = records.subarray(0, scan.validBytes);
@@ -162,7 +164,7 @@ export class ReplicaManager implements TopicStorage {
     try {
       appended = log.append(bytes);
     } catch (err) {
-      if (err instanceof StorageError) return failed(err.errorCode, err.message);
+      if (err instanceof StorageError) return failedAppend(err.errorCode);
       throw err;
     }
     if (producerBatch) {
@@ -175,7 +177,7 @@ export class ReplicaManager implements TopicStorage {
       this.fetchPurgatory.checkAndComplete(key);
     });
     return {
-      errorCode: ErrorCode.NONE, errorMessage: null, baseOffset: appended.baseOffset,
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
     };
   }

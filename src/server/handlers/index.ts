@@ -7,10 +7,14 @@ import { createTopics } from './create-topics';
 import { deleteTopics } from './delete-topics';
 import { describeCluster } from './describe-cluster';
 import { describeConfigs } from './describe-configs';
+import { fetch } from './fetch';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { metadata } from './metadata';
+import { produce } from './produce';
 
 export const handlers: HandlerFactory[] = [
+  produce,
+  fetch,
   metadata,
   apiVersions,
   createTopics,

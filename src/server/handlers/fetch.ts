@@ -1,0 +1,190 @@
+// Fetch (key 1), versions 4-17.
+// - Topics by name (v4-12) or by id (v13+; UNKNOWN_TOPIC_ID for an unknown id).
+// - Fetch sessions (v7+, KIP-227) through the broker's FetchSessionCache.
+// - Byte limits: min(request max_bytes, fetch.max.bytes) for the whole answer and each partition's
+//   own limit; the first partition with data returns at least its first whole batch even when
+//   that batch is larger than both limits (KIP-74), later partitions stop at the limits.
+// - A fetch from the middle of a batch returns that whole batch; the client skips the records
+//   before its offset.
+// - Long polling: when fewer than min_bytes are available, the request waits on the fetch
+//   purgatory until appends bring enough bytes or max_wait_ms passes, then reads again.
+// - Per partition: high watermark, last stable offset (= high watermark until transactions),
+//   log start offset; OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, and the current leader
+//   epoch check (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH). No data is an empty records
+//   field, never null, as Kafka sends.
+import { ApiKey } from '../../protocol/generated';
+import type { FetchRequest } from '../../protocol/generated/FetchRequest';
+import type { FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/FetchResponse';
+import { ErrorCode } from '../../protocol/errors';
+import { EMPTY_BUFFER, ZERO_UUID } from '../../protocol/primitives';
+import { StorageError } from '../../storage';
+import { DelayedOperation } from '../delayed/purgatory';
+import { partitionKey as sessionKey, type FetchContext, type FetchPartitionRequest } from '../fetch-sessions';
+import { partitionKey, type Partition } from '../replica-manager';
+import type { HandlerFactory } from '../router';
+import type { Broker } from '../../broker';
+
+const READ_COMMITTED = 1;
+
+export const fetch: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.Fetch,
+  name: 'Fetch',
+  minVersion: 4,
+  maxVersion: 17,
+  async handle(req: FetchRequest, ctx): Promise<FetchResponse> {
+    const v = ctx.apiVersion;
+    const usesTopicIds = v >= 13;
+    const requested = resolvePartitions(broker, req, usesTopicIds);
+    const forgotten = req.forgottenTopicsData.flatMap((t) =>
+      t.partitions.map((p) => sessionKey(usesTopicIds ? t.topicId ?? ZERO_UUID : t.topic ?? '', p)));
+    const context = broker.fetchSessions.newContext(req.sessionId ?? 0, req.sessionEpoch ?? -1, usesTopicIds, requested, forgotten);
+    if (context.errorCode !== ErrorCode.NONE) {
+      return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
+    }
+    const limits = {
+      maxBytes: Math.min(req.maxBytes ?? 0x7fffffff, broker.config.getInt('fetch.max.bytes')),
+      readCommitted: (req.isolationLevel ?? 0) === READ_COMMITTED,
+    };
+
+    let reads = await readAll(broker, context.partitions, limits);
+    const available = reads.reduce((n, r) => n + r.data.records!.length, 0);
+    const hasError = reads.some((r) => r.data.errorCode !== ErrorCode.NONE);
+    if (req.maxWaitMs > 0 && available < req.minBytes && !hasError && context.partitions.length > 0) {
+      await waitForData(broker, context.partitions, req.maxWaitMs, req.minBytes - available);
+      reads = await readAll(broker, context.partitions, limits);
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      sessionId: context.sessionId,
+      responses: groupByTopic(context, reads, limits.readCommitted),
+    };
+  },
+});
+
+/** The request's partitions, topic names resolved from ids (v13+) and int64s as numbers. */
+function resolvePartitions(broker: Broker, req: FetchRequest, usesTopicIds: boolean): FetchPartitionRequest[] {
+  const out: FetchPartitionRequest[] = [];
+  for (const t of req.topics) {
+    const topicId = t.topicId ?? ZERO_UUID;
+    const name = usesTopicIds ? broker.controller.topicById(topicId)?.name ?? '' : t.topic ?? '';
+    for (const p of t.partitions) {
+      out.push({
+        topic: name, topicId, partition: p.partition, fetchOffset: Number(p.fetchOffset),
+        logStartOffset: Number(p.logStartOffset ?? -1n), maxBytes: p.partitionMaxBytes,
+        currentLeaderEpoch: p.currentLeaderEpoch ?? -1, lastFetchedEpoch: p.lastFetchedEpoch ?? -1,
+      });
+    }
+  }
+  return out;
+}
+
+interface PartitionRead {
+  request: FetchPartitionRequest;
+  data: FetchResponsePartitionData;
+}
+
+/** Reads every partition in order under the request-wide byte budget (KIP-74 for the first). */
+async function readAll(
+  broker: Broker, partitions: FetchPartitionRequest[], limits: { maxBytes: number; readCommitted: boolean },
+): Promise<PartitionRead[]> {
+  let budget = limits.maxBytes;
+  let minOneMessage = true;
+  const out: PartitionRead[] = [];
+  for (const request of partitions) {
+    const data = await readPartition(broker, request, Math.max(0, Math.min(budget, request.maxBytes)), minOneMessage);
+    const size = data.records!.length;
+    if (size > 0) {
+      minOneMessage = false;
+      budget -= size;
+    }
+    out.push({ request, data });
+  }
+  return out;
+}
+
+async function readPartition(
+  broker: Broker, request: FetchPartitionRequest, maxBytes: number, minOneMessage: boolean,
+): Promise<FetchResponsePartitionData> {
+  const answer = (errorCode: number, hw = -1, logStart = -1, records: Buffer = EMPTY_BUFFER): FetchResponsePartitionData => ({
+    partitionIndex: request.partition, errorCode, highWatermark: BigInt(hw), lastStableOffset: BigInt(hw),
+    logStartOffset: BigInt(logStart), preferredReadReplica: -1, records,
+  });
+  const topic = broker.controller.topic(request.topic);
+  const partition = topic ? broker.replicas.partition(request.topic, request.partition) : undefined;
+  if (!topic || !partition) {
+    return answer(request.topic === '' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  }
+  const leaderEpoch = topic.partitions[request.partition].leaderEpoch;
+  if (request.currentLeaderEpoch > leaderEpoch) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
+  if (request.currentLeaderEpoch >= 0 && request.currentLeaderEpoch < leaderEpoch) return answer(ErrorCode.FENCED_LEADER_EPOCH);
+  const log = partition.log;
+  try {
+    const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage });
+    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, read.logStartOffset);
+    return answer(ErrorCode.NONE, read.highWatermark, read.logStartOffset, read.records);
+  } catch (err) {
+    if (err instanceof StorageError) return answer(err.errorCode, log.highWatermark, log.logStartOffset);
+    throw err;
+  }
+}
+
+/** Waits until appends to these partitions add `missingBytes`, a partition disappears, or the wait ends. */
+function waitForData(broker: Broker, partitions: FetchPartitionRequest[], maxWaitMs: number, missingBytes: number): Promise<void> {
+  return new Promise((resolve) => {
+    const watched = partitions.map((p) => {
+      const partition = broker.replicas.partition(p.topic, p.partition);
+      return { partition, appendedAtStart: partition?.appendedBytes ?? 0 };
+    });
+    const keys = [...new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))];
+    broker.replicas.fetchPurgatory.tryCompleteElseWatch(new DelayedFetch(maxWaitMs, watched, missingBytes, broker, resolve), keys);
+  });
+}
+
+class DelayedFetch extends DelayedOperation {
+  constructor(
+    delayMs: number,
+    private readonly watched: { partition: Partition | undefined; appendedAtStart: number }[],
+    private readonly missingBytes: number,
+    private readonly broker: Broker,
+    private readonly done: () => void,
+  ) {
+    super(delayMs);
+  }
+
+  tryComplete(): boolean {
+    let added = 0;
+    for (const w of this.watched) {
+      // A partition deleted (or recreated) while we wait answers at once, with its new state.
+      if (w.partition && this.broker.replicas.partition(w.partition.topic, w.partition.index) !== w.partition) return this.forceComplete();
+      if (w.partition) added += w.partition.appendedBytes - w.appendedAtStart;
+    }
+    return added >= this.missingBytes ? this.forceComplete() : false;
+  }
+
+  onComplete(): void {
+    this.done();
+  }
+
+  onExpiration(): void {}
+}
+
+/** Groups partition answers by topic in request order; an incremental session keeps only changed ones. */
+function groupByTopic(context: FetchContext, reads: PartitionRead[], readCommitted: boolean): FetchResponse['responses'] {
+  const topics: FetchResponse['responses'] = [];
+  let current: FetchResponse['responses'][number] | undefined;
+  for (const { request, data } of reads) {
+    const include = context.include(request, {
+      errorCode: data.errorCode, highWatermark: Number(data.highWatermark), lastStableOffset: Number(data.lastStableOffset),
+      logStartOffset: Number(data.logStartOffset), hasRecords: data.records!.length > 0,
+    });
+    if (!include) continue;
+    data.abortedTransactions = readCommitted ? [] : null;
+    if (!current || current.topic !== request.topic || current.topicId !== request.topicId) {
+      current = { topic: request.topic, topicId: request.topicId, partitions: [] };
+      topics.push(current);
+    }
+    current.partitions.push(data);
+  }
+  return topics;
+}

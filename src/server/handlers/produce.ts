@@ -1,0 +1,73 @@
+// Produce (key 0), versions 3-11 served; 0-2 advertised and refused, as Kafka 4 does.
+// - Advertising v0 matters: librdkafka up to 2.11 silently stops compressing when a broker's
+//   lowest Produce version is above 0 (KAFKA-18659). Requests at v0-2 get UNSUPPORTED_VERSION
+//   for every partition.
+// - acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS); acks=-1 needs min.insync.replicas <= 1
+//   on this single-replica broker (else NOT_ENOUGH_REPLICAS).
+// - Each partition is validated and appended by the ReplicaManager (one v2 batch, CRC, sizes,
+//   timestamps, idempotent sequences); a rejected partition writes nothing, the others proceed.
+//   Partitions of one request are appended in order with no await between them, so pipelined
+//   requests keep their order; the response waits for every write.
+// - acks=0: no response at all. If any partition failed, the connection is closed instead, so
+//   the client notices (Kafka does the same).
+import { ApiKey } from '../../protocol/generated';
+import type { ProduceRequest } from '../../protocol/generated/ProduceRequest';
+import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../../protocol/generated/ProduceResponse';
+import { ErrorCode } from '../../protocol/errors';
+import { failedAppend, type PartitionAppend } from '../replica-manager';
+import type { HandlerFactory } from '../router';
+
+/** The lowest Produce version Kafka 4 actually serves (KIP-896). */
+const MIN_SERVED_VERSION = 3;
+
+export const produce: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.Produce,
+  name: 'Produce',
+  minVersion: 0,
+  maxVersion: 11,
+  async handle(req: ProduceRequest, ctx): Promise<ProduceResponse | null> {
+    const nowMs = Date.now();
+    const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
+      : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
+        : ErrorCode.NONE;
+    const appends: { topic: string; index: number; result: PartitionAppend }[] = [];
+    for (const t of req.topicData) {
+      const topic = broker.controller.topic(t.name);
+      for (const p of t.partitionData) {
+        let result: PartitionAppend;
+        const partition = broker.replicas.partition(t.name, p.index);
+        if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        else if (!topic || !partition) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        else if (req.acks === -1 && partition.log.config.minInsyncReplicas > topic.partitions[p.index].replicas.length) {
+          result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
+        } else {
+          result = broker.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
+            { produceVersion: ctx.apiVersion, nowMs });
+        }
+        appends.push({ topic: t.name, index: p.index, result });
+      }
+    }
+
+    if (req.acks === 0) {
+      const failure = appends.find((a) => a.result.errorCode !== ErrorCode.NONE);
+      if (failure) ctx.connection.close(`acks=0 produce to ${failure.topic}-${failure.index} failed with error ${failure.result.errorCode}`, 'info');
+      return null;
+    }
+    const written = await Promise.allSettled(appends.map((a) => a.result.done));
+    const responses = new Map<string, ProduceResponsePartitionProduceResponse[]>();
+    appends.forEach((a, i) => {
+      const r = written[i].status === 'fulfilled' ? a.result : failedAppend(ErrorCode.KAFKA_STORAGE_ERROR);
+      let list = responses.get(a.topic);
+      if (!list) responses.set(a.topic, (list = []));
+      list.push({
+        index: a.index, errorCode: r.errorCode, baseOffset: BigInt(r.baseOffset), logAppendTimeMs: BigInt(r.logAppendTimeMs),
+        logStartOffset: BigInt(r.logStartOffset), errorMessage: r.errorMessage,
+        recordErrors: r.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+      });
+    });
+    return {
+      responses: [...responses].map(([name, partitionResponses]) => ({ name, partitionResponses })),
+      throttleTimeMs: 0,
+    };
+  },
+});
