@@ -408,6 +408,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: '10000', validator: atLeast(1), doc: 'How often timed-out transactions are aborted' },
   { name: 'transaction.remove.expired.transaction.cleanup.interval.ms', type: 'int', default: '3600000', validator: atLeast(1), doc: 'How often expired transactional ids are removed' },
   { name: 'producer.id.expiration.ms', type: 'int', default: '86400000', validator: atLeast(1), dynamic: true, doc: 'Forget idle producer ids after this long' },
+  { name: 'producer.id.expiration.check.interval.ms', type: 'int', default: '600000', validator: atLeast(1), doc: 'How often expired producer ids are removed' },
 ];
 
 export const BROKER_CONFIGS = defineConfigs(BROKER_CONFIG_DEFS);

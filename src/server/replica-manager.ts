@@ -58,11 +58,23 @@ export class ReplicaManager implements TopicStorage {
   readonly timer = new Timer();
   readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
 
+  private readonly expiryTimer: NodeJS.Timeout;
+
   private constructor(
     readonly logs: LogManager,
     private readonly config: BrokerConfig,
     private readonly log: Logger,
-  ) {}
+  ) {
+    // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
+    this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
+      config.getInt('producer.id.expiration.check.interval.ms'));
+    this.expiryTimer.unref();
+  }
+
+  removeExpiredProducers(nowMs: number): void {
+    const expirationMs = this.config.getInt('producer.id.expiration.ms');
+    for (const p of this.partitions.values()) p.producers.removeExpired(nowMs, expirationMs);
+  }
 
   /** Opens (and after a crash recovers) every log, then rebuilds producer state from snapshots and the log. */
   static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
@@ -183,6 +195,7 @@ export class ReplicaManager implements TopicStorage {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.expiryTimer);
     this.fetchPurgatory.shutdown();
     this.timer.close();
     for (const p of this.partitions.values()) {
