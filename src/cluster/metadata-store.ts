@@ -30,6 +30,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { formatProperties, parseProperties } from '../config/properties';
 import { topicCollision, validateTopicName } from './topic-names';
+import { writeFileAtomically, writeFileAtomicallySync } from '../util/durable-file';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -131,56 +132,6 @@ function checkAssignments(assignments: ReadonlyArray<ReadonlyArray<number>>, wha
   }
 }
 
-function fsyncDirSync(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    // Not supported on some platforms (Windows); the rename is still atomic.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // see fsyncDirSync
-  } finally {
-    await fh?.close();
-  }
-}
-
-function writeAtomicSync(file: string, data: string): void {
-  const tmp = file + '.tmp';
-  const fd = fs.openSync(tmp, 'w', 0o644);
-  try {
-    fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  fsyncDirSync(path.dirname(file));
-}
-
-async function writeAtomic(file: string, data: string): Promise<void> {
-  const tmp = file + '.tmp';
-  const fh = await fs.promises.open(tmp, 'w', 0o644);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.promises.rename(tmp, file);
-  await fsyncDir(path.dirname(file));
-}
-
 interface SnapshotState {
   clusterId: string;
   nodeId: number;
@@ -270,7 +221,7 @@ export class MetadataStore {
         );
       }
       clusterId = snapshot?.clusterId ?? opts.clusterId ?? generateClusterId();
-      writeAtomicSync(
+      writeFileAtomicallySync(
         metaFile,
         formatProperties(
           [
@@ -507,7 +458,7 @@ export class MetadataStore {
       await Promise.resolve(); // let synchronous back-to-back mutations share one snapshot
       while (this.persistedVersion < this._version) {
         const state = this.snapshotState();
-        await writeAtomic(this.snapshotPath, serializeSnapshot(state));
+        await writeFileAtomically(this.snapshotPath, serializeSnapshot(state));
         this.persistedVersion = state.version;
         const done = this.waiters.filter((w) => w.target <= state.version);
         this.waiters = this.waiters.filter((w) => w.target > state.version);

@@ -10,6 +10,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { fsyncDirectory, writeFileAtomically } from '../util/durable-file';
+
+export { fsyncDirectory };
 
 export const CHECKPOINT_VERSION = 0;
 
@@ -59,31 +62,6 @@ export async function readCheckpoint(file: string, fields: number): Promise<stri
     throw e;
   }
   return parseCheckpoint(file, text, fields);
-}
-
-export async function fsyncDirectory(dir: string): Promise<void> {
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  } finally {
-    await fh?.close();
-  }
-}
-
-export async function writeFileAtomically(file: string, text: string): Promise<void> {
-  const tmp = file + '.tmp';
-  const fh = await fs.promises.open(tmp, 'w', 0o644);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.promises.rename(tmp, file);
-  await fsyncDirectory(path.dirname(file));
 }
 
 interface Waiter {

@@ -25,6 +25,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { crc32c } from '../records/crc32c';
+import { writeFileAtomically } from '../util/durable-file';
 import { ErrorCode } from '../protocol/errors';
 
 export const NO_PRODUCER_ID = -1;
@@ -225,7 +226,7 @@ export class ProducerStateManager {
     const bytes = encodeSnapshot(this.producers.values());
     const write = this.snapshotWrites.then(async () => {
       const file = path.join(dir, snapshotFileName(offset));
-      await writeFileAtomic(file, bytes);
+      await writeFileAtomically(file, bytes);
       await pruneSnapshots(dir);
     });
     this.snapshotWrites = write.catch(() => {}); // one failure must not block later writes
@@ -332,28 +333,6 @@ async function pruneSnapshots(dir: string): Promise<void> {
   }
   for (const name of await fs.promises.readdir(dir)) {
     if (name.endsWith(SNAPSHOT_SUFFIX + '.tmp')) await fs.promises.rm(path.join(dir, name), { force: true });
-  }
-}
-
-async function writeFileAtomic(file: string, data: Buffer): Promise<void> {
-  const tmp = file + '.tmp';
-  const fh = await fs.promises.open(tmp, 'w', 0o644);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.promises.rename(tmp, file);
-  // Make the rename itself durable (not supported on every platform; the rename is still atomic).
-  let dirHandle: fs.promises.FileHandle | undefined;
-  try {
-    dirHandle = await fs.promises.open(path.dirname(file), 'r');
-    await dirHandle.sync();
-  } catch {
-    // see above
-  } finally {
-    await dirHandle?.close();
   }
 }
 

@@ -15,6 +15,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { writeFileAtomically } from '../util/durable-file';
 
 export const PRODUCER_IDS_FILE = 'producer-ids.json';
 /** Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
@@ -69,7 +70,7 @@ export class ProducerIdManager {
     const first = this.persistedEnd;
     const end = first + PRODUCER_ID_BLOCK_SIZE;
     if (end > Number.MAX_SAFE_INTEGER) throw new Error('Exhausted all producer ids');
-    await writeFileAtomic(this.file, JSON.stringify({ version: FILE_VERSION, producerIdsEnd: end }) + '\n');
+    await writeFileAtomically(this.file, JSON.stringify({ version: FILE_VERSION, producerIdsEnd: end }) + '\n');
     this.persistedEnd = end;
     this.next = first;
     this.blockEnd = end;
@@ -91,24 +92,3 @@ function parseProducerIdsEnd(file: string, text: string): number {
   return producerIdsEnd as number;
 }
 
-async function writeFileAtomic(file: string, data: string): Promise<void> {
-  const tmp = file + '.tmp';
-  const fh = await fs.promises.open(tmp, 'w', 0o644);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.promises.rename(tmp, file);
-  // Make the rename itself durable (not supported on every platform; the rename is still atomic).
-  let dirHandle: fs.promises.FileHandle | undefined;
-  try {
-    dirHandle = await fs.promises.open(path.dirname(file), 'r');
-    await dirHandle.sync();
-  } catch {
-    // see above
-  } finally {
-    await dirHandle?.close();
-  }
-}
