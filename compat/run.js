@@ -18,7 +18,16 @@ const path = require('path');
 const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 
-const SCENARIOS = ['connect', 'admin-topics'];
+const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent'];
+
+// Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
+// killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
+// selects them all.
+const ONCE = [
+  { name: 'crash: broker kill -9', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'broker-kill']] },
+  { name: 'crash: producer kill -9', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
+];
+const ONCE_TIMEOUT_S = 150;
 
 const VENV_PY = path.join(DIR, 'python/.venv/bin/python');
 const PY = fs.existsSync(VENV_PY) ? VENV_PY : 'python3';
@@ -138,7 +147,7 @@ function parseArgs(argv) {
   }
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
-  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}`);
+  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s) && s !== 'crash') usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, crash`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -147,7 +156,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}, crash (${ONCE.map((o) => o.name).join(', ')})`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -175,7 +184,7 @@ async function startBroker(opts) {
 
 function printMatrix(scenarios, clients, results) {
   const rows = [['scenario', ...clients.map((c) => c.name)]];
-  for (const s of scenarios) rows.push([s, ...clients.map((c) => results.get(`${c.name}/${s}`).status)]);
+  for (const s of scenarios) rows.push([s, ...clients.map((c) => (results.get(`${c.name}/${s}`) || { status: '' }).status)]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const line = (r) => r.map((cell, i) => cell.padEnd(widths[i])).join(' | ').trimEnd();
   console.log(line(rows[0]));
@@ -187,12 +196,14 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const clients = CLIENTS.filter((c) => !opts.only || opts.only.includes(c.name));
   const scenarios = SCENARIOS.filter((s) => !opts.scenarios || opts.scenarios.includes(s));
+  const once = ONCE.filter((o) => (!opts.scenarios || opts.scenarios.includes('crash')) && clients.some((c) => c.name === o.client));
   const results = new Map(); // "client/scenario" -> { status, message }
   const brokerErrors = [];
 
   // 1. Toolchains and builds, one at a time (builds are heavy on 2 cores).
   const unusable = new Map(); // client name -> reason
   for (const c of clients) {
+    if (!scenarios.length && !once.some((o) => o.client === c.name)) continue; // nothing to run with it
     let reason = c.check();
     if (!reason && c.build) {
       const [program, args, { cwd } = {}] = c.build;
@@ -238,9 +249,25 @@ async function main() {
 
   await broker.close();
 
-  // 4. Report.
+  // 4. The run-once scenarios, each with its own broker process.
+  for (const o of once) {
+    const key = `${o.client}/${o.name}`;
+    let result;
+    if (unusable.has(o.client)) result = { status: 'FAIL', message: unusable.get(o.client) };
+    else {
+      const r = await run(o.cmd[0], o.cmd[1], { timeoutMs: ONCE_TIMEOUT_S * 1000 });
+      if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${ONCE_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
+      else if (r.code === 0) result = { status: 'pass' };
+      else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
+      console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
+      if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+    }
+    results.set(key, result);
+  }
+
+  // 5. Report.
   console.log('');
-  printMatrix(scenarios, clients, results);
+  printMatrix([...scenarios, ...once.map((o) => o.name)], clients, results);
   const failures = [...results].filter(([, r]) => r.status === 'FAIL');
   if (failures.length || brokerErrors.length) console.log('\nFailures:');
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);

@@ -53,7 +53,7 @@ check(murmur2(Buffer.from('21')) === -973932308 && murmur2(Buffer.from('foobar')
 const keyPartition = (k, partitions) => (murmur2(k) & 0x7fffffff) % partitions;
 
 const show = (b) => (b === null || b === undefined ? 'null' : JSON.stringify(b.toString('latin1')));
-const showHeaders = (hs) => JSON.stringify(hs.map(([k, v]) => [k, v.toString('latin1')]));
+const showHeaders = (hs) => JSON.stringify(hs.map(([k, v]) => [k, v.toString('utf8')]));
 
 /**
  * Checks consumed records [{ partition, offset, key, value, headers: [[name, Buffer]] }] against

@@ -1,8 +1,10 @@
 """Fjord compatibility client: confluent-kafka (librdkafka). Usage: confluent_client.py BOOTSTRAP SCENARIO."""
 import time
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+import data
 from common import check, main, retry
 
 
@@ -30,9 +32,111 @@ def admin_topics(bootstrap, admin):
     retry(gone)
 
 
+def create_topic(admin, prefix, partitions, config=None):
+    name = data.topic_name("confluent", prefix)
+    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
+                        operation_timeout=15)[name].result(timeout=30)
+    return name
+
+
+def produce(bootstrap, topic, records, **conf):
+    """records: [(key, value, headers, timestamp or None)]; waits for every delivery report, raises on any error."""
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, **conf})
+
+    def report(err, msg):
+        if err:
+            errors.append(err)
+    for k, v, hs, ts in records:
+        producer.produce(topic, v, k, headers=hs, timestamp=ts or 0, on_delivery=report)
+        producer.poll(0)
+    left = producer.flush(30)
+    check(not errors and left == 0, f"delivery failed: {errors[:3]} ({len(errors)} errors, {left} undelivered)")
+
+
+# confluent-kafka's Consumer refuses to start without a group.id, but assign() with explicit offsets and no
+# commits uses no group API: the group.id is only a name here.
+CONSUMER = {"group.id": "fjord-compat-unused", "enable.auto.commit": False, "enable.auto.offset.store": False}
+
+
+def consume_all(bootstrap, topic, partitions, **conf):
+    """Assigns every partition from the beginning (no subscribe, no commits) and reads up to the high watermarks."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER, **conf})
+    try:
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        records, pos = [], {p: 0 for p in range(partitions)}
+        deadline = time.monotonic() + 30
+        while any(pos[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+            for msg in consumer.consume(500, timeout=1):
+                if msg.error():
+                    raise KafkaException(msg.error())
+                records.append((msg.partition(), msg.offset(), msg.key(), msg.value(), msg.headers()))
+                pos[msg.partition()] = msg.offset() + 1
+        check(all(pos[p] >= ends[p] for p in ends), f"consumed up to {pos}, end offsets {ends} (timed out)")
+        return records
+    finally:
+        consumer.close()
+
+
+def plain(n):
+    return [(data.key(i), data.value(i), data.headers(i), None) for i in range(n)]
+
+
+def produce_consume(bootstrap, admin):
+    topic = create_topic(admin, "pc", 3)
+    produce(bootstrap, topic, plain(1000))
+    data.verify_records(consume_all(bootstrap, topic, 3), 1000)
+
+
+def compression(bootstrap, admin):
+    for codec in data.CODECS:
+        topic = create_topic(admin, codec, 3)
+        produce(bootstrap, topic, plain(200), **{"compression.type": codec})
+        try:
+            data.verify_records(consume_all(bootstrap, topic, 3), 200)
+        except AssertionError as e:
+            raise AssertionError(f"{codec}: {e}") from e
+
+
+def large_records(bootstrap, admin):
+    topic = create_topic(admin, "large", 1, {"max.message.bytes": "2097152"})
+    produce(bootstrap, topic, [(f"large-{i}".encode(), data.large(i), None, None) for i in range(5)], **{"message.max.bytes": 2097152})
+    data.verify_large(consume_all(bootstrap, topic, 1))
+
+
+def keyed_partitions(bootstrap, admin):
+    topic = create_topic(admin, "keyed", 6)
+    produce(bootstrap, topic, [(f"key-{i % 20}".encode(), data.value(i), None, None) for i in range(600)], partitioner="murmur2_random")
+    data.verify_keyed(consume_all(bootstrap, topic, 6), 600, 6)
+
+
+def offsets_by_time(bootstrap, admin):
+    topic = create_topic(admin, "time", 1)
+    t, count, lookups = data.time_queries()
+    produce(bootstrap, topic, [(data.key(i), data.value(i), None, t + i * 1000) for i in range(count)])
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER})
+    try:
+        for ts, want in lookups:
+            [tp] = consumer.offsets_for_times([TopicPartition(topic, 0, ts)], timeout=10)
+            check(tp.error is None, f"offsets_for_times({ts}): {tp.error}")
+            # librdkafka answers "no record at or after ts" with -1 (OFFSET_END).
+            check(tp.offset == (-1 if want is None else want), f"offset for timestamp T{ts - t:+d}: {tp.offset}, expected {want}")
+    finally:
+        consumer.close()
+
+
+def idempotent(bootstrap, admin):
+    topic = create_topic(admin, "idem", 3)
+    produce(bootstrap, topic, plain(2000), **{"enable.idempotence": True})
+    data.verify_records(consume_all(bootstrap, topic, 3), 2000)
+
+
 def run(bootstrap, scenario):
     scenario(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"}))
 
 
 if __name__ == "__main__":
-    main({"connect": connect, "admin-topics": admin_topics}, run)
+    main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
+          "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
+          "idempotent": idempotent}, run)

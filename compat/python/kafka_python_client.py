@@ -1,8 +1,10 @@
 """Fjord compatibility client: kafka-python. Usage: kafka_python_client.py BOOTSTRAP SCENARIO."""
 import time
 
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
+import data
 from common import check, main, retry
 
 
@@ -34,6 +36,97 @@ def admin_topics(bootstrap, admin):
     retry(gone)
 
 
+def create_topic(admin, prefix, partitions, config=None):
+    name = data.topic_name("kafka-python", prefix)
+    response = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1, topic_configs=config or {})])
+    errors = [t for t in response.topic_errors if t[1] != 0]
+    check(not errors, f"CreateTopics errors: {errors}")
+    return name
+
+
+def produce(bootstrap, topic, records, **conf):
+    """records: [(key, value, headers, timestamp_ms or None)]; waits for every acknowledgement."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **conf)
+    try:
+        futures = [producer.send(topic, value=v, key=k, headers=hs, timestamp_ms=ts) for k, v, hs, ts in records]
+        producer.flush(30)
+        for f in futures:
+            f.get(timeout=30)
+    finally:
+        producer.close(5)
+
+
+def consume_all(bootstrap, topic, partitions, **conf):
+    """assign() every partition, no group_id, from the beginning up to the end offsets."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **conf)
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        records = []
+        deadline = time.monotonic() + 30
+        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
+            for tp, msgs in consumer.poll(timeout_ms=1000).items():
+                records += [(m.partition, m.offset, m.key, m.value, m.headers) for m in msgs]
+        check(all(consumer.position(tp) >= ends[tp] for tp in tps), f"end offsets {ends} not reached (timed out)")
+        return records
+    finally:
+        consumer.close()
+
+
+def plain(n):
+    return [(data.key(i), data.value(i), data.headers(i), None) for i in range(n)]
+
+
+def produce_consume(bootstrap, admin):
+    topic = create_topic(admin, "pc", 3)
+    produce(bootstrap, topic, plain(1000))
+    data.verify_records(consume_all(bootstrap, topic, 3), 1000)
+
+
+def compression(bootstrap, admin):
+    for codec in data.CODECS:
+        topic = create_topic(admin, codec, 3)
+        produce(bootstrap, topic, plain(200), compression_type=None if codec == "none" else codec)
+        try:
+            data.verify_records(consume_all(bootstrap, topic, 3), 200)
+        except AssertionError as e:
+            raise AssertionError(f"{codec}: {e}") from e
+
+
+def large_records(bootstrap, admin):
+    topic = create_topic(admin, "large", 1, {"max.message.bytes": "2097152"})
+    produce(bootstrap, topic, [(f"large-{i}".encode(), data.large(i), None, None) for i in range(5)], max_request_size=2097152)
+    data.verify_large(consume_all(bootstrap, topic, 1))
+
+
+def keyed_partitions(bootstrap, admin):
+    topic = create_topic(admin, "keyed", 6)
+    produce(bootstrap, topic, [(f"key-{i % 20}".encode(), data.value(i), None, None) for i in range(600)])  # default: murmur2
+    data.verify_keyed(consume_all(bootstrap, topic, 6), 600, 6)
+
+
+def offsets_by_time(bootstrap, admin):
+    topic = create_topic(admin, "time", 1)
+    t, count, lookups = data.time_queries()
+    produce(bootstrap, topic, [(data.key(i), data.value(i), None, t + i * 1000) for i in range(count)])
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        tp = TopicPartition(topic, 0)
+        for ts, want in lookups:
+            got = consumer.offsets_for_times({tp: ts})[tp]  # None: no record at or after ts
+            check((got and got.offset) == want, f"offset for timestamp T{ts - t:+d}: {got}, expected {want}")
+    finally:
+        consumer.close()
+
+
+def idempotent(bootstrap, admin):
+    topic = create_topic(admin, "idem", 3)
+    produce(bootstrap, topic, plain(2000), enable_idempotence=True)
+    data.verify_records(consume_all(bootstrap, topic, 3), 2000)
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
@@ -43,4 +136,6 @@ def run(bootstrap, scenario):
 
 
 if __name__ == "__main__":
-    main({"connect": connect, "admin-topics": admin_topics}, run)
+    main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
+          "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
+          "idempotent": idempotent}, run)

@@ -1,0 +1,325 @@
+#!/usr/bin/env node
+'use strict';
+// Fjord crash test: the broker in its own process, killed with SIGKILL mid-stream, or the producer killed.
+//
+//   node compat/crash/crash-test.js broker-kill | producer-kill      (exit 0 = pass, 1 after "FAIL: ...")
+//
+// The clients reach the broker through a small TCP proxy (the broker advertises the proxy's port), which can
+// withhold the broker's responses: that is how a kill lands with Produce requests appended but unanswered.
+//
+// broker-kill:   starts `bin/fjord start --port P --data-dir D`, an idempotent confluent-kafka producer sends
+//                COUNT records (acks=all) and logs every acknowledgement (seq, partition, offset); mid-stream
+//                the proxy withholds responses for 300 ms (the producer's in-flight Produce requests reach the
+//                broker, their answers do not reach the producer), the broker is SIGKILLed, restarted on the
+//                same port and dir, and the producer reconnects and retries those requests with the same
+//                sequence numbers. Then: every record acknowledged exactly once, each at the offset its ack
+//                reported (a retried batch that the broker had already appended must be recognised as such).
+// producer-kill: the producer is SIGKILLed mid-stream; a new producer (a new idempotent session) sends every
+//                record the first one had no acknowledgement for. Then: every acknowledged record at its
+//                offset, every record present, no record twice within a session (a record the killed
+//                producer had in flight may be there from both sessions: at-least-once across sessions).
+//
+// FJORD_CRASH_BROKER_CMD overrides the broker command, a shell command with {port}, {advertised_port} and
+// {dir} in it; it must `exec` the broker so that its pid is the broker's (used to validate this test against
+// Apache Kafka).
+const { spawn } = require('child_process');
+const fs = require('fs');
+const net = require('net');
+const os = require('os');
+const path = require('path');
+
+const ROOT = path.join(__dirname, '..', '..');
+const VENV_PY = path.join(ROOT, 'compat/python/.venv/bin/python');
+const PY = fs.existsSync(VENV_PY) ? VENV_PY : 'python3';
+const CLIENT = path.join(__dirname, 'crash_client.py');
+const COUNT = 3000;
+const PARTITIONS = 3;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (msg) => console.log(`crash: ${msg}`);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function waitForPort(port, ms = 30000) {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const sock = net.connect(port, '127.0.0.1');
+      sock.on('connect', () => (sock.destroy(), resolve()));
+      sock.on('error', () => (Date.now() > deadline ? reject(new Error(`broker not listening on ${port} after ${ms} ms`)) : setTimeout(attempt, 100)));
+    };
+    attempt();
+  });
+}
+
+/** A TCP proxy to the broker that counts Produce requests and can withhold (drop) the broker's responses. */
+class Proxy {
+  constructor(target) {
+    this.target = target;
+    this.withholding = false;
+    this.producesWithheld = 0; // Produce requests forwarded while responses were withheld
+    this.conns = new Set();
+  }
+
+  async listen() {
+    this.server = net.createServer((client) => {
+      const broker = net.connect(this.target, '127.0.0.1');
+      const pair = [client, broker];
+      this.conns.add(pair);
+      const close = () => {
+        this.conns.delete(pair);
+        client.destroy();
+        broker.destroy();
+      };
+      let pending = Buffer.alloc(0);
+      client.on('data', (d) => {
+        // Requests are size-prefixed frames: int32 size, int16 api key (Produce = 0), ...
+        pending = Buffer.concat([pending, d]);
+        while (pending.length >= 6 && pending.length >= 4 + pending.readInt32BE(0)) {
+          if (this.withholding && pending.readInt16BE(4) === 0) this.producesWithheld++;
+          pending = pending.subarray(4 + pending.readInt32BE(0));
+        }
+        broker.write(d);
+      });
+      broker.on('data', (d) => this.withholding || client.write(d));
+      for (const sock of pair) sock.on('error', close).on('close', close);
+    });
+    await new Promise((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = this.server.address().port;
+  }
+
+  /** Drops every connection (what the producer sees of a dead broker) and forwards responses again. */
+  reset() {
+    for (const pair of this.conns) for (const sock of pair) sock.destroy();
+    this.conns.clear();
+    this.withholding = false;
+  }
+
+  close() {
+    this.reset();
+    this.server.close();
+  }
+}
+
+class Broker {
+  constructor(port, advertisedPort, dir) {
+    this.port = port;
+    this.advertisedPort = advertisedPort;
+    this.dir = dir;
+    this.logFile = path.join(dir, '..', `${path.basename(dir)}.log`);
+  }
+
+  async start() {
+    const out = fs.openSync(this.logFile, 'a');
+    const custom = process.env.FJORD_CRASH_BROKER_CMD;
+    const [cmd, args] = custom
+      ? ['sh', ['-c', custom.replaceAll('{port}', String(this.port)).replaceAll('{advertised_port}', String(this.advertisedPort)).replaceAll('{dir}', this.dir)]]
+      : [process.execPath, [path.join(ROOT, 'bin/fjord'), 'start', '--port', String(this.port), '--advertised-port', String(this.advertisedPort),
+        '--data-dir', this.dir, '--log-level', 'info']];
+    this.proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, out] });
+    fs.closeSync(out);
+    this.exited = new Promise((r) => this.proc.on('exit', (code, signal) => r({ code, signal })));
+    await Promise.race([waitForPort(this.port), this.exited.then((e) => Promise.reject(new Error(`broker exited at start: ${JSON.stringify(e)}\n${this.tail()}`)))]);
+    log(`broker pid ${this.proc.pid} listening on ${this.port}`);
+  }
+
+  async kill() {
+    this.proc.kill('SIGKILL');
+    await this.exited;
+    log(`broker pid ${this.proc.pid} killed with SIGKILL`);
+  }
+
+  async stop() {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  tail() {
+    try {
+      return fs.readFileSync(this.logFile, 'utf8').trim().split('\n').slice(-15).map((l) => `    broker: ${l.slice(0, 400)}`).join('\n');
+    } catch {
+      return '';
+    }
+  }
+}
+
+/** Runs crash_client.py MODE ARGS to completion (asynchronously: the proxy lives in this process); its stdout. */
+function client(mode, ...args) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(PY, [CLIENT, mode, ...args.map(String)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 120000);
+    proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`crash_client.py ${mode} exited ${code ?? signal}: ${err.trim().slice(-2000)}`));
+    });
+  });
+}
+
+/** Starts crash_client.py produce in the background: { proc, exited }. */
+function startProducer(bootstrap, topic, session, ackFile) {
+  const proc = spawn(PY, [CLIENT, 'produce', bootstrap, topic, String(session), String(COUNT), ackFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal, out: () => out.trim().slice(-2000) })));
+  return { proc, exited };
+}
+
+/** Acknowledgements logged so far: [{ session, seq, partition, offset }]. */
+function readAcks(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f.length === 4)
+    .map(([session, seq, partition, offset]) => ({ session: Number(session), seq: Number(seq), partition: Number(partition), offset: Number(offset) }));
+}
+
+async function waitForAcks(file, n, producer, ms = 20000) {
+  const deadline = Date.now() + ms;
+  let done = false;
+  producer.exited.then(() => (done = true));
+  while (readAcks(file).length < n) {
+    if (done) throw new Error(`producer exited before ${n} acknowledgements: ${(await producer.exited).out()}`);
+    if (Date.now() > deadline) throw new Error(`only ${readAcks(file).length} acknowledgements after ${ms} ms, expected ${n}`);
+    await sleep(20);
+  }
+}
+
+/** The log as records { partition, offset, session, seq }. */
+async function dump(bootstrap, topic) {
+  return (await client('dump', bootstrap, topic, PARTITIONS))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [partition, offset, , value] = l.split(' ');
+      const [session, seq] = value.split(':').map(Number);
+      return { partition: Number(partition), offset: Number(offset), session, seq };
+    });
+}
+
+/** The checks common to both runs; returns a summary line. */
+function verify(records, acks, { allSessionsOnce }) {
+  const problems = [];
+  const at = new Map(records.map((r) => [`${r.partition}/${r.offset}`, r]));
+  for (const a of acks) {
+    const r = at.get(`${a.partition}/${a.offset}`);
+    if (!r || r.seq !== a.seq || r.session !== a.session) {
+      problems.push(`acknowledged seq ${a.seq} (session ${a.session}) at ${a.partition}/${a.offset}, log has ${r ? `seq ${r.seq} (session ${r.session})` : 'nothing'} there`);
+    }
+  }
+  const bySession = new Map(); // "session:seq" -> count
+  const bySeq = new Map(); // seq -> count
+  for (const r of records) {
+    bySession.set(`${r.session}:${r.seq}`, (bySession.get(`${r.session}:${r.seq}`) || 0) + 1);
+    bySeq.set(r.seq, (bySeq.get(r.seq) || 0) + 1);
+  }
+  const dupes = [...bySession].filter(([, c]) => c > 1);
+  if (dupes.length) problems.push(`${dupes.length} records written more than once by one producer session (idempotence broken): ${dupes.slice(0, 5).map(([k, c]) => `${k} x${c}`).join(', ')}`);
+  const missing = [];
+  for (let s = 0; s < COUNT; s++) if (!bySeq.has(s)) missing.push(s);
+  if (missing.length) problems.push(`${missing.length} of ${COUNT} records missing: seq ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', ...' : ''}`);
+  const across = [...bySeq].filter(([, c]) => c > 1).length;
+  if (allSessionsOnce && across) problems.push(`${across} records present more than once`);
+  if (problems.length) throw new Error(problems.slice(0, 8).join('\n'));
+  return `${records.length} records in the log, ${acks.length} acknowledgements all at their offsets, none missing, no duplicate within a session${across ? `; ${across} records the killed producer had in flight are there from both sessions` : ''}`;
+}
+
+async function brokerKill(broker, proxy, bootstrap, work) {
+  const topic = 'crash-broker-kill';
+  const ackFile = path.join(work, 'acks-broker-kill');
+  await client('create', bootstrap, topic, PARTITIONS);
+  const producer = startProducer(bootstrap, topic, 1, ackFile);
+  await waitForAcks(ackFile, COUNT / 4, producer);
+  proxy.withholding = true;
+  await sleep(300);
+  await broker.kill();
+  proxy.reset();
+  const ackedAtKill = readAcks(ackFile).length;
+  if (!proxy.producesWithheld) throw new Error('no Produce request reached the broker while its responses were withheld: the kill tested nothing');
+  log(`${proxy.producesWithheld} Produce requests reached the broker unanswered before the kill`);
+  await sleep(1000);
+  await broker.start();
+  const result = await Promise.race([producer.exited, sleep(100000).then(() => ({ code: 'timeout', out: () => '' }))]);
+  if (result.code !== 0) {
+    producer.proc.kill('SIGKILL');
+    throw new Error(`producer did not finish after the broker restart (exit ${result.code}${result.signal ? `, ${result.signal}` : ''}): ${result.out()}`);
+  }
+  log(`broker killed after ${ackedAtKill} acknowledgements; the producer finished after the restart`);
+  return verify(await dump(bootstrap, topic), readAcks(ackFile), { allSessionsOnce: true });
+}
+
+async function producerKill(broker, proxy, bootstrap, work) {
+  const topic = 'crash-producer-kill';
+  const ackFile = path.join(work, 'acks-producer-kill');
+  await client('create', bootstrap, topic, PARTITIONS);
+  const first = startProducer(bootstrap, topic, 1, ackFile);
+  await waitForAcks(ackFile, COUNT / 3, first);
+  first.proc.kill('SIGKILL');
+  await first.exited;
+  const ackedAtKill = readAcks(ackFile).length;
+  log(`producer killed with SIGKILL after ${ackedAtKill} acknowledgements; a new producer sends the rest`);
+  const second = startProducer(bootstrap, topic, 2, ackFile);
+  const result = await Promise.race([second.exited, sleep(100000).then(() => ({ code: 'timeout', out: () => '' }))]);
+  if (result.code !== 0) {
+    second.proc.kill('SIGKILL');
+    throw new Error(`second producer failed (exit ${result.code}): ${result.out()}`);
+  }
+  return verify(await dump(bootstrap, topic), readAcks(ackFile), { allSessionsOnce: false });
+}
+
+async function main() {
+  const runs = { 'broker-kill': brokerKill, 'producer-kill': producerKill };
+  const name = process.argv[2];
+  if (!runs[name]) {
+    console.error(`usage: node compat/crash/crash-test.js ${Object.keys(runs).join(' | ')}`);
+    process.exit(2);
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-crash-'));
+  const port = await freePort();
+  const proxy = new Proxy(port);
+  await proxy.listen();
+  const broker = new Broker(port, proxy.port, path.join(work, 'data'));
+  fs.mkdirSync(broker.dir);
+  let code = 0;
+  try {
+    await broker.start();
+    log(await runs[name](broker, proxy, `127.0.0.1:${proxy.port}`, work));
+  } catch (e) {
+    console.log(`FAIL: ${e.message}`);
+    const tail = broker.tail();
+    if (tail) console.log(`  broker log (last lines):\n${tail}`);
+    code = 1;
+  } finally {
+    await broker.stop().catch(() => {});
+    proxy.close();
+    if (code === 0 || !process.env.FJORD_CRASH_KEEP) {
+      try {
+        fs.rmSync(work, { recursive: true, force: true, maxRetries: 5 });
+      } catch (e) {
+        log(`could not remove ${work}: ${e.message}`);
+      }
+    } else console.log(`crash: kept ${work}`);
+  }
+  process.exit(code);
+}
+
+main();
