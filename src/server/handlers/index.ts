@@ -4,12 +4,17 @@ import { alterConfigs } from './alter-configs';
 import { apiVersions } from './api-versions';
 import { createPartitions } from './create-partitions';
 import { createTopics } from './create-topics';
+import { deleteRecords } from './delete-records';
 import { deleteTopics } from './delete-topics';
 import { describeCluster } from './describe-cluster';
 import { describeConfigs } from './describe-configs';
+import { describeLogDirs } from './describe-log-dirs';
 import { fetch } from './fetch';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
+import { initProducerId } from './init-producer-id';
+import { listOffsets } from './list-offsets';
 import { metadata } from './metadata';
+import { offsetForLeaderEpoch } from './offset-for-leader-epoch';
 import { produce } from './produce';
 
 export const handlers: HandlerFactory[] = [
@@ -24,4 +29,9 @@ export const handlers: HandlerFactory[] = [
   createPartitions,
   incrementalAlterConfigs,
   describeCluster,
+  listOffsets,
+  offsetForLeaderEpoch,
+  deleteRecords,
+  describeLogDirs,
+  initProducerId,
 ];

@@ -31,7 +31,7 @@ import { ErrorCode } from '../../protocol/errors';
 import { decodeRecords } from '../../records/records';
 import { PARTITION_LEADER_EPOCH_OFFSET } from '../../records/batch';
 import type { PartitionLog, TimestampLookup } from '../../storage';
-import { segmentFileName } from '../../storage/log-segment';
+import { LOG_FILE_SUFFIX, segmentFileName } from '../../storage/log-segment';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 import { leaderEpochEntries, leaderPartition, NO_LEADER_EPOCH } from './offset-for-leader-epoch';
@@ -79,7 +79,7 @@ export const listOffsets: HandlerFactory = (broker) => ({
       const partitions: PartitionResponse[] = [];
       for (const p of t.partitions) {
         if (v === 0) {
-          partitions.push(await listOldStyle(broker, req, t.name, p.partitionIndex, p.maxNumOffsets ?? 1));
+          partitions.push(await listOldStyle(broker, req.replicaId, t.name, p.partitionIndex, Number(p.timestamp), p.maxNumOffsets ?? 1));
           continue;
         }
         const answer = (errorCode: number, found: Found = NOT_FOUND): PartitionResponse => ({
@@ -164,7 +164,9 @@ function batchEpoch(batch: TimestampLookup): number {
 }
 
 /** v0: Kafka's Partition.legacyFetchOffsetsForTimestamp. */
-async function listOldStyle(broker: Broker, req: ListOffsetsRequest, topic: string, index: number, maxNumOffsets: number): Promise<PartitionResponse> {
+async function listOldStyle(
+  broker: Broker, replicaId: number, topic: string, index: number, timestamp: number, maxNumOffsets: number,
+): Promise<PartitionResponse> {
   const answer = (errorCode: number, offsets: number[] = []): PartitionResponse => ({
     partitionIndex: index, errorCode, oldStyleOffsets: offsets.map((o) => BigInt(o)), timestamp: -1n, offset: -1n, leaderEpoch: -1,
   });
@@ -172,8 +174,8 @@ async function listOldStyle(broker: Broker, req: ListOffsetsRequest, topic: stri
   if ('errorCode' in leader) return answer(leader.errorCode);
   const log = leader.partition.log;
   try {
-    const offsets = await legacyOffsetsBefore(log, Number(req.topics.find((t) => t.name === topic)!.partitions.find((p) => p.partitionIndex === index)!.timestamp), maxNumOffsets);
-    if (req.replicaId !== CONSUMER_REPLICA_ID) return answer(ErrorCode.NONE, offsets);
+    const offsets = await legacyOffsetsBefore(log, timestamp, maxNumOffsets);
+    if (replicaId !== CONSUMER_REPLICA_ID) return answer(ErrorCode.NONE, offsets);
     const hw = log.highWatermark;
     return answer(ErrorCode.NONE, offsets.some((o) => o > hw) ? [hw, ...offsets.filter((o) => o <= hw)] : offsets);
   } catch (err) {
@@ -192,7 +194,7 @@ async function legacyOffsetsBefore(log: PartitionLog, timestamp: number, maxNumO
   else if (timestamp === EARLIEST_TIMESTAMP) startIndex = 0;
   else {
     for (const c of candidates) {
-      if (c.baseOffset >= 0) c.mtime = (await stat(path.join(log.dir, segmentFileName(c.baseOffset, '.log')))).mtimeMs;
+      if (c.baseOffset >= 0) c.mtime = await lastModified(path.join(log.dir, segmentFileName(c.baseOffset, LOG_FILE_SUFFIX)));
     }
     startIndex = candidates.length - 1;
     while (startIndex >= 0 && candidates[startIndex].mtime > timestamp) startIndex--;
@@ -200,6 +202,16 @@ async function legacyOffsetsBefore(log: PartitionLog, timestamp: number, maxNumO
   const out: number[] = [];
   for (let i = startIndex; i >= 0 && out.length < maxNumOffsets; i--) out.push(candidates[i].offset);
   return out.sort((a, b) => b - a);
+}
+
+/** A segment file's modification time; one deleted meanwhile never matches. */
+async function lastModified(file: string): Promise<number> {
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Infinity;
+    throw err;
+  }
 }
 
 function failureCode(broker: Broker, err: unknown, topic: string, partition: number): number {
