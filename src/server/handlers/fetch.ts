@@ -21,6 +21,7 @@ import { StorageError } from '../../storage';
 import { DelayedOperation } from '../delayed/purgatory';
 import { partitionKey as sessionKey, type FetchContext, type FetchPartitionRequest } from '../fetch-sessions';
 import { partitionKey, type Partition } from '../replica-manager';
+import { leaderPartition } from '../leader-partition';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 
@@ -110,15 +111,10 @@ async function readPartition(
     partitionIndex: request.partition, errorCode, highWatermark: BigInt(hw), lastStableOffset: BigInt(hw),
     logStartOffset: BigInt(logStart), preferredReadReplica: -1, records,
   });
-  const topic = broker.controller.topic(request.topic);
-  const partition = topic ? broker.replicas.partition(request.topic, request.partition) : undefined;
-  if (!topic || !partition) {
-    return answer(request.topic === '' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  }
-  const leaderEpoch = topic.partitions[request.partition].leaderEpoch;
-  if (request.currentLeaderEpoch > leaderEpoch) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
-  if (request.currentLeaderEpoch >= 0 && request.currentLeaderEpoch < leaderEpoch) return answer(ErrorCode.FENCED_LEADER_EPOCH);
-  const log = partition.log;
+  if (request.topic === '') return answer(ErrorCode.UNKNOWN_TOPIC_ID);
+  const found = leaderPartition(broker, request.topic, request.partition, request.currentLeaderEpoch);
+  if ('errorCode' in found) return answer(found.errorCode);
+  const log = found.partition.log;
   try {
     const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage });
     if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, read.logStartOffset);

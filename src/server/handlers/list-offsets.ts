@@ -34,7 +34,8 @@ import type { PartitionLog, TimestampLookup } from '../../storage';
 import { LOG_FILE_SUFFIX, segmentFileName } from '../../storage/log-segment';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
-import { leaderEpochEntries, leaderPartition, NO_LEADER_EPOCH } from './offset-for-leader-epoch';
+import { leaderEpochEntries } from './offset-for-leader-epoch';
+import { leaderPartition, NO_LEADER_EPOCH } from '../leader-partition';
 
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;

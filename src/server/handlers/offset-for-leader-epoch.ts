@@ -19,34 +19,12 @@ import type {
 } from '../../protocol/generated/OffsetForLeaderEpochResponse';
 import { ErrorCode } from '../../protocol/errors';
 import type { PartitionLog } from '../../storage';
-import type { Partition } from '../replica-manager';
 import type { HandlerFactory } from '../router';
-import type { Broker } from '../../broker';
-
-/** A request's currentLeaderEpoch when the client does not know it (Kafka: only -1 means absent). */
-export const NO_LEADER_EPOCH = -1;
+import { leaderPartition, NO_LEADER_EPOCH } from '../leader-partition';
 
 export interface EpochEntry {
   epoch: number;
   startOffset: number;
-}
-
-/**
- * The partition we lead and its current leader epoch, or the error Kafka answers
- * (ReplicaManager.getPartitionOrException: unknown, then offline; then Partition.checkCurrentLeaderEpoch).
- */
-export function leaderPartition(
-  broker: Broker, topicName: string, index: number, currentLeaderEpoch: number,
-): { partition: Partition; leaderEpoch: number } | { errorCode: number } {
-  const meta = broker.controller.topic(topicName)?.partitions[index];
-  const partition = meta ? broker.replicas.partition(topicName, index) : undefined;
-  if (!meta || !partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-  if (partition.log.offline) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
-  if (currentLeaderEpoch !== NO_LEADER_EPOCH) {
-    if (currentLeaderEpoch < meta.leaderEpoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH };
-    if (currentLeaderEpoch > meta.leaderEpoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH };
-  }
-  return { partition, leaderEpoch: meta.leaderEpoch };
 }
 
 /**
