@@ -16,6 +16,7 @@ import { Listener } from './server/listener';
 import { Router } from './server/router';
 import { FetchSessionCache } from './server/fetch-sessions';
 import { handlers } from './server/handlers';
+import { createGroupCoordinator, startGroupCoordinator, type GroupCoordinator } from './group';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -46,6 +47,8 @@ const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
 export class Broker {
   readonly router: Router;
   readonly fetchSessions: FetchSessionCache;
+  /** Consumer groups and their committed offsets (src/group); started by startBroker. */
+  readonly groups: GroupCoordinator;
 
   constructor(
     readonly config: BrokerConfig,
@@ -55,6 +58,7 @@ export class Broker {
     readonly replicas: ReplicaManager,
     readonly producerIds: ProducerIdManager,
   ) {
+    this.groups = createGroupCoordinator(config, replicas, log);
     this.router = new Router(handlers.map((make) => make(this)));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -97,6 +101,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const replicas = await ReplicaManager.open(config, store.topics(), log);
   const producerIds = await ProducerIdManager.open(config.dataDir);
   const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
+  // The group coordinator creates __consumer_offsets if needed and loads it while the listener starts.
+  const groupsStarted = startGroupCoordinator(broker.groups, config, broker.controller, replicas, log);
   const listener = new Listener(broker.router, {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
@@ -119,6 +125,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     close() {
       closing ??= (async () => {
         await listener.close();
+        broker.groups.close();
+        await groupsStarted;
         await replicas.close();
         await store.close();
         if (tempDir) await rm(tempDir, { recursive: true, force: true });

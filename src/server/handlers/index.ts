@@ -16,6 +16,18 @@ import { listOffsets } from './list-offsets';
 import { metadata } from './metadata';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch';
 import { produce } from './produce';
+// Consumer groups (src/group): the classic group coordinator.
+import { deleteGroups } from './delete-groups';
+import { describeGroups } from './describe-groups';
+import { findCoordinator } from './find-coordinator';
+import { heartbeat } from './heartbeat';
+import { joinGroup } from './join-group';
+import { leaveGroup } from './leave-group';
+import { listGroups } from './list-groups';
+import { offsetCommit } from './offset-commit';
+import { offsetDelete } from './offset-delete';
+import { offsetFetch } from './offset-fetch';
+import { syncGroup } from './sync-group';
 
 export const handlers: HandlerFactory[] = [
   produce,
@@ -34,4 +46,16 @@ export const handlers: HandlerFactory[] = [
   deleteRecords,
   describeLogDirs,
   initProducerId,
+  // consumer groups
+  findCoordinator,
+  joinGroup,
+  syncGroup,
+  heartbeat,
+  leaveGroup,
+  offsetCommit,
+  offsetFetch,
+  listGroups,
+  describeGroups,
+  deleteGroups,
+  offsetDelete,
 ];

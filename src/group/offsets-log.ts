@@ -1,0 +1,416 @@
+// Consumer groups and committed offsets, persisted in the compacted internal topic __consumer_offsets
+// in Kafka's own record formats (offsets-records.ts), as Kafka's group coordinator keeps them.
+//
+// - A group lives on partition Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions (Kafka's
+//   GroupCoordinatorService.partitionFor). Utils.abs maps Integer.MIN_VALUE to 0 and is Math.abs
+//   otherwise: NOT the `& 0x7fffffff` of the producer's partitioner (they differ for every negative
+//   hash: "my-group" hashes to -1906497762, partition 12 of 50 here, 36 with the mask).
+// - Each store/delete call is one uncompressed batch of keyed records (producerId -1), appended through
+//   the ReplicaManager like a Produce (so the compacted-topic key check applies). The append itself is
+//   synchronous: calls land in the log in call order, which is what makes "last write wins" on load
+//   mean "the coordinator's last call wins".
+// - Append errors become coordinator errors as Kafka maps them:
+//   offset commits (GroupMetadataManager.storeOffsets, the classic coordinator): UNKNOWN_TOPIC_OR_PARTITION,
+//     NOT_ENOUGH_REPLICAS(_AFTER_APPEND) -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
+//     KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE
+//     -> INVALID_COMMIT_OFFSET_SIZE; anything else as is. (Kafka 4's new runtime answers
+//     UNKNOWN_SERVER_ERROR for the too-large case instead; the classic code is the informative one.)
+//   group metadata (GroupMetadataManager.storeGroup): the same, except REQUEST_TIMED_OUT ->
+//     REBALANCE_IN_PROGRESS and the too-large errors -> UNKNOWN_SERVER_ERROR.
+//   deletions (Kafka 4, CoordinatorOperationExceptionHelper; the classic coordinator only logged
+//     tombstone failures): UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+//     REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR ->
+//     NOT_COORDINATOR; too large -> UNKNOWN_SERVER_ERROR.
+// - Loading replays each partition from its log start to its high watermark: the last value per key
+//   wins, a tombstone removes the key, records of a type this broker does not know (the KIP-848 group
+//   records, 3+) are skipped as Kafka's loader skips them. Transactional batches (TxnOffsetCommit) are
+//   held per producer until their COMMIT marker (applied unless a later non-transactional value exists,
+//   as OffsetMetadataManager.replayEndTransactionMarker does) or ABORT marker (dropped).
+import type { Logger } from 'pino';
+import type { Controller, Outcome } from '../cluster/controller';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import { ErrorCode } from '../protocol/errors';
+import { LOG_OVERHEAD, readBatchHeader, type BatchInfo } from '../records/batch';
+import { buildBatchSync, ControlRecordType, decodeRecords, parseControlRecordType, type BuildRecord } from '../records/records';
+import type { Partition, ReplicaManager } from '../server/replica-manager';
+import { StorageError } from '../storage';
+import {
+  decodeGroupMetadataValue,
+  decodeKey,
+  decodeOffsetCommitValue,
+  encodeGroupMetadataKey,
+  encodeGroupMetadataValue,
+  encodeOffsetCommitKey,
+  encodeOffsetCommitValue,
+} from './offsets-records';
+
+export interface OffsetAndMetadata {
+  offset: number;
+  leaderEpoch: number;
+  metadata: string;
+  commitTimestamp: number;
+  /** -1: none. */
+  expireTimestamp: number;
+}
+
+export interface GroupMemberSnapshot {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  sessionTimeoutMs: number;
+  subscription: Buffer;
+  assignment: Buffer;
+}
+
+export interface GroupSnapshot {
+  protocolType: string;
+  generationId: number;
+  protocolName: string | null;
+  leader: string | null;
+  currentStateTimestamp: number;
+  members: GroupMemberSnapshot[];
+}
+
+export type TopicPartitionOffset = OffsetAndMetadata & { topic: string; partition: number };
+
+export interface LoadedGroup {
+  groupId: string;
+  group: GroupSnapshot | null;
+  /** Keyed `${topic}:${partition}` (':' cannot appear in a topic name). */
+  offsets: Map<string, TopicPartitionOffset>;
+}
+
+export const OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME;
+/** offsets.topic.segment.bytes default. */
+export const DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES = 104857600;
+/** offsets.load.buffer.size default: how much of the log one read brings in while loading. */
+const LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
+/** Produce version the appends are validated as (v3+: one batch; zstd allowed). */
+const APPEND_PRODUCE_VERSION = 11;
+
+/** The topic configs Kafka gives __consumer_offsets (GroupCoordinatorService.groupMetadataTopicConfigs). */
+export function offsetsTopicConfigs(segmentBytes = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Record<string, string> {
+  return { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(segmentBytes) };
+}
+
+/** Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, in int32 arithmetic. */
+export function javaStringHashCode(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Kafka's Utils.abs: Math.abs, except Integer.MIN_VALUE -> 0. */
+function kafkaAbs(n: number): number {
+  return n === -2147483648 ? 0 : Math.abs(n);
+}
+
+export const offsetKey = (topic: string, partition: number): string => `${topic}:${partition}`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Error mapping
+// ---------------------------------------------------------------------------------------------------------
+
+function commonCoordinatorError(code: number): number | null {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    default:
+      return null;
+  }
+}
+
+const isTooLarge = (code: number): boolean =>
+  code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE || code === ErrorCode.INVALID_FETCH_SIZE;
+
+/** GroupMetadataManager.storeOffsets' putCacheCallback. */
+export function offsetCommitAppendError(code: number): number {
+  if (code === ErrorCode.NONE) return code;
+  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.INVALID_COMMIT_OFFSET_SIZE : code);
+}
+
+/** GroupMetadataManager.storeGroup's putCacheCallback. */
+export function groupMetadataAppendError(code: number): number {
+  if (code === ErrorCode.NONE) return code;
+  if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.REBALANCE_IN_PROGRESS;
+  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
+}
+
+/** CoordinatorOperationExceptionHelper.handleOperationException (Kafka 4), for tombstone writes. */
+export function deletionAppendError(code: number): number {
+  if (code === ErrorCode.NONE) return code;
+  if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Loading state
+// ---------------------------------------------------------------------------------------------------------
+
+type ParsedRecord =
+  | { kind: 'offset'; groupId: string; topic: string; partition: number; value: OffsetAndMetadata | null; logOffset: number }
+  | { kind: 'group'; groupId: string; value: GroupSnapshot | null; logOffset: number };
+
+interface GroupState {
+  group: GroupSnapshot | null;
+  offsets: Map<string, { value: TopicPartitionOffset; logOffset: number }>;
+}
+
+class LoadState {
+  readonly groups = new Map<string, GroupState>();
+  /** Records of open transactions, by producer id. */
+  readonly pending = new Map<number, ParsedRecord[]>();
+
+  private stateOf(groupId: string): GroupState {
+    let s = this.groups.get(groupId);
+    if (!s) {
+      s = { group: null, offsets: new Map() };
+      this.groups.set(groupId, s);
+    }
+    return s;
+  }
+
+  apply(r: ParsedRecord, fromTransaction: boolean): void {
+    const s = this.stateOf(r.groupId);
+    if (r.kind === 'group') {
+      s.group = r.value;
+      return;
+    }
+    const key = offsetKey(r.topic, r.partition);
+    if (fromTransaction) {
+      const existing = s.offsets.get(key);
+      if (existing && existing.logOffset > r.logOffset) return;
+    }
+    if (r.value === null) s.offsets.delete(key);
+    else s.offsets.set(key, { value: { ...r.value, topic: r.topic, partition: r.partition }, logOffset: r.logOffset });
+  }
+
+  result(): LoadedGroup[] {
+    const out: LoadedGroup[] = [];
+    for (const [groupId, s] of this.groups) {
+      if (s.group === null && s.offsets.size === 0) continue;
+      out.push({ groupId, group: s.group, offsets: new Map([...s.offsets].map(([k, v]) => [k, v.value])) });
+    }
+    return out;
+  }
+}
+
+function parseRecord(key: Buffer, value: Buffer | null, logOffset: number): ParsedRecord | null {
+  const k = decodeKey(key);
+  if (k.kind === 'unknown') return null;
+  if (k.kind === 'group') {
+    let group: GroupSnapshot | null = null;
+    if (value !== null) {
+      const { version: _v, ...snapshot } = decodeGroupMetadataValue(value);
+      group = snapshot;
+    }
+    return { kind: 'group', groupId: k.group, value: group, logOffset };
+  }
+  let offset: OffsetAndMetadata | null = null;
+  if (value !== null) {
+    const v = decodeOffsetCommitValue(value);
+    offset = { offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: v.commitTimestamp, expireTimestamp: v.expireTimestamp };
+  }
+  return { kind: 'offset', groupId: k.group, topic: k.topic, partition: k.partition, value: offset, logOffset };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OffsetsLog
+// ---------------------------------------------------------------------------------------------------------
+
+const creating = new WeakMap<Controller, Promise<Outcome>>();
+
+export class OffsetsLog {
+  constructor(
+    private readonly replicas: ReplicaManager,
+    /** offsets.topic.num.partitions */
+    readonly numPartitions: number,
+    private readonly log?: Logger,
+  ) {}
+
+  /** Kafka's GroupCoordinatorService.partitionFor: Utils.abs(groupId.hashCode()) % numPartitions. */
+  static partitionFor(groupId: string, numPartitions: number): number {
+    return kafkaAbs(javaStringHashCode(groupId)) % numPartitions;
+  }
+
+  partitionFor(groupId: string): number {
+    return OffsetsLog.partitionFor(groupId, this.numPartitions);
+  }
+
+  /**
+   * Creates __consumer_offsets with Kafka's configs unless it exists. The replication factor is capped
+   * at the live brokers (offsets.topic.replication.factor defaults to 3; this is a one-broker cluster).
+   * Concurrent calls share one creation and all return once its partitions are open.
+   */
+  static async ensureTopic(controller: Controller, numPartitions: number, replicationFactor: number,
+    segmentBytes = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Promise<Outcome> {
+    const inFlight = creating.get(controller);
+    if (inFlight) return inFlight;
+    if (controller.topic(OFFSETS_TOPIC)) return { errorCode: ErrorCode.NONE, errorMessage: null };
+    const created = (async (): Promise<Outcome> => {
+      const rf = Math.max(1, Math.min(replicationFactor, controller.brokers().length));
+      const res = await controller.createTopic({
+        name: OFFSETS_TOPIC, numPartitions, replicationFactor: rf, assignments: [], configs: offsetsTopicConfigs(segmentBytes),
+      }, false);
+      if (res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return { errorCode: ErrorCode.NONE, errorMessage: null };
+      return { errorCode: res.errorCode, errorMessage: res.errorMessage };
+    })();
+    creating.set(controller, created);
+    try {
+      return await created;
+    } finally {
+      creating.delete(controller);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- writes
+
+  storeOffsets(groupId: string, offsets: TopicPartitionOffset[]): Promise<number> {
+    if (offsets.length === 0) return Promise.resolve(ErrorCode.NONE);
+    return this.append(groupId, offsets.map((o) => ({
+      key: encodeOffsetCommitKey(groupId, o.topic, o.partition),
+      value: encodeOffsetCommitValue(o),
+    })), offsetCommitAppendError);
+  }
+
+  storeGroup(groupId: string, group: GroupSnapshot): Promise<number> {
+    return this.append(groupId, [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(group) }], groupMetadataAppendError);
+  }
+
+  /** Tombstones for the listed offsets, then for the group (the order Kafka's cleanupGroupMetadata writes). */
+  deleteGroup(groupId: string, offsetKeys: Array<{ topic: string; partition: number }>): Promise<number> {
+    const records: BuildRecord[] = offsetKeys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null }));
+    records.push({ key: encodeGroupMetadataKey(groupId), value: null });
+    return this.append(groupId, records, deletionAppendError);
+  }
+
+  deleteOffsets(groupId: string, keys: Array<{ topic: string; partition: number }>): Promise<number> {
+    if (keys.length === 0) return Promise.resolve(ErrorCode.NONE);
+    return this.append(groupId, keys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null })), deletionAppendError);
+  }
+
+  /** One batch on the group's partition; everything up to the log's append runs synchronously. */
+  private async append(groupId: string, records: BuildRecord[], mapError: (code: number) => number): Promise<number> {
+    const index = this.partitionFor(groupId);
+    const partition = this.replicas.partition(OFFSETS_TOPIC, index);
+    if (!partition) return mapError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const nowMs = Date.now();
+    let appended;
+    try {
+      const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs });
+      appended = this.replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs });
+    } catch (e) {
+      this.log?.error({ err: e, groupId, partition: index }, 'writing to __consumer_offsets failed');
+      return mapError(e instanceof StorageError ? e.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR);
+    }
+    if (appended.errorCode !== ErrorCode.NONE) {
+      this.log?.warn({ groupId, partition: index, errorCode: appended.errorCode, reason: appended.errorMessage },
+        'appending to __consumer_offsets failed');
+      return mapError(appended.errorCode);
+    }
+    try {
+      await appended.done;
+    } catch (e) {
+      this.log?.error({ err: e, groupId, partition: index }, 'writing to __consumer_offsets failed');
+      return mapError(e instanceof StorageError ? e.errorCode : ErrorCode.KAFKA_STORAGE_ERROR);
+    }
+    return ErrorCode.NONE;
+  }
+
+  // ------------------------------------------------------------------------------------------- loading
+
+  /** Every partition of __consumer_offsets this broker has, replayed in partition order. */
+  async loadAll(): Promise<LoadedGroup[]> {
+    const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === OFFSETS_TOPIC).sort((a, b) => a.index - b.index);
+    const state = new LoadState();
+    for (const p of partitions) await this.replay(p, state);
+    return state.result();
+  }
+
+  /** One partition (what a coordinator loads when it becomes that partition's leader). */
+  async loadPartition(index: number): Promise<LoadedGroup[]> {
+    const state = new LoadState();
+    const p = this.replicas.partition(OFFSETS_TOPIC, index);
+    if (p) await this.replay(p, state);
+    return state.result();
+  }
+
+  /** Throws StorageError when the log cannot be read. */
+  private async replay(p: Partition, state: LoadState): Promise<void> {
+    const log = p.log;
+    let next = log.logStartOffset;
+    while (next < log.highWatermark) {
+      const read = await log.readBytes(next, LOAD_BUFFER_BYTES);
+      if (read.outOfRange) {
+        // DeleteRecords moved the log start past us meanwhile: go on from there.
+        if (next < read.logStartOffset) {
+          next = read.logStartOffset;
+          continue;
+        }
+        break;
+      }
+      const buf = read.records;
+      let pos = 0;
+      while (pos + LOG_OVERHEAD <= buf.length) {
+        const header = readBatchHeader(buf, pos);
+        if (header.status !== 'ok' || pos + header.batch.size > buf.length) break;
+        const b = header.batch;
+        const end = b.baseOffset + b.lastOffsetDelta + 1;
+        if (end > next) {
+          await this.replayBatch(buf.subarray(pos, pos + b.size), b, state, p.index);
+          next = end;
+        }
+        pos += b.size;
+      }
+      if (pos === 0) {
+        this.log?.error({ partition: p.index, offset: next }, 'unreadable batch in __consumer_offsets; stopped loading the partition there');
+        break;
+      }
+    }
+  }
+
+  private async replayBatch(bytes: Buffer, b: BatchInfo, state: LoadState, partition: number): Promise<void> {
+    let records;
+    try {
+      records = await decodeRecords(bytes);
+    } catch (e) {
+      this.log?.warn({ err: e, partition, baseOffset: b.baseOffset }, 'skipping an undecodable batch of __consumer_offsets');
+      return;
+    }
+    if (b.isControl) {
+      const pending = state.pending.get(b.producerId);
+      state.pending.delete(b.producerId);
+      const type = records.length > 0 ? parseControlRecordType(records[0].key) : -1;
+      if (type === ControlRecordType.COMMIT && pending) for (const r of pending) state.apply(r, true);
+      return;
+    }
+    for (const record of records) {
+      if (record.key === null) {
+        this.log?.warn({ partition, offset: record.offset }, 'skipping a record without a key in __consumer_offsets');
+        continue;
+      }
+      let parsed: ParsedRecord | null;
+      try {
+        parsed = parseRecord(record.key, record.value, record.offset);
+      } catch (e) {
+        this.log?.warn({ err: e, partition, offset: record.offset }, 'skipping an undecodable record of __consumer_offsets');
+        continue;
+      }
+      if (parsed === null) continue;
+      if (b.isTransactional) {
+        let list = state.pending.get(b.producerId);
+        if (!list) state.pending.set(b.producerId, (list = []));
+        list.push(parsed);
+      } else {
+        state.apply(parsed, false);
+      }
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// Named timeouts on the broker's timing wheel, as Kafka 4's coordinator timer: scheduling a key
+// replaces whatever was scheduled under it, so "reset the session timeout" is one call, and a
+// group's timers can all be cancelled when it dies.
+import { TimerTask, type Timer } from '../server/delayed/timing-wheel';
+
+class KeyedTask extends TimerTask {
+  constructor(delayMs: number, readonly key: string, private readonly owner: GroupTimers, private readonly fn: () => void) {
+    super(delayMs);
+  }
+
+  run(): void {
+    this.owner.fired(this);
+    this.fn();
+  }
+}
+
+export class GroupTimers {
+  private readonly tasks = new Map<string, KeyedTask>();
+
+  constructor(private readonly timer: Timer) {}
+
+  /** Runs `fn` after `delayMs` unless the key is scheduled again or cancelled first. */
+  schedule(key: string, delayMs: number, fn: () => void): void {
+    this.cancel(key);
+    const task = new KeyedTask(Math.max(0, delayMs), key, this, fn);
+    this.tasks.set(key, task);
+    this.timer.add(task);
+  }
+
+  cancel(key: string): void {
+    const task = this.tasks.get(key);
+    if (task) {
+      task.cancel();
+      this.tasks.delete(key);
+    }
+  }
+
+  /** Cancels every key that starts with `prefix`. */
+  cancelAll(prefix = ''): void {
+    for (const key of [...this.tasks.keys()]) if (key.startsWith(prefix)) this.cancel(key);
+  }
+
+  /** Keys scheduled and not yet run. */
+  keys(): string[] {
+    return [...this.tasks.keys()];
+  }
+
+  /** @internal */
+  fired(task: KeyedTask): void {
+    if (this.tasks.get(task.key) === task) this.tasks.delete(task.key);
+  }
+}

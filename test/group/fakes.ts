@@ -1,0 +1,167 @@
+// A coordinator on a fake clock with an in-memory store whose writes can be held back, so tests
+// can put a request in the middle of another one's write.
+import pino from 'pino';
+import { GroupCoordinator, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
+import type { JoinResult, SyncResult } from '../../src/group/group';
+import type { GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset } from '../../src/group/store';
+import { Writer } from '../../src/protocol/primitives';
+import { Timer } from '../../src/server/delayed/timing-wheel';
+
+export type Write =
+  | { kind: 'offsets'; groupId: string; offsets: TopicPartitionOffset[] }
+  | { kind: 'group'; groupId: string; group: GroupSnapshot }
+  | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[] }
+  | { kind: 'deleteOffsets'; groupId: string; keys: TopicPartitionKey[] };
+
+export class FakeStore implements OffsetsStore {
+  readonly writes: Write[] = [];
+  /** While true, writes wait for release(). */
+  hold = false;
+  /** The error code the next writes answer. */
+  failWith = 0;
+  private held: (() => void)[] = [];
+
+  constructor(private readonly loaded: LoadedGroup[] = []) {}
+
+  private write(w: Write): Promise<number> {
+    this.writes.push(w);
+    const code = this.failWith;
+    if (!this.hold) return Promise.resolve(code);
+    return new Promise((resolve) => this.held.push(() => resolve(code)));
+  }
+
+  /** Lets the held writes complete, in order. */
+  release(): void {
+    this.hold = false;
+    for (const r of this.held.splice(0)) r();
+  }
+
+  storeOffsets(groupId: string, offsets: TopicPartitionOffset[]): Promise<number> {
+    return this.write({ kind: 'offsets', groupId, offsets });
+  }
+
+  storeGroup(groupId: string, group: GroupSnapshot): Promise<number> {
+    return this.write({ kind: 'group', groupId, group });
+  }
+
+  deleteGroup(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
+    return this.write({ kind: 'deleteGroup', groupId, keys });
+  }
+
+  deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
+    return this.write({ kind: 'deleteOffsets', groupId, keys });
+  }
+
+  async loadAll(): Promise<LoadedGroup[]> {
+    return this.loaded;
+  }
+
+  groupWrites(): GroupSnapshot[] {
+    return this.writes.flatMap((w) => (w.kind === 'group' ? [w.group] : []));
+  }
+}
+
+export const DEFAULTS: GroupCoordinatorConfig = {
+  minSessionTimeoutMs: 1000,
+  maxSessionTimeoutMs: 300_000,
+  maxSize: 1000,
+  initialRebalanceDelayMs: 0,
+  offsetMetadataMaxBytes: 4096,
+  offsetsRetentionMs: 7 * 24 * 3600_000,
+  offsetsRetentionCheckIntervalMs: 600_000,
+};
+
+/** Lets resolved promises' callbacks run. */
+export const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A promise whose outcome can be looked at synchronously. */
+export interface Tracked<T> {
+  done: boolean;
+  value: T | undefined;
+}
+
+export function track<T>(p: Promise<T>): Tracked<T> {
+  const t: Tracked<T> = { done: false, value: undefined };
+  void p.then((v) => {
+    t.done = true;
+    t.value = v;
+  });
+  return t;
+}
+
+export class Harness {
+  now = 1_700_000_000_000;
+  readonly timer = new Timer(() => this.now);
+  readonly coordinator: GroupCoordinator;
+
+  constructor(readonly store = new FakeStore(), config: Partial<GroupCoordinatorConfig> = {}) {
+    this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now);
+  }
+
+  static async start(config: Partial<GroupCoordinatorConfig> = {}, store = new FakeStore()): Promise<Harness> {
+    const h = new Harness(store, config);
+    await h.coordinator.load(store, 50);
+    return h;
+  }
+
+  /** Moves the clock in steps of at most `stepMs`, running what falls due, and lets callbacks run. */
+  async advance(ms: number, stepMs = 100): Promise<void> {
+    for (let left = ms; left > 0; left -= stepMs) {
+      this.now += Math.min(stepMs, left);
+      this.timer.runExpired();
+      await flush();
+    }
+  }
+
+  join(groupId: string, opts: Partial<JoinRequest> = {}): Tracked<JoinResult> {
+    return track(this.coordinator.joinGroup(joinRequest(groupId, opts)));
+  }
+
+  /** The KIP-394 dance: MEMBER_ID_REQUIRED, then the join with the id handed out (not yet answered). */
+  async joinNew(groupId: string, opts: Partial<JoinRequest> = {}): Promise<{ memberId: string; join: Tracked<JoinResult> }> {
+    const first = await this.coordinator.joinGroup(joinRequest(groupId, { ...opts, memberId: '' }));
+    if (first.errorCode !== 79) throw new Error(`expected MEMBER_ID_REQUIRED, got ${first.errorCode}`);
+    return { memberId: first.memberId, join: this.join(groupId, { ...opts, memberId: first.memberId }) };
+  }
+
+  sync(groupId: string, memberId: string, generationId: number, assignments: [string, Buffer][] = [],
+    extra: { groupInstanceId?: string | null; protocolType?: string | null; protocolName?: string | null } = {}): Tracked<SyncResult> {
+    return track(this.coordinator.syncGroup({
+      groupId, memberId, generationId, groupInstanceId: extra.groupInstanceId ?? null,
+      protocolType: extra.protocolType ?? null, protocolName: extra.protocolName ?? null,
+      assignments: assignments.map(([m, a]) => ({ memberId: m, assignment: a })),
+    }));
+  }
+
+  heartbeat(groupId: string, memberId: string, generationId: number, groupInstanceId: string | null = null): number {
+    return this.coordinator.heartbeat(groupId, memberId, groupInstanceId, generationId);
+  }
+}
+
+export function joinRequest(groupId: string, opts: Partial<JoinRequest> = {}): JoinRequest {
+  return {
+    groupId,
+    memberId: '',
+    groupInstanceId: null,
+    clientId: 'client',
+    clientHost: '/127.0.0.1',
+    rebalanceTimeoutMs: 10_000,
+    sessionTimeoutMs: 30_000,
+    protocolType: 'consumer',
+    protocols: [{ name: 'range', metadata: subscription(['t']) }],
+    requireKnownMemberId: true,
+    supportSkippingAssignment: false,
+    ...opts,
+  };
+}
+
+/** ConsumerProtocolSubscription v1 bytes: version, topics, null user data, no owned partitions. */
+export function subscription(topics: string[], version = 1): Buffer {
+  const w = new Writer();
+  w.int16(version);
+  w.int32(topics.length);
+  for (const t of topics) w.string(t);
+  w.nullableBytes(null);
+  if (version >= 1) w.int32(0);
+  return w.finishOne();
+}
