@@ -27,8 +27,7 @@ const fs = require('fs');
 const net = require('net');
 const os = require('os');
 const path = require('path');
-
-const ROOT = path.join(__dirname, '..', '..');
+const { Broker, freePort, ROOT } = require('../lib/broker-process');
 const VENV_PY = path.join(ROOT, 'compat/python/.venv/bin/python');
 const PY = fs.existsSync(VENV_PY) ? VENV_PY : 'python3';
 const CLIENT = path.join(__dirname, 'crash_client.py');
@@ -37,29 +36,6 @@ const PARTITIONS = 3;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => console.log(`crash: ${msg}`);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForPort(port, ms = 30000) {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const sock = net.connect(port, '127.0.0.1');
-      sock.on('connect', () => (sock.destroy(), resolve()));
-      sock.on('error', () => (Date.now() > deadline ? reject(new Error(`broker not listening on ${port} after ${ms} ms`)) : setTimeout(attempt, 100)));
-    };
-    attempt();
-  });
-}
 
 /** A TCP proxy to the broker that counts Produce requests and can withhold (drop) the broker's responses. */
 class Proxy {
@@ -107,51 +83,6 @@ class Proxy {
   close() {
     this.reset();
     this.server.close();
-  }
-}
-
-class Broker {
-  constructor(port, advertisedPort, dir) {
-    this.port = port;
-    this.advertisedPort = advertisedPort;
-    this.dir = dir;
-    this.logFile = path.join(dir, '..', `${path.basename(dir)}.log`);
-  }
-
-  async start() {
-    const out = fs.openSync(this.logFile, 'a');
-    const custom = process.env.FJORD_CRASH_BROKER_CMD;
-    const [cmd, args] = custom
-      ? ['sh', ['-c', custom.replaceAll('{port}', String(this.port)).replaceAll('{advertised_port}', String(this.advertisedPort)).replaceAll('{dir}', this.dir)]]
-      : [process.execPath, [path.join(ROOT, 'bin/fjord'), 'start', '--port', String(this.port), '--advertised-port', String(this.advertisedPort),
-        '--data-dir', this.dir, '--log-level', 'info']];
-    this.proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, out] });
-    fs.closeSync(out);
-    this.exited = new Promise((r) => this.proc.on('exit', (code, signal) => r({ code, signal })));
-    await Promise.race([waitForPort(this.port), this.exited.then((e) => Promise.reject(new Error(`broker exited at start: ${JSON.stringify(e)}\n${this.tail()}`)))]);
-    log(`broker pid ${this.proc.pid} listening on ${this.port}`);
-  }
-
-  async kill() {
-    this.proc.kill('SIGKILL');
-    await this.exited;
-    log(`broker pid ${this.proc.pid} killed with SIGKILL`);
-  }
-
-  async stop() {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    this.proc.kill('SIGTERM');
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-
-  tail() {
-    try {
-      return fs.readFileSync(this.logFile, 'utf8').trim().split('\n').slice(-15).map((l) => `    broker: ${l.slice(0, 400)}`).join('\n');
-    } catch {
-      return '';
-    }
   }
 }
 
@@ -250,7 +181,9 @@ async function brokerKill(broker, proxy, bootstrap, work) {
   const producer = startProducer(bootstrap, topic, 1, ackFile);
   await waitForAcks(ackFile, COUNT / 4, producer);
   proxy.withholding = true;
-  await sleep(300);
+  // Kill only once a Produce request has reached the broker unanswered (a busy machine may delay it).
+  for (const deadline = Date.now() + 10000; !proxy.producesWithheld && Date.now() < deadline;) await sleep(10);
+  await sleep(100);
   await broker.kill();
   proxy.reset();
   const ackedAtKill = readAcks(ackFile).length;
@@ -297,7 +230,7 @@ async function main() {
   const port = await freePort();
   const proxy = new Proxy(port);
   await proxy.listen();
-  const broker = new Broker(port, proxy.port, path.join(work, 'data'));
+  const broker = new Broker(port, proxy.port, path.join(work, 'data'), { log });
   fs.mkdirSync(broker.dir);
   let code = 0;
   try {
