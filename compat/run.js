@@ -18,15 +18,20 @@ const path = require('path');
 const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 
-const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent'];
+const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
+  'group-consume', 'group-rebalance', 'group-static'];
 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
-// selects them all.
+// selects the crash rows, `--scenario group-offsets-restart` the offsets one (`--scenario group`: every group-*).
 const ONCE = [
-  { name: 'crash: broker kill -9', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'broker-kill']] },
-  { name: 'crash: producer kill -9', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
+  { name: 'crash: broker kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'broker-kill']] },
+  { name: 'crash: producer kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
+  { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
 ];
+
+/** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario.) */
+const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || (opts.scenarios.includes('group') && name.startsWith('group-'));
 const ONCE_TIMEOUT_S = 150;
 
 const VENV_PY = path.join(DIR, 'python/.venv/bin/python');
@@ -46,6 +51,7 @@ const CLIENTS = [
     name: 'kafkajs',
     check: () => (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kafkajs/client.js'), b, s]],
+    na: { 'group-static': 'kafkajs has no static membership: it sends no group.instance.id' },
   },
   {
     name: 'kcat',
@@ -147,7 +153,8 @@ function parseArgs(argv) {
   }
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
-  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s) && s !== 'crash') usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, crash`);
+  const selectors = [...new Set(ONCE.map((o) => o.select)), 'group'];
+  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -156,7 +163,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}, crash (${ONCE.map((o) => o.name).join(', ')})`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -172,7 +179,9 @@ async function startBroker(opts) {
   }
   if (typeof startBroker !== 'function') throw new Error(`${entry} exports no startBroker function`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-compat-'));
-  const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel });
+  // No initial rebalance delay (Kafka's default is 3 s): the group scenarios start new groups, and each would
+  // wait 3 s for more members before its first rebalance. The scenarios pass either way.
+  const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel, config: { 'group.initial.rebalance.delay.ms': '0' } });
   return {
     bootstrap: broker.bootstrap,
     close: async () => {
@@ -195,8 +204,8 @@ function printMatrix(scenarios, clients, results) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const clients = CLIENTS.filter((c) => !opts.only || opts.only.includes(c.name));
-  const scenarios = SCENARIOS.filter((s) => !opts.scenarios || opts.scenarios.includes(s));
-  const once = ONCE.filter((o) => (!opts.scenarios || opts.scenarios.includes('crash')) && clients.some((c) => c.name === o.client));
+  const scenarios = SCENARIOS.filter((s) => selected(opts, s));
+  const once = ONCE.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
   const results = new Map(); // "client/scenario" -> { status, message }
   const brokerErrors = [];
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -23,6 +24,9 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"keyed-partitions": keyedPartitions,
 	"offsets-by-time":  offsetsByTime,
 	"idempotent":       idempotent,
+	"group-consume":    groupScenario(groupConsume),
+	"group-rebalance":  groupScenario(groupRebalance),
+	"group-static":     groupScenario(groupStatic),
 }
 
 func connect(ctx context.Context, bootstrap string, adm *kadm.Client) error {
@@ -290,6 +294,18 @@ func retry(f func() error) error {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[2] == "group-member" { // a member process of a group scenario (group.go)
+		var o memberOpts
+		if err := json.Unmarshal([]byte(os.Args[3]), &o); err != nil {
+			fmt.Fprintln(os.Stderr, "group-member:", err)
+			os.Exit(2)
+		}
+		if err := groupMember(os.Args[1], o); err != nil {
+			fmt.Fprintln(os.Stderr, "group-member:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: fjord-compat-go BOOTSTRAP SCENARIO")
 		os.Exit(2)

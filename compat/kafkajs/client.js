@@ -7,6 +7,7 @@ const { check, retry, main } = require('../lib/client-util');
 const data = require('../lib/data');
 const kcat = require('../lib/kcat');
 const CODECS = require('./codecs');
+const group = require('../lib/group');
 
 async function connect(bootstrap, admin) {
   const cluster = await admin.describeCluster();
@@ -102,6 +103,61 @@ async function idempotent(bootstrap, admin, kafka) {
   data.verifyRecords(kcat.consumeAll(bootstrap, topic), 2000);
 }
 
+// ----- consumer groups (../lib/group.js): each member is this program in group-member mode, a process of its own,
+// so that group-rebalance can SIGKILL one (kafkajs's disconnect() always sends LeaveGroup). kafkajs has no static
+// membership (no group.instance.id), so group-static is n/a.
+
+/** group-member mode: one kafkajs consumer in a group, events as JSON lines on stdout, "close" on stdin. */
+async function groupMember(bootstrap, opts) {
+  const out = (e) => process.stdout.write(`${JSON.stringify(e)}\n`);
+  const kafka = new Kafka({ clientId: `fjord-compat-kafkajs-${opts.name}`, brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({
+    groupId: opts.group,
+    sessionTimeout: opts.sessionMs,
+    heartbeatInterval: group.HEARTBEAT_MS,
+    rebalanceTimeout: group.REBALANCE_TIMEOUT_MS,
+    maxWaitTimeInMs: 250,
+  });
+  // kafkajs is eager: every join brings the whole assignment (commits after each batch, its default).
+  consumer.on(consumer.events.GROUP_JOIN, (e) => out({ ev: 'assignment', partitions: e.payload.memberAssignment[opts.topic] || [] }));
+  consumer.on(consumer.events.CRASH, (e) => out({ ev: 'error', error: `crash: ${e.payload.error && e.payload.error.message}` }));
+  await consumer.connect();
+  await consumer.subscribe({ topics: [opts.topic], fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => out({ ev: 'rec', p: partition, o: Number(message.offset), k: message.key.toString() }),
+  });
+  let closing = false;
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    await consumer.disconnect(); // commits, leaves the group
+    out({ ev: 'closed' });
+    process.exit(0);
+  };
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => d.includes('close') && close());
+  process.stdin.on('end', close); // the orchestrator went away
+}
+
+/** The adapter ../lib/group.js drives: kafkajs admin and producer, members as group-member processes. */
+function groupAdapter(bootstrap, admin, kafka) {
+  return {
+    killNote: 'the member process got SIGKILL',
+    createTopic: (prefix, partitions) => createTopic(admin, prefix, partitions),
+    produce: (topic, from, to) => send(kafka, topic, Array.from({ length: to - from }, (_, j) => message(from + j))),
+    member: (name, topic, groupId, { sessionMs }) =>
+      group.jsonMember(name, process.execPath, [__filename, bootstrap, 'group-member', JSON.stringify({ name, topic, group: groupId, sessionMs })]),
+    committed: async (groupId, topic) => {
+      const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return Object.fromEntries(t.partitions.map((p) => [p.partition, Number(p.offset)]));
+    },
+    endOffsets: async (topic) => Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)])),
+  };
+}
+
+const groupConsume = (bootstrap, admin, kafka) => group.groupConsume(groupAdapter(bootstrap, admin, kafka));
+const groupRebalance = (bootstrap, admin, kafka) => group.groupRebalance(groupAdapter(bootstrap, admin, kafka));
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -111,14 +167,21 @@ const scenarios = {
   'keyed-partitions': keyedPartitions,
   'offsets-by-time': offsetsByTime,
   idempotent,
+  'group-consume': groupConsume,
+  'group-rebalance': groupRebalance,
 };
 
-main(scenarios, async (bootstrap, scenario) => {
+if (process.argv[3] === 'group-member') {
+  groupMember(process.argv[2], JSON.parse(process.argv[4])).catch((e) => {
+    process.stdout.write(`${JSON.stringify({ ev: 'error', error: `${e.name}: ${e.message}` })}\n`);
+    process.exit(1);
+  });
+} else main(scenarios, async (bootstrap, scenario) => {
   const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await scenario(bootstrap, admin, kafka);
+    return await scenario(bootstrap, admin, kafka);
   } finally {
     await admin.disconnect();
   }

@@ -5,7 +5,7 @@
 // the topic, and kcat's metadata listing (-L) must see it with 3 partitions, then see it gone.
 // Data-path scenarios: kafkajs's admin creates the topics; kcat produces (-P) and consumes (-C -e, no group).
 // kcat cannot set record timestamps, so for offsets-by-time kafkajs writes the records and kcat -Q looks up.
-const { execFileSync } = require('child_process');
+const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -13,6 +13,7 @@ const { Kafka, logLevel } = require('kafkajs');
 const { check, retry, main } = require('../lib/client-util');
 const data = require('../lib/data');
 const kcat = require('../lib/kcat');
+const group = require('../lib/group');
 
 /** Cluster metadata as kcat -L -J prints it: { brokers: [{ id, name: "host:port" }], topics: [...] }. */
 function metadata(bootstrap, topic) {
@@ -137,6 +138,71 @@ async function idempotent(bootstrap) {
   data.verifyRecords(kcat.consumeAll(bootstrap, topic), 2000, tagged);
 }
 
+// ----- consumer groups (../lib/group.js): each member is a `kcat -G` (librdkafka's balanced consumer) process;
+// its records come on stdout (-f '%p %o %k'), its rebalances on stderr ("% Group G rebalanced (memberid M):
+// assigned: t [0], t [3]"). SIGTERM closes it (commit; LeaveGroup unless static), SIGKILL kills it. kafkajs's
+// admin creates the topics and reads the committed offsets (kcat has no admin API).
+
+function kcatMember(bootstrap, name, topic, groupId, { sessionMs, instanceId }) {
+  const member = new group.Member(name);
+  const config = {
+    'auto.offset.reset': 'earliest',
+    'session.timeout.ms': sessionMs,
+    'heartbeat.interval.ms': group.HEARTBEAT_MS,
+    'max.poll.interval.ms': group.REBALANCE_TIMEOUT_MS,
+    'auto.commit.interval.ms': group.COMMIT_INTERVAL_MS,
+    ...(instanceId ? { 'group.instance.id': instanceId } : {}),
+  };
+  const child = spawn('kcat', ['-b', bootstrap, '-G', groupId, '-u', '-f', '%p %o %k\\n', ...kcat.xargs(config), topic], { stdio: ['ignore', 'pipe', 'pipe'] });
+  member.attach(
+    child,
+    (line) => {
+      const [p, o, k] = line.split(' ');
+      member.event({ ev: 'rec', p: Number(p), o: Number(o), k });
+    },
+    (line) => {
+      const m = /rebalanced \(memberid [^)]*\): (assigned|revoked): ?(.*)$/.exec(line);
+      if (m) member.event({ ev: m[1], partitions: [...m[2].matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1])) });
+      else if (/^% ERROR|^%[0-3]\|/.test(line)) member.errors.push(line.slice(0, 300));
+    },
+  );
+  member.close = async (ms = 20000) => {
+    if (!member.alive()) return member.exited;
+    child.kill('SIGTERM'); // kcat closes the consumer: commits, and leaves the group unless static
+    const timer = setTimeout(() => member.kill(), ms);
+    const r = await member.exitedP;
+    clearTimeout(timer);
+    return r;
+  };
+  return member;
+}
+
+/** Runs a group scenario with kcat members; kafkajs's admin for what kcat cannot do. */
+async function groupScenario(bootstrap, scenario) {
+  const kafka = new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await scenario({
+      killNote: 'the kcat process got SIGKILL',
+      createTopic: async (prefix, partitions) => {
+        const topic = `compat-kcat-${prefix}-${Date.now()}`;
+        await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+        return topic;
+      },
+      produce: (topic, from, to) => kcat.produceAsync(bootstrap, topic, Array.from({ length: to - from }, (_, j) => ({ key: data.key(from + j), value: data.value(from + j) })), { config: { acks: 'all' } }),
+      member: (name, topic, groupId, opts) => kcatMember(bootstrap, name, topic, groupId, opts),
+      committed: async (groupId, topic) => {
+        const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        return Object.fromEntries(t.partitions.map((p) => [p.partition, Number(p.offset)]));
+      },
+      endOffsets: async (topic) => Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)])),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -146,6 +212,9 @@ const scenarios = {
   'keyed-partitions': keyedPartitions,
   'offsets-by-time': offsetsByTime,
   idempotent,
+  'group-consume': (bootstrap) => groupScenario(bootstrap, group.groupConsume),
+  'group-rebalance': (bootstrap) => groupScenario(bootstrap, group.groupRebalance),
+  'group-static': (bootstrap) => groupScenario(bootstrap, group.groupStatic),
 };
 
 main(scenarios, (bootstrap, scenario) => scenario(bootstrap));

@@ -30,7 +30,10 @@ function main(scenarios, run) {
     process.exit(2);
   }
   run(bootstrap, scenarios[name]).then(
-    () => process.exit(0),
+    (summary) => {
+      if (typeof summary === 'string') console.log(summary); // what a passing scenario saw (--verbose shows it)
+      process.exit(0);
+    },
     (e) => {
       console.error(`FAIL: ${describe(e)}`);
       if (process.env.COMPAT_VERBOSE && e && e.stack) console.error(e.stack);

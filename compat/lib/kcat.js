@@ -1,7 +1,7 @@
 'use strict';
 // kcat (librdkafka's CLI) as a producer and as a group-less consumer, for the kcat client program and
 // for reading back what the kafkajs producer wrote (kafkajs's consumer needs a consumer group).
-const { execFileSync } = require('child_process');
+const { execFileSync, spawn } = require('child_process');
 
 const KEY_DELIM = 0x1f; // -K '\x1f'  (value(i) has no 0x1e or 0x1f byte)
 const MSG_DELIM = 0x1e; // -D '\x1e'
@@ -64,4 +64,20 @@ function offsetForTime(bootstrap, topic, partition, ts) {
   return Number(m[1]);
 }
 
-module.exports = { produce, produceFile, consumeAll, offsetForTime };
+/** produce(), asynchronously (the consumer-group scenarios keep reading their members' output meanwhile). */
+function produceAsync(bootstrap, topic, records, { headers = [], config = {} } = {}) {
+  const parts = [];
+  for (const r of records) parts.push(r.key, Buffer.from([KEY_DELIM]), r.value, Buffer.from([MSG_DELIM]));
+  const args = ['-P', '-b', bootstrap, '-t', topic, '-K', '\\x1f', '-D', '\\x1e', '-m', '15', ...xargs(config)];
+  for (const [k, v] of headers) args.push('-H', `${k}=${v}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn('kcat', args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`kcat ${args.join(' ')} exited ${code ?? signal}: ${err.trim().slice(-1000)}`))));
+    child.stdin.end(Buffer.concat(parts));
+  });
+}
+
+module.exports = { produce, produceAsync, produceFile, consumeAll, offsetForTime, xargs };

@@ -30,7 +30,9 @@ def main(scenarios, run):
         print(f"unknown scenario {name}", file=sys.stderr)
         sys.exit(2)
     try:
-        run(bootstrap, scenarios[name])
+        summary = run(bootstrap, scenarios[name])
+        if isinstance(summary, str):
+            print(summary)  # what a passing scenario saw (run.js --verbose shows it)
     except Exception as e:  # noqa: BLE001 - any client error is a failure
         print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

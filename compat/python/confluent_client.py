@@ -1,10 +1,13 @@
 """Fjord compatibility client: confluent-kafka (librdkafka). Usage: confluent_client.py BOOTSTRAP SCENARIO."""
+import json
+import sys
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import data
+import group
 from common import check, main, retry
 
 
@@ -132,11 +135,80 @@ def idempotent(bootstrap, admin):
     data.verify_records(consume_all(bootstrap, topic, 3), 2000)
 
 
+# ----- consumer groups (group.py): each member is this program in group-member mode, a librdkafka consumer
+# that subscribe()s; its rebalance callbacks and records are reported as JSON lines.
+
+def group_member(bootstrap, opts):
+    out = group.Emitter()
+    conf = {
+        "bootstrap.servers": bootstrap, "group.id": opts["group"], "client.id": f"fjord-compat-confluent-{opts['name']}",
+        "auto.offset.reset": "earliest", "session.timeout.ms": opts["sessionMs"], "heartbeat.interval.ms": group.HEARTBEAT_MS,
+        "max.poll.interval.ms": group.REBALANCE_TIMEOUT_MS, "auto.commit.interval.ms": group.COMMIT_INTERVAL_MS,
+    }
+    if opts.get("instanceId"):
+        conf["group.instance.id"] = opts["instanceId"]
+    consumer = Consumer(conf)
+    consumer.subscribe([opts["topic"]],
+                       on_assign=lambda c, ps: out("assigned", partitions=[p.partition for p in ps]),
+                       on_revoke=lambda c, ps: out("revoked", partitions=[p.partition for p in ps]),
+                       on_lost=lambda c, ps: out("lost", partitions=[p.partition for p in ps]))
+    while not out.closing.is_set():
+        for msg in consumer.consume(100, timeout=0.1):
+            if msg.error():
+                out("error", error=str(msg.error()))
+            else:
+                out("rec", p=msg.partition(), o=msg.offset(), k=msg.key().decode())
+    try:
+        consumer.commit(asynchronous=False)
+    except KafkaException as e:
+        if e.args[0].code() != KafkaError._NO_OFFSET:
+            out("error", error=f"commit: {e}")
+    consumer.close()  # commits again (auto commit); LeaveGroup unless static
+    out("closed")
+
+
+class GroupAdapter:
+    kill_note = "the member process got SIGKILL"
+
+    def __init__(self, bootstrap, admin):
+        self.bootstrap, self.admin = bootstrap, admin
+
+    def create_topic(self, prefix, partitions):
+        return create_topic(self.admin, prefix, partitions)
+
+    def produce(self, topic, lo, hi):
+        produce(self.bootstrap, topic, [(data.key(i), data.value(i), data.headers(i), None) for i in range(lo, hi)])
+
+    def member(self, name, topic, group_id, session_ms, instance_id=None):
+        return group.member_process(__file__, self.bootstrap, name, topic, group_id, session_ms, instance_id)
+
+    def committed(self, group_id, topic):
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group_id, "enable.auto.commit": False})
+        try:  # a consumer that does not subscribe: OffsetFetch only, it does not join
+            tps = consumer.committed([TopicPartition(topic, p) for p in range(group.PARTITIONS)], timeout=15)
+            return {tp.partition: tp.offset for tp in tps}
+        finally:
+            consumer.close()
+
+    def end_offsets(self, topic):
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, **CONSUMER})
+        try:
+            return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(group.PARTITIONS)}
+        finally:
+            consumer.close()
+
+
 def run(bootstrap, scenario):
-    scenario(bootstrap, AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"}))
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
+    if scenario in (group.group_consume, group.group_rebalance, group.group_static):
+        return scenario(GroupAdapter(bootstrap, admin))
+    return scenario(bootstrap, admin)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
+    group_member(sys.argv[1], json.loads(sys.argv[3]))
+elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
-          "idempotent": idempotent}, run)
+          "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
+          "group-static": group.group_static}, run)

@@ -1,10 +1,13 @@
 """Fjord compatibility client: kafka-python. Usage: kafka_python_client.py BOOTSTRAP SCENARIO."""
+import json
+import sys
 import time
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
 import data
+import group
 from common import check, main, retry
 
 
@@ -127,15 +130,75 @@ def idempotent(bootstrap, admin):
     data.verify_records(consume_all(bootstrap, topic, 3), 2000)
 
 
+# ----- consumer groups (group.py): each member is this program in group-member mode, a KafkaConsumer with a
+# group_id that subscribe()s with a ConsumerRebalanceListener.
+
+def group_member(bootstrap, opts):
+    out = group.Emitter()
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked):
+            out("revoked", partitions=[tp.partition for tp in revoked])
+
+        def on_partitions_assigned(self, assigned):
+            out("assigned", partitions=[tp.partition for tp in assigned])
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=opts["group"], group_instance_id=opts.get("instanceId"),
+        client_id=f"fjord-compat-kafka-python-{opts['name']}", auto_offset_reset="earliest",
+        session_timeout_ms=opts["sessionMs"], heartbeat_interval_ms=group.HEARTBEAT_MS,
+        max_poll_interval_ms=group.REBALANCE_TIMEOUT_MS, auto_commit_interval_ms=group.COMMIT_INTERVAL_MS)
+    consumer.subscribe([opts["topic"]], listener=Listener())
+    while not out.closing.is_set():
+        for tp, msgs in consumer.poll(timeout_ms=100).items():
+            for m in msgs:
+                out("rec", p=m.partition, o=m.offset, k=m.key.decode())
+    consumer.close()  # commits (autocommit); LeaveGroup unless static
+    out("closed")
+
+
+class GroupAdapter:
+    kill_note = "the member process got SIGKILL"
+
+    def __init__(self, bootstrap, admin):
+        self.bootstrap, self.admin = bootstrap, admin
+
+    def create_topic(self, prefix, partitions):
+        return create_topic(self.admin, prefix, partitions)
+
+    def produce(self, topic, lo, hi):
+        produce(self.bootstrap, topic, [(data.key(i), data.value(i), data.headers(i), None) for i in range(lo, hi)])
+
+    def member(self, name, topic, group_id, session_ms, instance_id=None):
+        return group.member_process(__file__, self.bootstrap, name, topic, group_id, session_ms, instance_id)
+
+    def committed(self, group_id, topic):
+        offsets = self.admin.list_consumer_group_offsets(group_id)
+        return {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == topic}
+
+    def end_offsets(self, topic):
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None)
+        try:
+            ends = consumer.end_offsets([TopicPartition(topic, p) for p in range(group.PARTITIONS)])
+            return {tp.partition: o for tp, o in ends.items()}
+        finally:
+            consumer.close()
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
-        scenario(bootstrap, admin)
+        if scenario in (group.group_consume, group.group_rebalance, group.group_static):
+            return scenario(GroupAdapter(bootstrap, admin))
+        return scenario(bootstrap, admin)
     finally:
         admin.close()
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
+    group_member(sys.argv[1], json.loads(sys.argv[3]))
+elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
-          "idempotent": idempotent}, run)
+          "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
+          "group-static": group.group_static}, run)

@@ -31,8 +31,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /** Fjord compatibility client: the Apache Kafka Java client. Usage: Client BOOTSTRAP SCENARIO (exit 0 = pass). */
 public final class Client {
-  private final String bootstrap;
-  private final Admin admin;
+  final String bootstrap;
+  final Admin admin;
 
   private Client(String bootstrap) {
     this.bootstrap = bootstrap;
@@ -231,6 +231,9 @@ public final class Client {
         case "keyed-partitions" -> client.keyedPartitions();
         case "offsets-by-time" -> client.offsetsByTime();
         case "idempotent" -> client.idempotent();
+        case "group-consume" -> Group.both(client, Group::consume);
+        case "group-rebalance" -> Group.both(client, Group::rebalance);
+        case "group-static" -> Group.both(client, Group::staticMembership);
         default -> {
           System.err.println("unknown scenario " + args[1]);
           code = 2;
