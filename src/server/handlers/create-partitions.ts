@@ -7,6 +7,7 @@ import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePar
 import type { CreatePartitionsResponse, CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../../protocol/generated/CreatePartitionsResponse';
 import { ErrorCode } from '../../protocol/errors';
 import type { HandlerFactory } from '../router';
+import { repeatedNames } from '../duplicates';
 
 export const createPartitions: HandlerFactory = (broker) => ({
   apiKey: ApiKey.CreatePartitions,
@@ -14,11 +15,10 @@ export const createPartitions: HandlerFactory = (broker) => ({
   minVersion: 0,
   maxVersion: 3,
   async handle(req: CreatePartitionsRequest): Promise<CreatePartitionsResponse> {
-    const counts = new Map<string, number>();
-    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const repeated = repeatedNames(req.topics.map((t) => t.name));
     const results: CreatePartitionsTopicResult[] = [];
     for (const t of req.topics) {
-      if (counts.get(t.name)! > 1) {
+      if (repeated.has(t.name)) {
         results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
         continue;
       }

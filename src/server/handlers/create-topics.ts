@@ -13,6 +13,7 @@ import { ZERO_UUID } from '../../protocol/primitives';
 import { createTopicConfigs } from '../../config/topic-config';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
+import { repeatedNames } from '../duplicates';
 
 export const createTopics: HandlerFactory = (broker) => ({
   apiKey: ApiKey.CreateTopics,
@@ -20,11 +21,10 @@ export const createTopics: HandlerFactory = (broker) => ({
   minVersion: 0,
   maxVersion: 7,
   async handle(req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
-    const counts = new Map<string, number>();
-    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const repeated = repeatedNames(req.topics.map((t) => t.name));
     const topics: CreatableTopicResult[] = [];
     for (const t of req.topics) {
-      if (counts.get(t.name)! > 1) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+      if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
       else topics.push(await createOne(broker, t, req.validateOnly ?? false));
     }
     return { throttleTimeMs: 0, topics };
