@@ -12,9 +12,8 @@ import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config'
 import type { TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../protocol/errors';
-import { scanBatches, assignOffsets, checkTimestamps, TimestampType, type BatchInfo } from '../records/batch';
+import { scanBatches, assignOffsets, checkTimestamps, readBatchHeader, TimestampType, type BatchInfo } from '../records/batch';
 import { validateRecordsSync } from '../records/records';
-import { readBatchHeader } from '../records/batch';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
 import { ProducerStateManager } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
@@ -63,7 +62,6 @@ export class ReplicaManager implements TopicStorage {
   private constructor(
     readonly logs: LogManager,
     private readonly config: BrokerConfig,
-    private readonly log: Logger,
   ) {
     // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
@@ -85,7 +83,7 @@ export class ReplicaManager implements TopicStorage {
       configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
       log,
     });
-    const manager = new ReplicaManager(logs, config, log);
+    const manager = new ReplicaManager(logs, config);
     // Logs of topics the metadata no longer knows were deleted while we were down.
     const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
     for (const topic of orphans) await logs.deleteTopic(topic);
@@ -148,13 +146,14 @@ export class ReplicaManager implements TopicStorage {
     if (!scan.ok) return failedAppend(scan.errorCode);
     const batch = scan.batches[0];
     const logAppendTime = config.messageTimestampType === 'LogAppendTime';
+    const timestampType = logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
     const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
-      config.messageTimestampAfterMaxMs, logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME);
+      config.messageTimestampAfterMaxMs, timestampType);
     if (timestampError) return failedAppend(timestampError.errorCode);
     // Compaction needs every record to have a key: the one feature that makes us read records.
     if (config.compact) {
       const checked = validateRecordsSync(records, batch, {
-        nowMs: opts.nowMs, timestampType: logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME,
+        nowMs: opts.nowMs, timestampType,
         compacted: true,
       });
       if (!checked.ok) return { ...failedAppend(checked.errorCode), errorMessage: checked.errorMessage, recordErrors: checked.recordErrors };
