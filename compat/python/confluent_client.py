@@ -167,20 +167,9 @@ def group_member(bootstrap, opts):
     out("closed")
 
 
-class GroupAdapter:
-    kill_note = "the member process got SIGKILL"
-
+class GroupAdapter(group.Adapter):
     def __init__(self, bootstrap, admin):
-        self.bootstrap, self.admin = bootstrap, admin
-
-    def create_topic(self, prefix, partitions):
-        return create_topic(self.admin, prefix, partitions)
-
-    def produce(self, topic, lo, hi):
-        produce(self.bootstrap, topic, [(data.key(i), data.value(i), data.headers(i), None) for i in range(lo, hi)])
-
-    def member(self, name, topic, group_id, session_ms, instance_id=None):
-        return group.member_process(__file__, self.bootstrap, name, topic, group_id, session_ms, instance_id)
+        super().__init__(bootstrap, admin, __file__, create_topic, produce)
 
     def committed(self, group_id, topic):
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group_id, "enable.auto.commit": False})

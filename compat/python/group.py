@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+import data
 from common import check
 
 PARTITIONS = 6
@@ -138,6 +139,25 @@ class Member:
 def member_process(program, bootstrap, name, topic, group, session_ms, instance_id=None):
     opts = {"name": name, "topic": topic, "group": group, "sessionMs": session_ms, "instanceId": instance_id}
     return Member(name, [sys.executable, program, bootstrap, "group-member", json.dumps(opts)])
+
+
+class Adapter:
+    """What the group scenarios ask of a client. A client program subclasses it with its own program
+    file, topic creation and producer, and adds committed() and end_offsets()."""
+    kill_note = "the member process got SIGKILL"
+
+    def __init__(self, bootstrap, admin, program, create_topic, produce):
+        self.bootstrap, self.admin = bootstrap, admin
+        self._program, self._create_topic, self._produce = program, create_topic, produce
+
+    def create_topic(self, prefix, partitions):
+        return self._create_topic(self.admin, prefix, partitions)
+
+    def produce(self, topic, lo, hi):
+        self._produce(self.bootstrap, topic, [(data.key(i), data.value(i), data.headers(i), None) for i in range(lo, hi)])
+
+    def member(self, name, topic, group_id, session_ms, instance_id=None):
+        return member_process(self._program, self.bootstrap, name, topic, group_id, session_ms, instance_id)
 
 
 def wait_for(cond, seconds, what, members=()):
