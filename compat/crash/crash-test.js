@@ -42,7 +42,7 @@ class Proxy {
   constructor(target) {
     this.target = target;
     this.withholding = false;
-    this.producesWithheld = 0; // Produce requests forwarded while responses were withheld
+    this.inFlight = new Set(); // per connection: correlation ids of Produce requests the producer has no answer to
     this.conns = new Set();
   }
 
@@ -51,32 +51,58 @@ class Proxy {
       const broker = net.connect(this.target, '127.0.0.1');
       const pair = [client, broker];
       this.conns.add(pair);
+      const produces = new Set();
+      this.inFlight.add(produces);
       const close = () => {
         this.conns.delete(pair);
+        this.inFlight.delete(produces);
         client.destroy();
         broker.destroy();
       };
-      let pending = Buffer.alloc(0);
+      // Frames are size-prefixed: a request is int32 size, int16 api key (Produce = 0), int16 version,
+      // int32 correlation id; a response is int32 size, int32 correlation id.
+      const frames = (onFrame) => {
+        let pending = Buffer.alloc(0);
+        return (d) => {
+          pending = Buffer.concat([pending, d]);
+          while (pending.length >= 8 && pending.length >= 4 + pending.readInt32BE(0)) {
+            onFrame(pending);
+            pending = pending.subarray(4 + pending.readInt32BE(0));
+          }
+        };
+      };
+      const requests = frames((f) => {
+        if (f.length >= 12 && f.readInt16BE(4) === 0) produces.add(f.readInt32BE(8));
+      });
+      const responses = frames((f) => {
+        if (!this.withholding) produces.delete(f.readInt32BE(4));
+      });
       client.on('data', (d) => {
-        // Requests are size-prefixed frames: int32 size, int16 api key (Produce = 0), ...
-        pending = Buffer.concat([pending, d]);
-        while (pending.length >= 6 && pending.length >= 4 + pending.readInt32BE(0)) {
-          if (this.withholding && pending.readInt16BE(4) === 0) this.producesWithheld++;
-          pending = pending.subarray(4 + pending.readInt32BE(0));
-        }
+        requests(d);
         broker.write(d);
       });
-      broker.on('data', (d) => this.withholding || client.write(d));
+      broker.on('data', (d) => {
+        responses(d);
+        if (!this.withholding) client.write(d);
+      });
       for (const sock of pair) sock.on('error', close).on('close', close);
     });
     await new Promise((r) => this.server.listen(0, '127.0.0.1', r));
     this.port = this.server.address().port;
   }
 
+  /** Produce requests that reached the broker and whose responses the producer has not been given. */
+  get producesWithheld() {
+    let n = 0;
+    for (const produces of this.inFlight) n += produces.size;
+    return n;
+  }
+
   /** Drops every connection (what the producer sees of a dead broker) and forwards responses again. */
   reset() {
     for (const pair of this.conns) for (const sock of pair) sock.destroy();
     this.conns.clear();
+    this.inFlight.clear();
     this.withholding = false;
   }
 
@@ -184,11 +210,12 @@ async function brokerKill(broker, proxy, bootstrap, work) {
   // Kill only once a Produce request has reached the broker unanswered (a busy machine may delay it).
   for (const deadline = Date.now() + 10000; !proxy.producesWithheld && Date.now() < deadline;) await sleep(10);
   await sleep(100);
+  const withheld = proxy.producesWithheld;
   await broker.kill();
   proxy.reset();
   const ackedAtKill = readAcks(ackFile).length;
-  if (!proxy.producesWithheld) throw new Error('no Produce request reached the broker while its responses were withheld: the kill tested nothing');
-  log(`${proxy.producesWithheld} Produce requests reached the broker unanswered before the kill`);
+  if (!withheld) throw new Error('no Produce request reached the broker while its responses were withheld: the kill tested nothing');
+  log(`${withheld} Produce requests reached the broker unanswered before the kill`);
   await sleep(1000);
   await broker.start();
   const result = await Promise.race([producer.exited, sleep(100000).then(() => ({ code: 'timeout', out: () => '' }))]);
