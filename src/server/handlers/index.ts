@@ -28,6 +28,13 @@ import { offsetCommit } from './offset-commit';
 import { offsetDelete } from './offset-delete';
 import { offsetFetch } from './offset-fetch';
 import { syncGroup } from './sync-group';
+// Transactions (src/txn): the transaction coordinator and the markers it writes.
+import { addOffsetsToTxn } from './add-offsets-to-txn';
+import { addPartitionsToTxn } from './add-partitions-to-txn';
+import { describeTransactions } from './describe-transactions';
+import { endTxn } from './end-txn';
+import { listTransactions } from './list-transactions';
+import { writeTxnMarkers } from './write-txn-markers';
 
 export const handlers: HandlerFactory[] = [
   produce,
@@ -58,4 +65,11 @@ export const handlers: HandlerFactory[] = [
   describeGroups,
   deleteGroups,
   offsetDelete,
+  // transactions
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  writeTxnMarkers,
+  describeTransactions,
+  listTransactions,
 ];
