@@ -226,6 +226,7 @@ export class ReplicaManager implements TopicStorage {
     const offset = log.logEndOffset;
     const check = producers.checkMarker(marker, offset);
     if (check.kind === 'error') return failedAppend(check.errorCode);
+    // Stamped with the log's latest leader epoch: this single broker is the only leader there has been.
     const bytes = buildEndTxnMarker({
       ...marker, baseOffset: offset, partitionLeaderEpoch: log.latestEpoch() ?? 0, timestamp: nowMs,
     });
