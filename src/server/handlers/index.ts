@@ -9,6 +9,7 @@ import { deleteTopics } from './delete-topics';
 import { describeCluster } from './describe-cluster';
 import { describeConfigs } from './describe-configs';
 import { describeLogDirs } from './describe-log-dirs';
+import { describeProducers } from './describe-producers';
 import { fetch } from './fetch';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { initProducerId } from './init-producer-id';
@@ -53,6 +54,7 @@ export const handlers: HandlerFactory[] = [
   deleteRecords,
   describeLogDirs,
   initProducerId,
+  describeProducers,
   // consumer groups
   findCoordinator,
   joinGroup,
