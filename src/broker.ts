@@ -65,6 +65,9 @@ export class Broker {
     this.groups = createGroupCoordinator(config, replicas, log);
     this.transactions = createTransactionCoordinator(config, replicas, this.groups, producerIds, log);
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log);
+    if (config.getBool('transaction.partition.verification.enable')) {
+      replicas.verifyTransaction = (...args) => this.transactions.verifyProduce(...args);
+    }
     this.router = new Router(handlers.map((make) => make(this)));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }

@@ -45,7 +45,17 @@ export interface AppendOptions {
    * own writes are 'coordinator': they carry no sequence numbers, so only the epoch is checked.
    */
   origin?: AppendOrigin;
+  /** The Produce request's transactional id: a transactional batch is verified with it. */
+  transactionalId?: string | null;
 }
+
+/**
+ * Asks the transaction coordinator whether a partition is in the producer's transaction, before a
+ * producer's first transactional write there (KIP-890 part 1: a write outside any transaction the
+ * coordinator knows would hold the last stable offset forever). Answers NONE or the Produce error.
+ */
+export type TransactionVerifier = (transactionalId: string, producerId: number, producerEpoch: number,
+  topic: string, partition: number, produceVersion: number) => number;
 
 export type { TxnMarker };
 
@@ -80,6 +90,8 @@ export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
   readonly timer = new Timer();
   readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
+  /** Set by the broker while transaction.partition.verification.enable is true. */
+  verifyTransaction: TransactionVerifier | undefined;
 
   private readonly expiryTimer: NodeJS.Timeout;
 
@@ -191,6 +203,12 @@ export class ReplicaManager implements TopicStorage {
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
+      if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
+        && !partition.producers.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
+        const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
+          partition.topic, partition.index, opts.produceVersion);
+        if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
+      }
     }
 
     const bytes = records.subarray(0, scan.validBytes);

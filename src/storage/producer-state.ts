@@ -152,6 +152,12 @@ export class ProducerStateManager {
     return this.producers.get(producerId);
   }
 
+  /** Kafka's UnifiedLog.hasOngoingTransaction: this producer, at this epoch, has written in an open transaction here. */
+  hasOngoingTransaction(producerId: number, producerEpoch: number): boolean {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.currentTxnFirstOffset !== null && entry.producerEpoch === producerEpoch;
+  }
+
   activeProducers(): ReadonlyMap<number, Readonly<ProducerStateEntry>> {
     return this.producers;
   }

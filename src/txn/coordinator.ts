@@ -283,6 +283,28 @@ export class TransactionCoordinator {
     return partitions.map((tp) => (found!.partitions.has(topicPartitionKey(tp)) ? ErrorCode.NONE : missing));
   }
 
+  /**
+   * The Produce path's verification (ReplicaManager's TransactionVerifier), with the coordinator's
+   * answers turned into Produce errors as Kafka's AddPartitionsToTxnManager turns them: the client
+   * retries NOT_ENOUGH_REPLICAS, so errors that only mean "not now" become that.
+   */
+  verifyProduce(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number, produceVersion: number): number {
+    const missing = produceVersion >= 11 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
+    const answer = this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], missing);
+    const errorCode = typeof answer === 'number' ? answer : answer[0];
+    switch (errorCode) {
+      case ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH;
+      case ErrorCode.CONCURRENT_TRANSACTIONS:
+      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+      case ErrorCode.NOT_COORDINATOR:
+        return ErrorCode.NOT_ENOUGH_REPLICAS;
+      default:
+        return errorCode;
+    }
+  }
+
   /** The checks AddPartitionsToTxn and its verification share, in Kafka's order. */
   private checkProducer(meta: TransactionMetadata | undefined, producerId: number, producerEpoch: number): number {
     if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;

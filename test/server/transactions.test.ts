@@ -16,6 +16,7 @@ import { withBroker } from '../helpers/broker';
 
 const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
+const NO_VERIFICATION = { 'transaction.partition.verification.enable': 'false' };
 
 /** A client for one broker: Produce with producer fields, Fetch and ListOffsets at an isolation level, markers through the ReplicaManager. */
 class TxnClient {
@@ -96,7 +97,9 @@ async function dataValues(records: Buffer): Promise<string[]> {
 
 describe('transactions on the log (wire)', function () {
   this.timeout(20000);
-  const broker = withBroker();
+  // These tests play the transaction coordinator themselves (markers through the ReplicaManager),
+  // so the coordinator is not asked whether their partitions are in a transaction.
+  const broker = withBroker({ config: NO_VERIFICATION });
   let c: TxnClient;
   before(async () => {
     c = await TxnClient.connect(broker.current());
@@ -214,7 +217,7 @@ describe('transactions across a broker restart', function () {
   for (const crash of [false, true]) {
     it(`keeps open and aborted transactions after a ${crash ? 'crash (rebuilt from the log)' : 'clean restart (snapshot)'}`, async () => {
       const topic = crash ? 'after-crash' : 'after-restart';
-      const first = await startBroker({ dataDir, logLevel: 'silent' });
+      const first = await startBroker({ dataDir, logLevel: 'silent', config: NO_VERIFICATION });
       running.push(first);
       const c1 = await TxnClient.connect(first);
       await c1.createTopic(topic);
@@ -225,7 +228,7 @@ describe('transactions across a broker restart', function () {
       c1.raw.close();
       // A crash leaves no snapshot, no clean-shutdown marker and no flushed .txnindex: the second broker replays the log.
       if (!crash) await first.close();
-      const second = await startBroker({ dataDir, logLevel: 'silent' });
+      const second = await startBroker({ dataDir, logLevel: 'silent', config: NO_VERIFICATION });
       running.push(second);
       const c2 = await TxnClient.connect(second);
       expect(await c2.fetch(topic, 0, READ_COMMITTED)).to.deep.include({ highWatermark: 4, lastStableOffset: 1, values: ['aborted'], aborted: [[1, 0]] });
