@@ -15,7 +15,7 @@ import { ErrorCode } from '../protocol/errors';
 import { scanBatches, assignOffsets, checkTimestamps, readBatchHeader, TimestampType, type BatchInfo } from '../records/batch';
 import { validateRecordsSync } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
-import { ProducerStateManager } from '../storage/producer-state';
+import { ProducerStateManager, type AppendOrigin } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
 
@@ -34,6 +34,8 @@ export interface PartitionAppend {
 export interface AppendOptions {
   produceVersion: number;
   nowMs: number;
+  /** 'coordinator' for the coordinators' own writes, which carry no sequences (default 'client'). */
+  origin?: AppendOrigin;
 }
 
 /** One leader partition: its log and the state the Produce path checks against. */
@@ -161,7 +163,7 @@ export class ReplicaManager implements TopicStorage {
 
     const producerBatch = producerFieldsOf(batch);
     if (producerBatch) {
-      const check = partition.producers.checkBatch(producerBatch);
+      const check = partition.producers.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
