@@ -40,9 +40,10 @@ describe('transactions (wire)', function () {
   }
 
   async function initProducerId(transactionalId: string, opts: { timeoutMs?: number; version?: number; producerId?: bigint; producerEpoch?: number } = {}) {
-    return raw.request<InitProducerIdResponse>(ApiKey.InitProducerId, opts.version ?? 4, {
+    const res = await raw.request<InitProducerIdResponse>(ApiKey.InitProducerId, opts.version ?? 4, {
       transactionalId, transactionTimeoutMs: opts.timeoutMs ?? 60_000, producerId: opts.producerId ?? -1n, producerEpoch: opts.producerEpoch ?? -1,
     });
+    return { ...res, producerId: res.producerId! };
   }
 
   async function addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, topics: { name: string; partitions: number[] }[], version = 3) {
