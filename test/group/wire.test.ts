@@ -78,8 +78,12 @@ describe('group APIs on the wire', function () {
     expect(v0).to.include({ errorCode: 0, nodeId: running.broker.nodeId, host: '127.0.0.1', port: running.port });
     const v4 = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 4, { key: '', keyType: 0, coordinatorKeys: ['a', 'b'] });
     expect(v4.coordinators.map((c) => [c.key, c.errorCode, c.port])).to.deep.equal([['a', 0, running.port], ['b', 0, running.port]]);
+    // A transactional id's coordinator is there once the first ask has created __transaction_state.
     const txn = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 6, { key: '', keyType: 1, coordinatorKeys: ['tx'] });
-    expect(txn.coordinators[0]).to.include({ errorCode: 0, nodeId: running.broker.nodeId });
+    expect(txn.coordinators[0]).to.include({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, nodeId: -1 });
+    await running.broker.startTransactions();
+    const again = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 6, { key: '', keyType: 1, coordinatorKeys: ['tx'] });
+    expect(again.coordinators[0]).to.include({ errorCode: 0, nodeId: running.broker.nodeId });
     const bad = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 2, { key: 'g', keyType: 7, coordinatorKeys: [] });
     expect(bad).to.include({ errorCode: ErrorCode.INVALID_REQUEST, nodeId: -1 });
     expect(running.broker.groups.partitionFor('my-group')).to.equal(OffsetsLog.partitionFor('my-group', PARTITIONS));

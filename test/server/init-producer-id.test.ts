@@ -63,10 +63,14 @@ describe('InitProducerId', function () {
     c.close();
   });
 
-  it('refuses transactional ids until transactions land, after Kafka\'s own checks', async () => {
+  it('sends transactional ids to the transaction coordinator, after Kafka\'s own checks', async () => {
     const c = await RawClient.connect(running!.port);
-    expect(await init(c, 4, { transactionalId: 'tx-1' })).to.deep.equal([ErrorCode.UNSUPPORTED_VERSION, -1, -1]);
-    expect(await init(c, 0, { transactionalId: 'tx-1' })).to.deep.equal([ErrorCode.UNSUPPORTED_VERSION, -1, -1]);
+    // Before a FindCoordinator has created __transaction_state, this broker coordinates no id.
+    expect(await init(c, 4, { transactionalId: 'tx-1' })).to.deep.equal([ErrorCode.NOT_COORDINATOR, -1, -1]);
+    await running!.broker.startTransactions();
+    const [errorCode, producerId, epoch] = await init(c, 0, { transactionalId: 'tx-1' });
+    expect([errorCode, epoch]).to.deep.equal([ErrorCode.NONE, 0]);
+    expect(await init(c, 4, { transactionalId: 'tx-1' })).to.deep.equal([ErrorCode.NONE, producerId, 1]);
     expect(await init(c, 4, { transactionalId: '' })).to.deep.equal([ErrorCode.INVALID_REQUEST, -1, -1]);
     expect(await init(c, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 900001 })).to.deep.equal([ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1]);
     expect(await init(c, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 0 })).to.deep.equal([ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1]);
