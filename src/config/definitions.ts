@@ -385,6 +385,10 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'log.cleaner.delete.retention.ms', type: 'long', default: '86400000', validator: atLeast(0), dynamic: true, doc: 'How long tombstones survive compaction' },
   { name: 'log.cleaner.min.compaction.lag.ms', type: 'long', default: '0', validator: atLeast(0), dynamic: true, doc: 'Least age before a record may be compacted' },
   { name: 'log.cleaner.max.compaction.lag.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(1), dynamic: true, doc: 'Most age before a record must be compactable' },
+  { name: 'log.cleaner.io.max.bytes.per.second', type: 'double', default: '1.7976931348623157E308', dynamic: true, doc: 'Read and write rate the cleaner is held to' },
+  { name: 'log.cleaner.dedupe.buffer.size', type: 'long', default: '134217728', dynamic: true, doc: 'Memory for the cleaner\'s key -> offset map' },
+  { name: 'log.cleaner.io.buffer.size', type: 'int', default: '524288', validator: atLeast(0), dynamic: true, doc: 'Bytes the cleaner reads and writes at a time' },
+  { name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: '0.9', dynamic: true, doc: 'How full the cleaner\'s offset map may get' },
 
   // group coordinator
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },

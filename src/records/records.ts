@@ -458,8 +458,13 @@ export interface BuildBatchOptions {
   logAppendTimeMs?: number;
   /** Timestamp of records that have none (default Date.now()). */
   nowMs?: number;
-  /** For an empty batch (what compaction leaves): the lastOffsetDelta to keep. */
+  /**
+   * The batch's lastOffsetDelta when it is not the last record's: an empty batch, or one the cleaner
+   * removed records from (Kafka keeps the original last offset so producer state stays right).
+   */
   lastOffsetDelta?: number;
+  /** KIP-534: baseTimestamp holds this delete horizon (the record timestamps stay as they were) and the attribute bit says so. */
+  deleteHorizonMs?: number;
 }
 
 function toBuf(b: Bytes): Buffer | null {
@@ -490,7 +495,7 @@ function encodeRecords(o: BuildBatchOptions): Prepared {
   for (let i = 0; i < n; i++) {
     const r = o.records[i];
     const ts = r.timestamp ?? now;
-    if (i === 0) baseTimestamp = ts;
+    if (i === 0) baseTimestamp = o.deleteHorizonMs ?? ts;
     if (ts > maxTimestamp) maxTimestamp = ts;
     timestamps[i] = ts;
     deltas[i] = r.offsetDelta ?? i;
@@ -546,7 +551,7 @@ function encodeRecords(o: BuildBatchOptions): Prepared {
       }
     }
   }
-  const lastOffsetDelta = n > 0 ? deltas[n - 1] : (o.lastOffsetDelta ?? 0);
+  const lastOffsetDelta = o.lastOffsetDelta ?? (n > 0 ? deltas[n - 1] : 0);
   if ((o.timestampType ?? TimestampType.CREATE_TIME) === TimestampType.LOG_APPEND_TIME) maxTimestamp = o.logAppendTimeMs ?? now;
   return { body, baseTimestamp, maxTimestamp, lastOffsetDelta };
 }
@@ -563,6 +568,7 @@ function assemble(o: BuildBatchOptions, p: Prepared, section: Buffer): Buffer {
     o.timestampType ?? TimestampType.CREATE_TIME,
     o.isTransactional ?? false,
     o.isControl ?? false,
+    o.deleteHorizonMs !== undefined,
   );
   buf.writeInt16BE(attributes, 21);
   buf.writeInt32BE(p.lastOffsetDelta, 23);
@@ -591,6 +597,42 @@ export function buildBatchSync(o: BuildBatchOptions): Buffer {
   const codec = o.compression ?? Compression.NONE;
   const section = codec === Compression.NONE ? p.body : compressSync(codec, p.body, o.compressionLevel);
   return assemble(o, p, section);
+}
+
+/**
+ * A batch rebuilt around some of its records (what the log cleaner writes, as Kafka's MemoryRecords.filterTo):
+ * the same base and last offset, producer fields, leader epoch, codec and timestamp type; `records` keep their
+ * offsets and timestamps. Re-compressed with the batch's codec at its default level.
+ */
+export function rebuildBatch(b: BatchInfo, records: DecodedRecord[], deleteHorizonMs?: number): Promise<Buffer> {
+  return buildBatch({
+    baseOffset: b.baseOffset,
+    partitionLeaderEpoch: b.partitionLeaderEpoch,
+    records: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp, offsetDelta: r.offsetDelta })),
+    compression: b.compression,
+    producerId: b.producerId,
+    producerEpoch: b.producerEpoch,
+    baseSequence: b.baseSequence,
+    isTransactional: b.isTransactional,
+    isControl: b.isControl,
+    timestampType: b.timestampType,
+    logAppendTimeMs: b.maxTimestamp,
+    lastOffsetDelta: b.lastOffsetDelta,
+    deleteHorizonMs,
+  });
+}
+
+/**
+ * The batch with no records left (Kafka's DefaultRecordBatch.writeEmptyHeader): kept by the cleaner when it is
+ * the last batch of a live producer, so the producer's epoch and sequence survive compaction. Both timestamps
+ * are the batch's max timestamp (retention by time still sees it); no codec.
+ */
+export function emptyBatchOf(b: BatchInfo): Buffer {
+  const empty: Prepared = { body: Buffer.alloc(0), baseTimestamp: b.maxTimestamp, maxTimestamp: b.maxTimestamp, lastOffsetDelta: b.lastOffsetDelta };
+  return assemble({
+    baseOffset: b.baseOffset, partitionLeaderEpoch: b.partitionLeaderEpoch, records: [], producerId: b.producerId, producerEpoch: b.producerEpoch,
+    baseSequence: b.baseSequence, isTransactional: b.isTransactional, isControl: b.isControl, timestampType: b.timestampType,
+  }, empty, empty.body);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -113,13 +113,23 @@ export class ReplicaManager implements TopicStorage {
   /** Opens (and after a crash recovers) every log, then rebuilds producer state from snapshots and the log. */
   static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
     const byName = new Map(topics.map((t) => [t.name, t]));
+    let manager: ReplicaManager | undefined;
     const logs = await LogManager.open({
       dataDir: config.dataDir,
       defaults: resolveTopicConfig(config, {}),
       configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
       log,
+      retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
+      cleaner: config.getBool('log.cleaner.enable') ? {
+        backoffMs: config.getLong('log.cleaner.backoff.ms'),
+        ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+        dedupeBufferBytes: config.getLong('log.cleaner.dedupe.buffer.size'),
+        ioBufferBytes: config.getInt('log.cleaner.io.buffer.size'),
+        ioBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
+      } : undefined,
+      producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
     });
-    const manager = new ReplicaManager(logs, config);
+    manager = new ReplicaManager(logs, config);
     // Logs of topics the metadata no longer knows were deleted while we were down.
     const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
     for (const topic of orphans) await logs.deleteTopic(topic);

@@ -26,6 +26,12 @@
  * last flush (checked every flushCheckIntervalMs, Kafka's
  * log.flush.scheduler.interval.ms). See partition-log.ts for what each
  * setting guarantees.
+ *
+ * Cleanup: every retentionCheckIntervalMs (log.retention.check.interval.ms)
+ * each log with cleanup.policy delete drops the segments past retention.ms /
+ * retention.bytes (PartitionLog.deleteOldSegments); with log.cleaner.enable
+ * the log cleaner (log-cleaner.ts) compacts the logs with cleanup.policy
+ * compact. Both run on timers, off the request path, and stop on close.
  */
 import { randomUUID } from 'crypto';
 import * as fs from 'fs';
@@ -34,7 +40,9 @@ import type { Logger } from 'pino';
 import type { TopicLogConfig } from '../config/topic-config';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirectory, readCheckpoint } from './checkpoint-file';
 import { StorageError } from './errors';
+import { LogCleaner, type CleanerConfig } from './log-cleaner';
 import { PartitionLog } from './partition-log';
+import type { ProducerStateManager } from './producer-state';
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint';
@@ -58,6 +66,12 @@ export interface LogManagerOptions {
   flushCheckIntervalMs?: number;
   /** How often recovery points are checkpointed; default 60000. */
   recoveryPointCheckpointIntervalMs?: number;
+  /** How often retention is enforced (log.retention.check.interval.ms); default 300000. */
+  retentionCheckIntervalMs?: number;
+  /** The log cleaner's settings; without them (log.cleaner.enable=false) compacted topics are not cleaned. */
+  cleaner?: CleanerConfig;
+  /** A partition's producer state (the cleaner keeps live producers' last batches and stops at the last stable offset). */
+  producers?: (log: PartitionLog) => ProducerStateManager | undefined;
   /** Wall clock in ms (tests replace it). */
   now?: () => number;
 }
@@ -98,6 +112,7 @@ export class LogManager {
   private readonly recoveryPointCheckpoint: CheckpointFile;
   private readonly logStartOffsetCheckpoint: CheckpointFile;
   private readonly timers: NodeJS.Timeout[] = [];
+  private cleaner?: LogCleaner;
   private closed = false;
 
   private constructor(opts: LogManagerOptions) {
@@ -158,6 +173,12 @@ export class LogManager {
       await fsyncDirectory(opts.dataDir);
     }
     manager.startTimers(opts);
+    if (opts.cleaner) {
+      manager.cleaner = await LogCleaner.open({
+        dataDir: opts.dataDir, config: opts.cleaner, logs: () => manager.allLogs(), producers: opts.producers, logger: opts.log, now: opts.now,
+      });
+      manager.cleaner.start();
+    }
     opts.log.info(
       { dataDir: opts.dataDir, partitions: toOpen.length, cleanShutdown: hadCleanShutdown, ms: Number(process.hrtime.bigint() - started) / 1e6 },
       'logs loaded',
@@ -186,9 +207,29 @@ export class LogManager {
     const checkpointTimer = setInterval(() => {
       this.checkpointRecoveryPoints().catch((e) => this.logger.error({ err: e }, 'could not write the recovery point checkpoint'));
     }, opts.recoveryPointCheckpointIntervalMs ?? 60_000);
+    const retentionTimer = setInterval(() => void this.deleteOldSegments(), opts.retentionCheckIntervalMs ?? 300_000);
     flushTimer.unref();
     checkpointTimer.unref();
-    this.timers.push(flushTimer, checkpointTimer);
+    retentionTimer.unref();
+    this.timers.push(flushTimer, checkpointTimer, retentionTimer);
+  }
+
+  /** The log cleaner, when log.cleaner.enable. */
+  get logCleaner(): LogCleaner | undefined {
+    return this.cleaner;
+  }
+
+  /** Retention on every log (Kafka's LogManager.cleanupLogs); resolves with the number of segments deleted. */
+  async deleteOldSegments(): Promise<number> {
+    let deleted = 0;
+    for (const log of this.allLogs()) {
+      try {
+        deleted += await log.deleteOldSegments();
+      } catch (e) {
+        this.logger.error({ dir: log.dir, err: e }, 'retention failed');
+      }
+    }
+    return deleted;
   }
 
   /** Flushes every log whose flush.ms has elapsed since its last flush and that has unflushed data. */
@@ -303,6 +344,7 @@ export class LogManager {
     this.topics.delete(topic);
     for (const log of partitions.values()) {
       await log.close({ flush: false });
+      await this.cleaner?.forget(topic, log.partition);
       const target = path.join(this.dataDir, deleteDirName(topic, log.partition));
       await fs.promises.rename(log.dir, target);
       this.removeDirectoryInBackground(target);
@@ -352,6 +394,7 @@ export class LogManager {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    await this.cleaner?.close();
     await Promise.allSettled([...this.creating.values()]);
     let clean = true;
     await Promise.all(

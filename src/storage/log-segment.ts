@@ -50,6 +50,10 @@ export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 export const TXN_INDEX_FILE_SUFFIX = '.txnindex';
 /** Appended to the files of a segment that is being deleted. */
 export const DELETED_FILE_SUFFIX = '.deleted';
+/** Appended to the files of a segment the cleaner is writing (removed at start-up: an unfinished cleaning). */
+export const CLEANED_FILE_SUFFIX = '.cleaned';
+/** Appended to the files of a cleaned segment about to replace old ones (completed at start-up). */
+export const SWAP_FILE_SUFFIX = '.swap';
 
 /** Bytes read at a time when scanning batch headers (about one index interval of small batches). */
 const HEADER_SCAN_CHUNK = 8192;
@@ -173,6 +177,8 @@ export class LogSegment {
     readonly settings: SegmentSettings,
     private readonly logger: Logger,
     now: number,
+    /** '' for a segment of the log; CLEANED_FILE_SUFFIX or SWAP_FILE_SUFFIX while the cleaner replaces segments. */
+    private fileSuffix: string,
   ) {
     this.nextOffset = baseOffset;
     this.offsetOfMaxTimestampSoFar = baseOffset;
@@ -180,23 +186,28 @@ export class LogSegment {
   }
 
   get logPath(): string {
-    return path.join(this.dir, segmentFileName(this.baseOffset, LOG_FILE_SUFFIX));
+    return path.join(this.dir, segmentFileName(this.baseOffset, LOG_FILE_SUFFIX) + this.fileSuffix);
   }
 
   get indexPath(): string {
-    return path.join(this.dir, segmentFileName(this.baseOffset, INDEX_FILE_SUFFIX));
+    return path.join(this.dir, segmentFileName(this.baseOffset, INDEX_FILE_SUFFIX) + this.fileSuffix);
   }
 
   get timeIndexPath(): string {
-    return path.join(this.dir, segmentFileName(this.baseOffset, TIME_INDEX_FILE_SUFFIX));
+    return path.join(this.dir, segmentFileName(this.baseOffset, TIME_INDEX_FILE_SUFFIX) + this.fileSuffix);
   }
 
   get txnIndexPath(): string {
-    return path.join(this.dir, segmentFileName(this.baseOffset, TXN_INDEX_FILE_SUFFIX));
+    return path.join(this.dir, segmentFileName(this.baseOffset, TXN_INDEX_FILE_SUFFIX) + this.fileSuffix);
   }
 
+  /**
+   * The log file last: renames go in this order, so while `<base>.log` keeps
+   * its name every index file beside it belongs to it (start-up relies on
+   * that to finish an interrupted swap, see PartitionLog.completeSwaps).
+   */
   private get allPaths(): string[] {
-    return [this.logPath, this.indexPath, this.timeIndexPath, this.txnIndexPath];
+    return [this.indexPath, this.timeIndexPath, this.txnIndexPath, this.logPath];
   }
 
   /** The open log file, for callers that read byte ranges themselves. */
@@ -216,10 +227,10 @@ export class LogSegment {
     return { indexIntervalBytes: this.settings.indexIntervalBytes, maxIndexEntries: this.maxIndexEntries, maxTimeIndexEntries: this.maxTimeIndexEntries };
   }
 
-  /** A new, empty segment (replacing any leftover files of that name). */
-  static async create(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number): Promise<LogSegment> {
-    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'w+', 0o644);
-    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now);
+  /** A new, empty segment (replacing any leftover files of that name); fileSuffix for the cleaner's output. */
+  static async create(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number, fileSuffix = ''): Promise<LogSegment> {
+    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX) + fileSuffix), 'w+', 0o644);
+    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now, fileSuffix);
     segment.offsetIndex = new OffsetIndex(baseOffset, segment.maxIndexEntries);
     segment.timeIndex = new TimeIndex(baseOffset, segment.maxTimeIndexEntries);
     await fs.promises.writeFile(segment.indexPath, Buffer.alloc(0));
@@ -233,9 +244,9 @@ export class LogSegment {
    * comes from the time index's last entry (always written when a segment
    * stops being active).
    */
-  static async open(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number): Promise<LogSegment> {
-    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX)), 'r+');
-    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now);
+  static async open(dir: string, baseOffset: number, settings: SegmentSettings, logger: Logger, now: number, fileSuffix = ''): Promise<LogSegment> {
+    const file = await fs.promises.open(path.join(dir, segmentFileName(baseOffset, LOG_FILE_SUFFIX) + fileSuffix), 'r+');
+    const segment = new LogSegment(dir, baseOffset, file, settings, logger, now, fileSuffix);
     try {
       segment.size = (await file.stat()).size;
       await segment.readLastTimeIndexEntry();
@@ -290,6 +301,12 @@ export class LogSegment {
       await this.loadingIndexes;
     }
     return { offsetIndex: this.offsetIndex!, timeIndex: this.timeIndex! };
+  }
+
+  /** Bytes the offset and time indexes take (Kafka's sizeInBytes): the cleaner keeps a merged segment's within segment.index.bytes. */
+  async indexSizes(): Promise<{ offsetIndexBytes: number; timeIndexBytes: number }> {
+    const { offsetIndex, timeIndex } = await this.loadIndexes();
+    return { offsetIndexBytes: offsetIndex.entries * OFFSET_INDEX_ENTRY_SIZE, timeIndexBytes: timeIndex.entries * TIME_INDEX_ENTRY_SIZE };
   }
 
   /** True once the indexes are in memory. */
@@ -694,6 +711,22 @@ export class LogSegment {
   async close(): Promise<void> {
     if (!this.deleted) await this.onBecomeInactive();
     await this.exclusive(() => this.file.close());
+  }
+
+  /**
+   * Renames the files from this segment's suffix to `suffix` (Kafka's
+   * changeFileSuffixes), the log file last; files the segment does not have
+   * (no transaction index) are skipped. The open file follows the rename.
+   */
+  changeFileSuffix(suffix: string): Promise<void> {
+    return this.exclusive(async () => {
+      for (const file of this.allPaths) {
+        await fs.promises.rename(file, file.slice(0, file.length - this.fileSuffix.length) + suffix).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'ENOENT') throw e;
+        });
+      }
+      this.fileSuffix = suffix;
+    });
   }
 
   /** Renames the files to `*.deleted` so a restart does not load them; the log file stays open for reads in flight. */

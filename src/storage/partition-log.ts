@@ -68,7 +68,7 @@ import { CorruptCheckpointError, fsyncDirectory } from './checkpoint-file';
 import { StorageError } from './errors';
 import { LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache } from './leader-epoch-cache';
 import { readFully } from './file-io';
-import { DELETED_FILE_SUFFIX, LogSegment, SegmentSettings } from './log-segment';
+import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LogSegment, SWAP_FILE_SUFFIX, SegmentSettings } from './log-segment';
 import { NO_TIMESTAMP } from './time-index';
 import type { AbortedTxn } from './transaction-index';
 
@@ -174,6 +174,13 @@ interface Retiring {
 }
 
 const SEGMENT_FILE_RE = /^(\d{20})\.(log|index|timeindex|txnindex)$/;
+const SWAP_LOG_FILE_RE = /^(\d{20})\.log\.swap$/;
+
+/** Kafka's LogSegment.largestTimestamp: the largest record timestamp, or the file's modification time when there is none. */
+async function largestTimestampOrFileTime(segment: LogSegment): Promise<number> {
+  const ts = await segment.largestTimestamp();
+  return ts >= 0 ? ts : (await segment.fileHandle.stat()).mtimeMs;
+}
 
 function rollJitter(config: TopicLogConfig): number {
   const max = Math.min(config.segmentJitterMs, config.segmentMs);
@@ -261,6 +268,7 @@ export class PartitionLog {
   }
 
   private async load(opts: PartitionLogOptions): Promise<void> {
+    await this.completeSwaps();
     const names = await fs.promises.readdir(this.dir);
     const logs = new Set<number>();
     const indexes: Array<[number, string]> = [];
@@ -314,6 +322,43 @@ export class PartitionLog {
     this.recoveryPointValue = opts.hadCleanShutdown ? this.nextOffset : Math.min(recoveryPoint, this.nextOffset);
     this.epochs.truncateFromEnd(this.nextOffset);
     this.epochs.truncateFromStart(this.startOffset);
+  }
+
+  /**
+   * Finishes or undoes a segment replacement that a crash interrupted (Kafka's
+   * LogLoader does the same with the cleaner's files). replaceSegments renames
+   * the cleaned files `.cleaned` -> `.swap`, the log file last; then retires
+   * the old segments (their log files last); then drops the `.swap` suffix,
+   * the log file last. So without `<base>.log.swap` the cleaned segment was
+   * never complete: its files go and the old segments are untouched. With it,
+   * the cleaned segment is whole and fsynced: the old segments it covers go
+   * (for `<base>` itself only while `<base>.log` is still there: once that is
+   * gone, the `<base>` index files beside it are the cleaned ones) and it is
+   * renamed into place.
+   */
+  private async completeSwaps(): Promise<void> {
+    const names = await fs.promises.readdir(this.dir);
+    const swaps = names.map((n) => SWAP_LOG_FILE_RE.exec(n)).filter((m) => m !== null).map((m) => Number(m[1]));
+    for (const name of names) {
+      const unfinished = name.endsWith(SWAP_FILE_SUFFIX) && !swaps.includes(Number(name.slice(0, 20)));
+      if (name.endsWith(CLEANED_FILE_SUFFIX) || unfinished) await fs.promises.rm(path.join(this.dir, name), { force: true });
+    }
+    for (const base of swaps.sort((a, b) => a - b)) {
+      const swap = await LogSegment.open(this.dir, base, this.segmentSettings(), this.logger, this.now(), SWAP_FILE_SUFFIX);
+      await swap.recover();
+      const files = await fs.promises.readdir(this.dir);
+      const oldFirstStillThere = files.includes(path.basename(swap.logPath, SWAP_FILE_SUFFIX));
+      for (const name of files) {
+        const m = SEGMENT_FILE_RE.exec(name);
+        if (!m) continue;
+        const b = Number(m[1]);
+        if ((b > base && b < swap.nextOffset) || (b === base && oldFirstStillThere)) await fs.promises.rm(path.join(this.dir, name), { force: true });
+      }
+      await swap.changeFileSuffix('');
+      await swap.close();
+      this.logger.info({ dir: this.dir, segment: base, nextOffset: swap.nextOffset }, 'completed an interrupted segment swap');
+    }
+    if (swaps.length > 0) await fsyncDirectory(this.dir);
   }
 
   /** Validates the segments from the one containing the recovery point on; cuts at the first bad batch. */
@@ -391,6 +436,16 @@ export class PartitionLog {
     let total = 0;
     for (const s of this.segments) total += s.size;
     return total;
+  }
+
+  /** The segments, oldest first (the last is active): a copy, for the cleaner. */
+  segmentList(): LogSegment[] {
+    return this.segments.slice();
+  }
+
+  /** False once closing or offline: the cleaner leaves it alone. */
+  get isOpen(): boolean {
+    return this.state === 'open' && !this.failure;
   }
 
   /** Base offset and size of each segment, oldest first. */
@@ -854,6 +909,89 @@ export class PartitionLog {
       await this.persistLogStartOffset?.();
     }
     return this.startOffset;
+  }
+
+  /**
+   * Retention (Kafka's deleteOldSegments), for cleanup.policy with delete:
+   * removes the oldest segments while retention.ms (against a segment's
+   * largest timestamp, its file time when it has none) or retention.bytes
+   * says so, and moves the log start offset past them. Whole segments only,
+   * below the high watermark. When every segment has expired the active one is
+   * rolled first, as Kafka does: the log starts over, empty, at its end offset,
+   * and the segment taking appends is never the one deleted. Runs in the writer
+   * loop, so it is ordered with appends, truncation and the cleaner's swaps.
+   * Resolves with the number of segments deleted.
+   */
+  deleteOldSegments(): Promise<number> {
+    if (!this.configValue.delete || !this.isOpen) return Promise.resolve(0);
+    let deleted = 0;
+    return this.enqueueTask(async () => {
+      deleted = await this.deleteExpiredSegments();
+    }).then(() => deleted);
+  }
+
+  private async deleteExpiredSegments(): Promise<number> {
+    const { retentionMs, retentionBytes } = this.configValue;
+    const now = this.now();
+    let excessBytes = retentionBytes >= 0 ? this.size - retentionBytes : 0;
+    const doomed: LogSegment[] = [];
+    for (let i = 0; i < this.segments.length; i++) {
+      const segment = this.segments[i];
+      const last = i === this.segments.length - 1;
+      if (this.hw < (last ? segment.nextOffset : this.segments[i + 1].baseOffset) || (last && segment.size === 0)) break;
+      const expired = retentionMs >= 0 && now - (await largestTimestampOrFileTime(segment)) > retentionMs;
+      if (!expired && excessBytes < segment.size) break;
+      excessBytes -= segment.size;
+      doomed.push(segment);
+    }
+    if (doomed.length === 0) return 0;
+    if (doomed.length === this.segments.length) await this.roll(this.activeSegment.nextOffset);
+    this.segments.splice(0, doomed.length);
+    await Promise.all(doomed.map((s) => this.retire(s)));
+    const previousStart = this.startOffset;
+    this.startOffset = Math.max(this.startOffset, this.segments[0].baseOffset);
+    this.epochs.truncateFromStart(this.startOffset);
+    await this.persistLogStartOffset?.();
+    this.logger.info(
+      { dir: this.dir, segments: doomed.map((s) => s.baseOffset), bytes: doomed.reduce((n, s) => n + s.size, 0), retentionMs, retentionBytes, logStartOffset: this.startOffset, previousLogStartOffset: previousStart },
+      'deleted segments past retention',
+    );
+    return doomed.length;
+  }
+
+  /** An empty segment at baseOffset for the cleaner to write (`*.cleaned` files, this log's index settings). */
+  createCleanedSegment(baseOffset: number): Promise<LogSegment> {
+    return LogSegment.create(this.dir, baseOffset, this.segmentSettings(), this.logger, this.now(), CLEANED_FILE_SUFFIX);
+  }
+
+  /**
+   * Puts a cleaned segment (written and fsynced by the cleaner) in place of
+   * `old`, a run of inactive segments (Kafka's replaceSegments), crash-safely
+   * (see completeSwaps): renames it to `.swap`, swaps it into the segment list
+   * in one step (in the writer loop, so retention and truncation see either
+   * list), retires the old segments (readers in flight keep their open files
+   * for file.delete.delay.ms), and renames it to its final name. Resolves
+   * false, and drops the cleaned segment, when `old` is no longer all in the
+   * log (retention or DeleteRecords removed some meanwhile).
+   */
+  async replaceSegments(cleaned: LogSegment, old: LogSegment[]): Promise<boolean> {
+    await cleaned.changeFileSuffix(SWAP_FILE_SUFFIX);
+    await fsyncDirectory(this.dir);
+    let replaced = false;
+    await this.enqueueTask(async () => {
+      const at = this.segments.indexOf(old[0]);
+      replaced = this.state === 'open' && at >= 0 && at + old.length < this.segments.length && old.every((s, i) => this.segments[at + i] === s);
+      if (replaced) this.segments.splice(at, old.length, cleaned);
+    });
+    if (!replaced) {
+      await cleaned.markDeleted();
+      await cleaned.deleteFiles();
+      return false;
+    }
+    await Promise.all(old.map((s) => this.retire(s)));
+    await cleaned.changeFileSuffix('');
+    await fsyncDirectory(this.dir);
+    return true;
   }
 
   /**
