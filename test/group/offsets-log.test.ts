@@ -490,4 +490,38 @@ describe('OffsetsLog in a broker', function () {
     expect(groups.get('g3')!.group).to.equal(null);
     expect([...groups.get('g3')!.offsets.keys()].sort()).to.deep.equal(['t:0', 't:1']);
   });
+
+  it('loads the same groups and offsets from a compacted __consumer_offsets after a restart', async () => {
+    // Small segments so the commits spread over many; the cleaner runs only when asked.
+    const config = { 'offsets.topic.num.partitions': '1', 'offsets.topic.segment.bytes': '4096', 'log.cleaner.backoff.ms': '600000' };
+    const first = await startBroker({ dataDir, logLevel: 'silent', config });
+    running.push(first);
+    expect((await OffsetsLog.ensureTopic(first.broker.controller, 1, 1, 4096)).errorCode).to.equal(ErrorCode.NONE);
+    const log = new OffsetsLog(first.broker.replicas, 1);
+    for (let round = 0; round < 40; round++) {
+      const offsets = Array.from({ length: 4 }, (_, p) => commit('orders', p, round * 10 + p, { metadata: `r${round}` }));
+      expect(await log.storeOffsets('g', offsets)).to.equal(ErrorCode.NONE);
+      expect(await log.storeGroup('g', { ...GROUP, generationId: round })).to.equal(ErrorCode.NONE);
+    }
+    expect(await log.deleteOffsets('g', [{ topic: 'orders', partition: 3 }])).to.equal(ErrorCode.NONE);
+    expect(await log.storeOffsets('other', [commit('payments', 0, 7)])).to.equal(ErrorCode.NONE);
+    const before = await log.loadAll();
+
+    const partition = first.broker.replicas.partition(OFFSETS_TOPIC, 0)!;
+    const [sizeBefore, segmentsBefore] = [partition.log.size, partition.log.segmentInfo().length];
+    expect(segmentsBefore).to.be.above(3);
+    expect(await first.broker.replicas.logs.logCleaner!.cleanFilthiestLog()).to.equal(true);
+    expect(partition.log.size).to.be.below(sizeBefore / 3);
+    await first.close();
+    running.splice(0);
+
+    const second = await startBroker({ dataDir, logLevel: 'silent', config });
+    running.push(second);
+    const after = byId(await new OffsetsLog(second.broker.replicas, 1).loadAll());
+    expect(after).to.deep.equal(byId(before));
+    const g = after.get('g')!;
+    expect(g.group!.generationId).to.equal(39);
+    expect([...g.offsets.keys()].sort()).to.deep.equal(['orders:0', 'orders:1', 'orders:2']);
+    expect(g.offsets.get('orders:2')).to.include({ offset: 392, metadata: 'r39' });
+  });
 });
