@@ -3,9 +3,9 @@
 // program (python/txn.py, java/.../Txn.java, go/txn.go) runs the same steps with the same checks:
 //
 // txn-consume-transform-produce
-//     an input topic (3 partitions) with records key-<i> / value(i), i in 0..119, written first without a
+//     an input topic (6 partitions) with records key-<i> / value(i), i in 0..119, written first without a
 //     transaction. One group member (read_committed, no auto-commit) reads them; a transactional producer
-//     writes each record transformed to an output topic (3 partitions): key-<i> / "out-<i>:txn-<t>", t the
+//     writes each record transformed to an output topic (6 partitions): key-<i> / "out-<i>:txn-<t>", t the
 //     transaction's number (1, 2, ...), at most 10 records a transaction, and sends the consumed offsets with
 //     the transaction (sendOffsetsToTransaction with the consumer's group metadata where the client has it).
 //     Every 3rd transaction is aborted after its records are written (flushed: in the log) and the member
@@ -32,7 +32,7 @@
 const { check } = require('./client-util');
 
 const INPUT_RECORDS = 120;
-const PARTITIONS = 3;
+const PARTITIONS = 6;
 const RECORDS_PER_TXN = 10;
 const ABORT_EVERY = 3; // transaction t is aborted when t % ABORT_EVERY === 0
 const END_KEY = 'end';
