@@ -24,10 +24,11 @@ const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
 // selects the crash rows, `--scenario group-offsets-restart` the offsets one (`--scenario group`: every group-*,
-// `--scenario txn`: every txn-* and the transaction crash row).
+// `--scenario txn`: every txn-*, the transaction crash row `txn-crash` too).
 const ONCE = [
   { name: 'crash: broker kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'broker-kill']] },
   { name: 'crash: producer kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
+  { name: 'crash: broker kill -9 mid-commit', select: 'txn-crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'txn-commit-kill']] },
   { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
 ];
 
