@@ -147,8 +147,9 @@ function startClient(mode, ...args) {
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal, out: () => out.trim().slice(-2000) })));
-  return { proc, exited };
+  const tail = () => out.trim().slice(-2000);
+  const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal, out: tail })));
+  return { proc, exited, out: tail };
 }
 
 /** Acknowledgements logged so far: [{ session, seq, partition, offset }]. */
@@ -169,7 +170,7 @@ async function waitForCount(count, n, what, producer, ms = 20000) {
   producer.exited.then(() => (done = true));
   while (count() < n) {
     if (done) throw new Error(`producer exited before ${n} ${what}: ${(await producer.exited).out()}`);
-    if (Date.now() > deadline) throw new Error(`only ${count()} ${what} after ${ms} ms, expected ${n}`);
+    if (Date.now() > deadline) throw new Error(`only ${count()} ${what} after ${ms} ms, expected ${n}; the producer's output: ${producer.out() || '(none)'}`);
     await sleep(20);
   }
 }

@@ -10,8 +10,9 @@
 //     the transaction (sendOffsetsToTransaction with the consumer's group metadata where the client has it).
 //     Every 3rd transaction is aborted after its records are written (flushed: in the log) and the member
 //     reads those records again: it rewinds to the group's committed offsets where the client fetches them
-//     as stable (OffsetFetch require_stable: Java, librdkafka; franz-go's GroupTransactSession does it
-//     itself), so the offsets sent in the aborted transaction must have been dropped; else (kafkajs,
+//     as stable (OffsetFetch require_stable: Java, librdkafka), so the offsets sent in the aborted
+//     transaction must have been dropped; franz-go's GroupTransactSession rewinds to the offsets it last
+//     committed (and sends no offsets with a transaction it aborts); else (kafkajs,
 //     kafka-python: without require_stable the answer may predate a transaction just committed) it seeks
 //     back to the aborted transaction's first record. The other transactions are committed. It stops once every input record was
 //     written by a committed transaction. Then one non-transactional "end" record goes to each output
