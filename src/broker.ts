@@ -17,6 +17,7 @@ import { Router } from './server/router';
 import { FetchSessionCache } from './server/fetch-sessions';
 import { handlers } from './server/handlers';
 import { createGroupCoordinator, startGroupCoordinator, type GroupCoordinator } from './group';
+import { createTransactionCoordinator, TransactionCoordinatorStarter, type TransactionCoordinator } from './txn';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -49,6 +50,9 @@ export class Broker {
   readonly fetchSessions: FetchSessionCache;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
+  /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
+  readonly transactions: TransactionCoordinator;
+  private readonly transactionsStarter: TransactionCoordinatorStarter;
 
   constructor(
     readonly config: BrokerConfig,
@@ -59,8 +63,18 @@ export class Broker {
     readonly producerIds: ProducerIdManager,
   ) {
     this.groups = createGroupCoordinator(config, replicas, log);
+    this.transactions = createTransactionCoordinator(config, replicas, this.groups, producerIds, log);
+    this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log);
+    if (config.getBool('transaction.partition.verification.enable')) {
+      replicas.verifyTransaction = (...args) => this.transactions.verifyProduce(...args);
+    }
     this.router = new Router(handlers.map((make) => make(this)));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
+  }
+
+  /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
+  startTransactions(onlyIfExists = false): Promise<void> {
+    return this.transactionsStarter.start(onlyIfExists);
   }
 
   get nodeId(): number {
@@ -103,6 +117,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
   // The group coordinator creates __consumer_offsets if needed and loads it while the listener starts.
   const groupsStarted = startGroupCoordinator(broker.groups, config, broker.controller, replicas, log);
+  // After the groups: markers that finish an interrupted transaction complete its pending offsets.
+  const transactionsStarted = groupsStarted.then(() => broker.startTransactions(true));
   const listener = new Listener(broker.router, {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
@@ -127,6 +143,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         await listener.close();
         broker.groups.close();
         await groupsStarted;
+        await transactionsStarted;
+        await broker.transactions.close();
         await replicas.close();
         await store.close();
         if (tempDir) await rm(tempDir, { recursive: true, force: true });

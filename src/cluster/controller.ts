@@ -43,6 +43,9 @@ export interface TopicStorage {
 }
 
 export class Controller {
+  /** Internal topics being created, by name. */
+  private readonly creatingInternal = new Map<string, Promise<Outcome>>();
+
   constructor(
     private readonly store: MetadataStore,
     private readonly config: BrokerConfig,
@@ -79,6 +82,25 @@ export class Controller {
     await this.store.persist();
     await this.storage.partitionsCreated(topic, 0);
     return { ...OK, topic };
+  }
+
+  /**
+   * Creates an internal topic (__consumer_offsets, __transaction_state) with the given configs unless
+   * it exists; the replication factor is capped at the live brokers (their *.replication.factor
+   * defaults to 3). Concurrent calls share one creation and all return once its partitions are open.
+   */
+  ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
+    if (this.store.topic(name)) return Promise.resolve(OK);
+    let created = this.creatingInternal.get(name);
+    if (!created) {
+      created = (async (): Promise<Outcome> => {
+        const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
+        const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs }, false);
+        return res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? OK : { errorCode: res.errorCode, errorMessage: res.errorMessage };
+      })().finally(() => this.creatingInternal.delete(name));
+      this.creatingInternal.set(name, created);
+    }
+    return created;
   }
 
   private planTopic(t: NewTopic): Outcome | { topic: TopicRecord } {

@@ -403,6 +403,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'transaction.state.log.replication.factor', type: 'short', default: '3', validator: atLeast(1), doc: 'Replication of __transaction_state (capped at live brokers)' },
   { name: 'transaction.state.log.min.isr', type: 'int', default: '2', validator: atLeast(1), doc: 'min.insync.replicas of __transaction_state', noEffect: true },
   { name: 'transaction.state.log.segment.bytes', type: 'int', default: '104857600', validator: atLeast(1), doc: 'Segment size of __transaction_state' },
+  { name: 'transaction.partition.verification.enable', type: 'boolean', default: 'true', dynamic: true, doc: 'Check with the transaction coordinator that a partition is in the transaction before its first transactional write (KIP-890)' },
   { name: 'transaction.max.timeout.ms', type: 'int', default: '900000', validator: atLeast(1), doc: 'Largest transaction timeout a producer may ask for' },
   { name: 'transactional.id.expiration.ms', type: 'int', default: '604800000', validator: atLeast(1), doc: 'Forget idle transactional ids after this long' },
   { name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: '10000', validator: atLeast(1), doc: 'How often timed-out transactions are aborted' },

@@ -11,16 +11,27 @@
 //
 // Timers (sessions, join phase, sync phase, pending member ids, retention) are named tasks on the
 // broker's timing wheel; a group's timers are cancelled when it dies.
+//
+// Transactional offsets (TxnOffsetCommit, KIP-98 / KIP-447) are written as the producer's
+// transactional batch and stay pending per (group, producer) until the transaction coordinator
+// has written the transaction's marker to the group's partition and calls onTransactionCompleted:
+// COMMIT makes them the committed offsets (unless a later plain commit of the partition is there
+// already), ABORT drops them. OffsetFetch never shows them; with require_stable it answers
+// UNSTABLE_OFFSET_COMMIT for their partitions. Every write gets a number in log order (loaded
+// offsets their place in the log), and "later" always means the higher number.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors';
 import type { Timer } from '../server/delayed/timing-wheel';
 import {
-  ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SyncResult,
+  ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SequencedOffset,
+  type SyncResult,
 } from './group';
 import { OffsetsLog, offsetKey } from './offsets-log';
 import { GroupTimers } from './timers';
-import type { GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset } from './store';
+import type {
+  GroupSnapshot, LoadedGroup, LoadedOffset, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
+} from './store';
 
 /** How long a brand-new member's JoinGroup may wait before it is dropped (Kafka's 5 minutes). */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -71,6 +82,14 @@ export interface LeaveResult {
   members: (MemberIdentity & { errorCode: number })[];
 }
 
+export interface CommitPartition {
+  topic: string;
+  partition: number;
+  offset: number;
+  leaderEpoch: number;
+  metadata: string | null;
+}
+
 export interface CommitRequest {
   groupId: string;
   generationId: number;
@@ -79,10 +98,18 @@ export interface CommitRequest {
   apiVersion: number;
   /** -1: the broker's retention (v2-4 may set one). */
   retentionTimeMs: number;
-  partitions: {
-    topic: string; partition: number; offset: number; leaderEpoch: number;
-    metadata: string | null; /** v1 only; -1 means now. */ commitTimestamp: number;
-  }[];
+  partitions: (CommitPartition & { /** v1 only; -1 means now. */ commitTimestamp: number })[];
+}
+
+/** TxnOffsetCommit; before v3 the member fields are absent: generation -1, member "", no instance. */
+export interface TxnCommitRequest {
+  groupId: string;
+  producerId: number;
+  producerEpoch: number;
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  partitions: CommitPartition[];
 }
 
 export interface FetchedPartition {
@@ -124,6 +151,21 @@ export interface OffsetDeleteResult {
 
 type Status = 'loading' | 'active' | 'closed';
 
+/** A TxnOffsetCommit batch being written; its transaction may end before the write completes. */
+interface TxnOffsetWrite {
+  group: ClassicGroup;
+  producerId: number;
+  offsets: SequencedOffset[];
+  /** Set when the transaction ends meanwhile (true: committed): the marker follows the batch in the log. */
+  outcome: boolean | null;
+}
+
+interface TxnCompletion {
+  producerId: number;
+  offsetsPartition: number;
+  commit: boolean;
+}
+
 const EMPTY = Buffer.alloc(0);
 
 // Timer keys: JSON arrays, so a group's keys share an unambiguous prefix whatever its id contains.
@@ -139,6 +181,9 @@ export class GroupCoordinator {
   private status: Status = 'loading';
   /** Orders offset writes: the newest write for a partition is the one that sticks. */
   private writeSeq = 0;
+  private readonly txnWritesInFlight = new Set<TxnOffsetWrite>();
+  /** Transactions that ended while loading: applied once loaded, to what the load left pending. */
+  private readonly completedWhileLoading: TxnCompletion[] = [];
 
   /** Set by load(): nothing is written before the groups are read back. */
   private store!: OffsetsStore;
@@ -176,6 +221,8 @@ export class GroupCoordinator {
     if (this.isClosed()) return; // closed while reading
     for (const l of loaded) this.loadGroup(l);
     this.status = 'active';
+    // The load may have read the log before those markers were written (if not, nothing is pending for them).
+    for (const c of this.completedWhileLoading.splice(0)) this.onTransactionCompleted(c.producerId, c.offsetsPartition, c.commit);
     this.scheduleRetention();
     this.log.info({ groups: this.groups.size }, 'group coordinator loaded');
   }
@@ -224,11 +271,21 @@ export class GroupCoordinator {
       group.leaderId = snap.leader !== null && group.has(snap.leader) ? snap.leader : group.members.keys().next().value ?? null;
       group.refreshSubscribedTopics();
     }
-    for (const [key, o] of l.offsets) group.offsets.set(key, { ...o });
+    for (const o of l.offsets.values()) group.applyOffset(this.loadedOffset(o));
+    for (const [producerId, pending] of l.pendingTxnOffsets) {
+      for (const o of pending.values()) group.addPendingTxnOffset(producerId, this.loadedOffset(o));
+    }
     this.groups.set(group.groupId, group);
     // Kafka's onGroupLoaded: members of a Stable group must heartbeat within their session.
     if (group.size > this.config.maxSize) this.prepareRebalance(group, 'freshly loaded group is over capacity');
     for (const m of group.members.values()) this.scheduleHeartbeat(group, m);
+  }
+
+  /** A loaded offset is numbered by its place in the log (+1: 0 means "never written"); new writes number on past it. */
+  private loadedOffset(loaded: LoadedOffset): SequencedOffset {
+    const { logOffset, ...offset } = loaded;
+    this.writeSeq = Math.max(this.writeSeq, logOffset + 1);
+    return { offset, seq: logOffset + 1 };
   }
 
   private validateStatus(groupId: string, emptyIdAllowed: boolean): number {
@@ -710,7 +767,7 @@ export class GroupCoordinator {
       if (req.generationId >= 0) return all(req.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
       group = this.createGroup(req.groupId);
     }
-    const error = this.validateOffsetCommit(group, req);
+    const error = this.validateOffsetCommit(group, req, false);
     if (error) return all(error);
     // Commits keep a classic member's session alive.
     if (req.memberId !== '' && group.has(req.memberId) &&
@@ -718,86 +775,160 @@ export class GroupCoordinator {
       this.scheduleHeartbeat(group, group.get(req.memberId));
     }
 
-    const now = this.now();
-    const expireTimestamp = req.retentionTimeMs === -1 ? -1 : now + req.retentionTimeMs;
+    const expireTimestamp = req.retentionTimeMs === -1 ? -1 : this.now() + req.retentionTimeMs;
     const results = all(ErrorCode.NONE);
-    const writes: (TopicPartitionOffset & { index: number; seq: number })[] = [];
-    req.partitions.forEach((p, index) => {
+    const writes = this.offsetWrites(req.partitions, expireTimestamp, results);
+    if (writes.length === 0) return results;
+    const g = group;
+    const code = await this.writeOffsets(g, writes, (offsets) => this.store.storeOffsets(g.groupId, offsets));
+    if (code !== ErrorCode.NONE) {
+      for (const w of writes) results[w.index] = code;
+    } else if (this.groups.get(g.groupId) === g) {
+      for (const w of writes) g.applyOffset(w);
+    }
+    return results;
+  }
+
+  /**
+   * TxnOffsetCommit: the error of each partition of `req.partitions`, in order. The offsets are
+   * written as the producer's transactional batch and stay pending until onTransactionCompleted.
+   * Kafka 4's checks: a group that does not exist is created (generation -1, a simple group) or
+   * answered ILLEGAL_GENERATION; then the KIP-447 member checks, without REBALANCE_IN_PROGRESS.
+   */
+  async commitTxnOffsets(req: TxnCommitRequest): Promise<number[]> {
+    const all = (code: number): number[] => req.partitions.map(() => code);
+    const statusError = this.validateStatus(req.groupId, false);
+    if (statusError) return all(statusError);
+    let group = this.groups.get(req.groupId);
+    if (!group) {
+      if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
+      group = this.createGroup(req.groupId);
+    }
+    const error = this.validateOffsetCommit(group, req, true);
+    if (error) return all(error);
+
+    const results = all(ErrorCode.NONE);
+    const writes = this.offsetWrites(req.partitions, -1, results);
+    if (writes.length === 0) return results;
+    const g = group;
+    const producer: TxnProducer = { producerId: req.producerId, producerEpoch: req.producerEpoch };
+    const inFlight: TxnOffsetWrite = { group: g, producerId: req.producerId, offsets: writes, outcome: null };
+    this.txnWritesInFlight.add(inFlight);
+    const code = await this.writeOffsets(g, writes, (offsets) => this.store.storeTxnOffsets(g.groupId, producer, offsets));
+    this.txnWritesInFlight.delete(inFlight);
+    if (code !== ErrorCode.NONE) {
+      for (const w of writes) results[w.index] = code;
+    } else if (this.groups.get(g.groupId) === g) {
+      if (inFlight.outcome === null) for (const w of writes) g.addPendingTxnOffset(req.producerId, w);
+      else if (inFlight.outcome) for (const w of writes) g.applyOffset(w);
+    }
+    return results;
+  }
+
+  /**
+   * The transaction of `producerId` ended and its marker is in partition `offsetsPartition` of
+   * __consumer_offsets (Kafka's onTransactionCompleted): the producer's pending offsets in the
+   * groups of that partition become committed (commit) or are dropped (abort).
+   */
+  onTransactionCompleted(producerId: number, offsetsPartition: number, commit: boolean): void {
+    if (this.status === 'closed') return;
+    if (this.status === 'loading') {
+      this.completedWhileLoading.push({ producerId, offsetsPartition, commit });
+      return;
+    }
+    for (const w of this.txnWritesInFlight) {
+      if (w.producerId === producerId && this.partitionFor(w.group.groupId) === offsetsPartition) w.outcome = commit;
+    }
+    for (const group of this.groups.values()) {
+      const pending = group.pendingTxnOffsets.get(producerId);
+      if (!pending || this.partitionFor(group.groupId) !== offsetsPartition) continue;
+      group.pendingTxnOffsets.delete(producerId);
+      if (commit) for (const o of pending.values()) group.applyOffset(o);
+    }
+  }
+
+  /**
+   * The offsets to write, each numbered and with its place in the request; a partition whose
+   * metadata is too large gets OFFSET_METADATA_TOO_LARGE in `results` and is not written.
+   */
+  private offsetWrites(partitions: (CommitPartition & { commitTimestamp?: number })[], expireTimestamp: number,
+    results: number[]): (SequencedOffset & { index: number })[] {
+    const now = this.now();
+    const writes: (SequencedOffset & { index: number })[] = [];
+    partitions.forEach((p, index) => {
       const metadata = p.metadata ?? '';
       if (metadata.length > this.config.offsetMetadataMaxBytes) {
         results[index] = ErrorCode.OFFSET_METADATA_TOO_LARGE;
         return;
       }
+      const commitTimestamp = p.commitTimestamp !== undefined && p.commitTimestamp >= 0 ? p.commitTimestamp : now;
       writes.push({
-        topic: p.topic, partition: p.partition, offset: p.offset, leaderEpoch: p.leaderEpoch, metadata,
-        commitTimestamp: p.commitTimestamp >= 0 ? p.commitTimestamp : now, expireTimestamp, index, seq: ++this.writeSeq,
+        offset: { topic: p.topic, partition: p.partition, offset: p.offset, leaderEpoch: p.leaderEpoch, metadata, commitTimestamp, expireTimestamp },
+        seq: ++this.writeSeq,
+        index,
       });
     });
-    if (writes.length === 0) return results;
-
-    const g = group;
-    for (const w of writes) adjust(g.pendingCommits, offsetKey(w.topic, w.partition), 1);
-    const offsets = writes.map(({ index: _i, seq: _s, ...o }) => o);
-    const code = await this.write(() => this.store.storeOffsets(g.groupId, offsets));
-    for (const w of writes) adjust(g.pendingCommits, offsetKey(w.topic, w.partition), -1);
-    if (code !== ErrorCode.NONE) {
-      for (const w of writes) results[w.index] = code;
-      return results;
-    }
-    if (this.groups.get(g.groupId) === g) {
-      for (const { index: _i, seq, ...o } of writes) {
-        const key = offsetKey(o.topic, o.partition);
-        if ((g.offsetSeq.get(key) ?? 0) < seq) {
-          g.offsets.set(key, o);
-          g.offsetSeq.set(key, seq);
-        }
-      }
-    }
-    return results;
+    return writes;
   }
 
-  private validateOffsetCommit(group: ClassicGroup, req: CommitRequest): number {
+  /** Writes offsets of `group`; while the write is in flight, retention leaves their partitions alone. */
+  private async writeOffsets(group: ClassicGroup, writes: SequencedOffset[],
+    store: (offsets: TopicPartitionOffset[]) => Promise<number>): Promise<number> {
+    const keys = writes.map((w) => offsetKey(w.offset.topic, w.offset.partition));
+    for (const key of keys) adjust(group.pendingCommits, key, 1);
+    const code = await this.write(() => store(writes.map((w) => w.offset)));
+    for (const key of keys) adjust(group.pendingCommits, key, -1);
+    return code;
+  }
+
+  /** Kafka's ClassicGroup.validateOffsetCommit, for OffsetCommit and (`isTransactional`) TxnOffsetCommit. */
+  private validateOffsetCommit(group: ClassicGroup, req: MemberIdentity & { generationId: number }, isTransactional: boolean): number {
     if (group.is(GroupState.Dead)) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (req.generationId < 0 && group.is(GroupState.Empty)) return ErrorCode.NONE;
     if (req.generationId >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
       const memberError = this.validateMember(group, req.memberId, req.groupInstanceId);
       if (memberError) return memberError;
       if (req.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
-    } else if (!group.is(GroupState.Empty)) {
+    } else if (!isTransactional && !group.is(GroupState.Empty)) {
       // No member id and no generation (v0, or the admin client): only while nobody is in the group.
+      // TxnOffsetCommit before v3 carries neither, so a transactional producer is let through.
       return ErrorCode.UNKNOWN_MEMBER_ID;
     }
     // A member of this generation that has not synced yet: it must finish the rebalance first.
-    if (group.is(GroupState.CompletingRebalance)) return ErrorCode.REBALANCE_IN_PROGRESS;
+    // Not for transactional commits: Kafka lets them through (the transaction may still abort).
+    if (!isTransactional && group.is(GroupState.CompletingRebalance)) return ErrorCode.REBALANCE_IN_PROGRESS;
     return ErrorCode.NONE;
   }
 
   /**
    * Committed offsets of a group: the partitions asked for (-1 and "" where nothing is committed),
-   * or with `topics` null every committed one. `requireStable` would wait out pending
-   * transactional commits (UNSTABLE_OFFSET_COMMIT); there are none yet.
+   * or with `topics` null every committed one. With `requireStable` (OffsetFetch v7+) a partition
+   * with a pending transactional offset is answered UNSTABLE_OFFSET_COMMIT (and -1), as Kafka 4
+   * does; the client retries until the transaction has ended.
    */
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, _requireStable: boolean): FetchResult {
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean): FetchResult {
     const statusError = this.validateStatus(groupId, true);
     if (statusError) return { errorCode: statusError, topics: [] };
     const found = this.groups.get(groupId);
     const group = found && !found.is(GroupState.Dead) ? found : undefined;
+    const answer = (topic: string, partition: number): FetchedPartition => {
+      const key = offsetKey(topic, partition);
+      if (requireStable && group?.hasPendingTxnOffset(key)) return { ...fetched(partition, undefined), errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
+      return fetched(partition, group?.offsets.get(key));
+    };
     if (topics === null) {
       if (!group) return { errorCode: ErrorCode.NONE, topics: [] };
       const byTopic = new Map<string, FetchedPartition[]>();
       for (const o of group.offsets.values()) {
         let list = byTopic.get(o.topic);
         if (!list) byTopic.set(o.topic, (list = []));
-        list.push(fetched(o.partition, o));
+        list.push(answer(o.topic, o.partition));
       }
       return { errorCode: ErrorCode.NONE, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
     }
     return {
       errorCode: ErrorCode.NONE,
-      topics: topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => fetched(p, group?.offsets.get(offsetKey(t.name, p)))),
-      })),
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => answer(t.name, p)) })),
     };
   }
 
@@ -815,7 +946,9 @@ export class GroupCoordinator {
         name: t.name,
         partitions: t.partitions.map((partition) => {
           if (subscribed) return { partition, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
-          if (group.offsets.has(offsetKey(t.name, partition))) doomed.push({ topic: t.name, partition });
+          // The tombstone also ends the partition's pending transactional offsets (as Kafka's replay does).
+          const key = offsetKey(t.name, partition);
+          if (group.offsets.has(key) || group.hasPendingTxnOffset(key)) doomed.push({ topic: t.name, partition });
           return { partition, errorCode: ErrorCode.NONE };
         }),
       };
@@ -827,19 +960,11 @@ export class GroupCoordinator {
     return { errorCode: ErrorCode.NONE, topics: result };
   }
 
-  /** Tombstones, then (unless a newer commit came in meanwhile) the offsets leave the cache. */
+  /** Tombstones, then what was written of those partitions before them (committed or pending) leaves the cache. */
   private async removeOffsets(group: ClassicGroup, keys: TopicPartitionKey[]): Promise<number> {
     const seq = ++this.writeSeq;
     const code = await this.write(() => this.store.deleteOffsets(group.groupId, keys));
-    if (code === ErrorCode.NONE) {
-      for (const k of keys) {
-        const key = offsetKey(k.topic, k.partition);
-        if ((group.offsetSeq.get(key) ?? 0) < seq) {
-          group.offsets.delete(key);
-          group.offsetSeq.set(key, seq);
-        }
-      }
-    }
+    if (code === ErrorCode.NONE) for (const k of keys) group.applyTombstone(offsetKey(k.topic, k.partition), seq);
     return code;
   }
 
@@ -892,7 +1017,21 @@ export class GroupCoordinator {
     const group = this.groups.get(groupId);
     if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP;
-    return this.removeGroup(group, [...group.offsets.values()].map((o) => ({ topic: o.topic, partition: o.partition })));
+    return this.removeGroup(group, this.partitionsWithOffsets(group));
+  }
+
+  /**
+   * Every partition the group has an offset of in the log: committed, pending in a transaction, or
+   * in a transactional batch still being written (Kafka's deleteAllOffsets tombstones the pending
+   * ones too, so that a later COMMIT marker cannot bring them back on load).
+   */
+  private partitionsWithOffsets(group: ClassicGroup): TopicPartitionKey[] {
+    const partitions = new Map<string, TopicPartitionKey>();
+    const add = (o: TopicPartitionOffset) => partitions.set(offsetKey(o.topic, o.partition), { topic: o.topic, partition: o.partition });
+    for (const o of group.offsets.values()) add(o);
+    for (const pending of group.pendingTxnOffsets.values()) for (const o of pending.values()) add(o.offset);
+    for (const w of this.txnWritesInFlight) if (w.group === group) for (const o of w.offsets) add(o.offset);
+    return [...partitions.values()];
   }
 
   /**
@@ -920,7 +1059,8 @@ export class GroupCoordinator {
    * offsets.retention.minutes (Kafka 4's OffsetExpirationCondition): an Empty group's offsets expire
    * that long after it became empty; a simple group's (no protocol) and a Stable consumer group's
    * unsubscribed topics' that long after their commit. An offset committed with its own retention
-   * (v2-4) expires at its expire timestamp. An Empty group left with no offsets is deleted.
+   * (v2-4) expires at its expire timestamp. An Empty group left with no offsets is deleted. Offsets of
+   * a partition with a pending transactional offset wait, and so does a group with any (Kafka 4).
    */
   expireOffsets(now = this.now()): void {
     const retentionMs = this.config.offsetsRetentionMs;
@@ -930,12 +1070,14 @@ export class GroupCoordinator {
       const expired: TopicPartitionKey[] = [];
       let allExpired = true;
       for (const [key, o] of group.offsets) {
-        const isExpired = !group.isSubscribedToTopic(o.topic) && !group.pendingCommits.has(key) &&
+        // Not while a commit of it is being written or a transaction has an offset of it pending.
+        const isExpired = !group.isSubscribedToTopic(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&
           (o.expireTimestamp >= 0 ? now >= o.expireTimestamp : now - base(o) >= retentionMs);
         if (isExpired) expired.push({ topic: o.topic, partition: o.partition });
         else allExpired = false;
       }
-      if (allExpired && group.is(GroupState.Empty) && group.pendingCommits.size === 0 && !group.hasPendingMembers()) {
+      if (allExpired && group.is(GroupState.Empty) && group.pendingCommits.size === 0 && group.pendingTxnOffsets.size === 0 &&
+        !group.hasPendingMembers()) {
         this.log.info({ group: group.groupId, offsets: expired.length }, 'group expired');
         void this.removeGroup(group, expired);
       } else if (expired.length > 0) {

@@ -1,11 +1,22 @@
 // One classic group's membership and state (Kafka's ClassicGroup / GroupMetadata): its members,
 // the protocol votes, the generation, the leader, the members waiting for a JoinGroup or SyncGroup
-// answer, and its committed offsets. It holds no timers and does no I/O: the GroupCoordinator
+// answer, its committed offsets and its pending transactional ones (TxnOffsetCommit, not visible
+// until their transaction commits). It holds no timers and does no I/O: the GroupCoordinator
 // decides, this class keeps the books. Every state change goes through transitionTo(), which
 // refuses the transitions Kafka refuses.
 import { CONSUMER_PROTOCOL_TYPE, subscribedTopics } from './consumer-protocol';
 import { ErrorCode } from '../protocol/errors';
+import { offsetKey } from './offsets-log';
 import type { TopicPartitionOffset } from './store';
+
+/**
+ * An offset with the sequence number of its write (its place in the log): of two writes of a
+ * partition, the one with the higher number is the later.
+ */
+export interface SequencedOffset {
+  offset: TopicPartitionOffset;
+  seq: number;
+}
 
 export enum GroupState {
   Empty = 'Empty',
@@ -129,6 +140,12 @@ export class ClassicGroup {
   readonly offsetSeq = new Map<string, number>();
   /** Per offset key, commits written but not yet acknowledged: retention leaves these alone. */
   readonly pendingCommits = new Map<string, number>();
+  /**
+   * Transactional offsets in the log whose transaction has not ended, by producer id, then offset
+   * key (the producer's latest write of the partition). Committed offsets once the COMMIT marker
+   * is written, gone with an ABORT.
+   */
+  readonly pendingTxnOffsets = new Map<number, Map<string, SequencedOffset>>();
 
   constructor(readonly groupId: string, initialState: GroupState, private readonly now: () => number) {
     this._state = initialState;
@@ -155,6 +172,43 @@ export class ClassicGroup {
 
   canRebalance(): boolean {
     return VALID_PREVIOUS[GroupState.PreparingRebalance].includes(this._state);
+  }
+
+  // ------------------------------------------------------------------ offsets
+
+  /** Makes `o` the committed offset of its partition, unless a later write of it is already applied. */
+  applyOffset(o: SequencedOffset): void {
+    const key = offsetKey(o.offset.topic, o.offset.partition);
+    if ((this.offsetSeq.get(key) ?? 0) < o.seq) {
+      this.offsets.set(key, o.offset);
+      this.offsetSeq.set(key, o.seq);
+    }
+  }
+
+  /** A tombstone written as write number `seq`: what was written of the partition before it is gone. */
+  applyTombstone(key: string, seq: number): void {
+    if ((this.offsetSeq.get(key) ?? 0) < seq) {
+      this.offsets.delete(key);
+      this.offsetSeq.set(key, seq);
+    }
+    for (const [producerId, pending] of this.pendingTxnOffsets) {
+      const o = pending.get(key);
+      if (o && o.seq < seq) pending.delete(key);
+      if (pending.size === 0) this.pendingTxnOffsets.delete(producerId);
+    }
+  }
+
+  addPendingTxnOffset(producerId: number, o: SequencedOffset): void {
+    let pending = this.pendingTxnOffsets.get(producerId);
+    if (!pending) this.pendingTxnOffsets.set(producerId, (pending = new Map()));
+    const key = offsetKey(o.offset.topic, o.offset.partition);
+    if ((pending.get(key)?.seq ?? 0) < o.seq) pending.set(key, o);
+  }
+
+  /** Some open transaction has an offset of this partition (OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT). */
+  hasPendingTxnOffset(key: string): boolean {
+    for (const pending of this.pendingTxnOffsets.values()) if (pending.has(key)) return true;
+    return false;
   }
 
   // ------------------------------------------------------------------ members

@@ -25,7 +25,13 @@
 //   wins, a tombstone removes the key, records of a type this broker does not know (the KIP-848 group
 //   records, 3+) are skipped as Kafka's loader skips them. Transactional batches (TxnOffsetCommit) are
 //   held per producer until their COMMIT marker (applied unless a later non-transactional value exists,
-//   as OffsetMetadataManager.replayEndTransactionMarker does) or ABORT marker (dropped).
+//   as OffsetMetadataManager.replayEndTransactionMarker does) or ABORT marker (dropped); an offset
+//   tombstone also drops the held offsets of its partition, as Kafka's replay does. Those without a
+//   marker yet come back as the group's pending transactional offsets, for the marker to come.
+//   Every loaded offset carries its place in the log, which is what "later" means above.
+// - TxnOffsetCommit's batch is transactional (the producer's id and epoch, baseSequence 0 as Kafka's
+//   coordinator writes it); every write here is appended with origin 'coordinator', so it carries no
+//   sequence to check (Kafka's AppendOrigin.COORDINATOR), only the producer's epoch.
 import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
@@ -75,11 +81,22 @@ export interface GroupSnapshot {
 
 export type TopicPartitionOffset = OffsetAndMetadata & { topic: string; partition: number };
 
+/** An offset read back from the log, with the log offset of its record (which of two writes is later). */
+export type LoadedOffset = TopicPartitionOffset & { logOffset: number };
+
 export interface LoadedGroup {
   groupId: string;
   group: GroupSnapshot | null;
   /** Keyed `${topic}:${partition}` (':' cannot appear in a topic name). */
-  offsets: Map<string, TopicPartitionOffset>;
+  offsets: Map<string, LoadedOffset>;
+  /** Transactional offsets whose transaction has no marker in the log yet: by producer id, then key. */
+  pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
+}
+
+/** The producer of a transactional batch (TxnOffsetCommit). */
+export interface TxnProducer {
+  producerId: number;
+  producerEpoch: number;
 }
 
 export const OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME;
@@ -156,47 +173,79 @@ export function deletionAppendError(code: number): number {
 
 type ParsedRecord =
   | { kind: 'offset'; groupId: string; topic: string; partition: number; value: OffsetAndMetadata | null; logOffset: number }
-  | { kind: 'group'; groupId: string; value: GroupSnapshot | null; logOffset: number };
+  | { kind: 'group'; groupId: string; value: GroupSnapshot | null };
 
 interface GroupState {
   group: GroupSnapshot | null;
-  offsets: Map<string, { value: TopicPartitionOffset; logOffset: number }>;
+  offsets: Map<string, LoadedOffset>;
+  pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
 }
 
+/** Kafka's replay (OffsetMetadataManager.replay / replayEndTransactionMarker), record by record in log order. */
 class LoadState {
   readonly groups = new Map<string, GroupState>();
-  /** Records of open transactions, by producer id. */
-  readonly pending = new Map<number, ParsedRecord[]>();
+  /** The groups each producer has transactional offsets pending in. */
+  private readonly openTransactions = new Map<number, Set<string>>();
 
   private stateOf(groupId: string): GroupState {
     let s = this.groups.get(groupId);
     if (!s) {
-      s = { group: null, offsets: new Map() };
+      s = { group: null, offsets: new Map(), pendingTxnOffsets: new Map() };
       this.groups.set(groupId, s);
     }
     return s;
   }
 
-  apply(r: ParsedRecord, fromTransaction: boolean): void {
+  /** `producerId` null: a record of a non-transactional batch. */
+  apply(r: ParsedRecord, producerId: number | null): void {
     const s = this.stateOf(r.groupId);
     if (r.kind === 'group') {
       s.group = r.value;
       return;
     }
     const key = offsetKey(r.topic, r.partition);
-    if (fromTransaction) {
-      const existing = s.offsets.get(key);
-      if (existing && existing.logOffset > r.logOffset) return;
+    if (r.value === null) {
+      // A tombstone removes the partition's offset, committed or still pending.
+      s.offsets.delete(key);
+      for (const [pid, pending] of s.pendingTxnOffsets) {
+        pending.delete(key);
+        if (pending.size === 0) s.pendingTxnOffsets.delete(pid);
+      }
+      return;
     }
-    if (r.value === null) s.offsets.delete(key);
-    else s.offsets.set(key, { value: { ...r.value, topic: r.topic, partition: r.partition }, logOffset: r.logOffset });
+    const offset = { ...r.value, topic: r.topic, partition: r.partition, logOffset: r.logOffset };
+    if (producerId === null) {
+      s.offsets.set(key, offset);
+      return;
+    }
+    let pending = s.pendingTxnOffsets.get(producerId);
+    if (!pending) s.pendingTxnOffsets.set(producerId, (pending = new Map()));
+    pending.set(key, offset);
+    let groups = this.openTransactions.get(producerId);
+    if (!groups) this.openTransactions.set(producerId, (groups = new Set()));
+    groups.add(r.groupId);
+  }
+
+  /** A COMMIT marker applies the producer's pending offsets unless a later commit is there; ABORT drops them. */
+  endTransaction(producerId: number, commit: boolean): void {
+    for (const groupId of this.openTransactions.get(producerId) ?? []) {
+      const s = this.stateOf(groupId);
+      const pending = s.pendingTxnOffsets.get(producerId);
+      s.pendingTxnOffsets.delete(producerId);
+      if (!commit || !pending) continue;
+      for (const [key, o] of pending) {
+        const existing = s.offsets.get(key);
+        if (!existing || existing.logOffset < o.logOffset) s.offsets.set(key, o);
+      }
+    }
+    this.openTransactions.delete(producerId);
   }
 
   result(): LoadedGroup[] {
     const out: LoadedGroup[] = [];
     for (const [groupId, s] of this.groups) {
-      if (s.group === null && s.offsets.size === 0) continue;
-      out.push({ groupId, group: s.group, offsets: new Map([...s.offsets].map(([k, v]) => [k, v.value])) });
+      if (s.group === null && s.offsets.size === 0 && s.pendingTxnOffsets.size === 0) continue;
+      out.push({ groupId, ...s });
     }
     return out;
   }
@@ -211,7 +260,7 @@ function parseRecord(key: Buffer, value: Buffer | null, logOffset: number): Pars
       const { version: _v, ...snapshot } = decodeGroupMetadataValue(value);
       group = snapshot;
     }
-    return { kind: 'group', groupId: k.group, value: group, logOffset };
+    return { kind: 'group', groupId: k.group, value: group };
   }
   let offset: OffsetAndMetadata | null = null;
   if (value !== null) {
@@ -280,6 +329,15 @@ export class OffsetsLog {
     })), offsetCommitAppendError);
   }
 
+  /** TxnOffsetCommit: one transactional batch of `producer`, pending until its transaction's marker. */
+  storeTxnOffsets(groupId: string, producer: TxnProducer, offsets: TopicPartitionOffset[]): Promise<number> {
+    if (offsets.length === 0) return Promise.resolve(ErrorCode.NONE);
+    return this.append(groupId, offsets.map((o) => ({
+      key: encodeOffsetCommitKey(groupId, o.topic, o.partition),
+      value: encodeOffsetCommitValue(o),
+    })), offsetCommitAppendError, producer);
+  }
+
   storeGroup(groupId: string, group: GroupSnapshot): Promise<number> {
     return this.append(groupId, [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(group) }], groupMetadataAppendError);
   }
@@ -296,16 +354,21 @@ export class OffsetsLog {
     return this.append(groupId, keys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null })), deletionAppendError);
   }
 
-  /** One batch on the group's partition; everything up to the log's append runs synchronously. */
-  private async append(groupId: string, records: BuildRecord[], mapError: (code: number) => number): Promise<number> {
+  /**
+   * One batch on the group's partition (transactional when `producer` is given); everything up to the
+   * log's append runs synchronously.
+   */
+  private async append(groupId: string, records: BuildRecord[], mapError: (code: number) => number,
+    producer?: TxnProducer): Promise<number> {
     const index = this.partitionFor(groupId);
     const partition = this.replicas.partition(OFFSETS_TOPIC, index);
     if (!partition) return mapError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const nowMs = Date.now();
     let appended;
     try {
-      const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs });
-      appended = this.replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs });
+      const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
+      const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
+      appended = this.replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
     } catch (e) {
       this.log?.error({ err: e, groupId, partition: index }, 'writing to __consumer_offsets failed');
       return mapError(e instanceof StorageError ? e.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR);
@@ -385,10 +448,10 @@ export class OffsetsLog {
       return;
     }
     if (b.isControl) {
-      const pending = state.pending.get(b.producerId);
-      state.pending.delete(b.producerId);
       const type = records.length > 0 ? parseControlRecordType(records[0].key) : -1;
-      if (type === ControlRecordType.COMMIT && pending) for (const r of pending) state.apply(r, true);
+      if (type === ControlRecordType.COMMIT || type === ControlRecordType.ABORT) {
+        state.endTransaction(b.producerId, type === ControlRecordType.COMMIT);
+      }
       return;
     }
     for (const record of records) {
@@ -403,14 +466,7 @@ export class OffsetsLog {
         this.log?.warn({ err: e, partition, offset: record.offset }, 'skipping an undecodable record of __consumer_offsets');
         continue;
       }
-      if (parsed === null) continue;
-      if (b.isTransactional) {
-        let list = state.pending.get(b.producerId);
-        if (!list) state.pending.set(b.producerId, (list = []));
-        list.push(parsed);
-      } else {
-        state.apply(parsed, false);
-      }
+      if (parsed !== null) state.apply(parsed, b.isTransactional ? b.producerId : null);
     }
   }
 }

@@ -637,3 +637,15 @@ export function buildEndTxnMarker(o: {
     isControl: true,
   });
 }
+
+/**
+ * What the transaction marker in a control batch says (its one record: key = ControlRecordType,
+ * value = EndTransactionMarker), or null when the batch holds no such record (compaction can leave
+ * an empty control batch).
+ */
+export function readEndTxnMarker(batch: Buffer): { commit: boolean; coordinatorEpoch: number } | null {
+  const [record] = decodeRecordsSync(batch);
+  const type = record ? parseControlRecordType(record.key) : -1;
+  if ((type !== ControlRecordType.ABORT && type !== ControlRecordType.COMMIT) || record.value === null || record.value.length < 6) return null;
+  return { commit: type === ControlRecordType.COMMIT, coordinatorEpoch: record.value.readInt32BE(2) };
+}

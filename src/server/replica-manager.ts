@@ -5,17 +5,23 @@
 // An append is synchronous up to the file write: validation, the producer-state check, offset
 // assignment and the producer-state update happen with no await in between, so requests that
 // race for a partition get offsets in arrival order and a retried batch is recognised even
-// while the first copy is still being written.
+// while the first copy is still being written. Transaction markers (appendTxnMarker) go the
+// same way.
+//
+// The last stable offset of a partition lives here, in lastStableOffset(partition): the
+// producer state knows the open transactions, the log its high watermark.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
 import type { TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../protocol/errors';
-import { scanBatches, assignOffsets, checkTimestamps, readBatchHeader, TimestampType, type BatchInfo } from '../records/batch';
-import { validateRecordsSync } from '../records/records';
+import { scanBatches, assignOffsets, checkTimestamps, TimestampType } from '../records/batch';
+import { buildEndTxnMarker, validateRecordsSync } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
-import { ProducerStateManager } from '../storage/producer-state';
+import {
+  producerBatchOf, recoverProducerState, type AppendOrigin, type ProducerStateManager, type TxnMarker,
+} from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
 
@@ -34,7 +40,24 @@ export interface PartitionAppend {
 export interface AppendOptions {
   produceVersion: number;
   nowMs: number;
+  /**
+   * Who writes (Kafka's AppendOrigin), default 'client'. The group and transaction coordinators'
+   * own writes are 'coordinator': they carry no sequence numbers, so only the epoch is checked.
+   */
+  origin?: AppendOrigin;
+  /** The Produce request's transactional id: a transactional batch is verified with it. */
+  transactionalId?: string | null;
 }
+
+/**
+ * Asks the transaction coordinator whether a partition is in the producer's transaction, before a
+ * producer's first transactional write there (KIP-890 part 1: a write outside any transaction the
+ * coordinator knows would hold the last stable offset forever). Answers NONE or the Produce error.
+ */
+export type TransactionVerifier = (transactionalId: string, producerId: number, producerEpoch: number,
+  topic: string, partition: number, produceVersion: number) => number;
+
+export type { TxnMarker };
 
 /** One leader partition: its log and the state the Produce path checks against. */
 export interface Partition {
@@ -52,10 +75,23 @@ export const failedAppend = (errorCode: number): PartitionAppend => ({
 
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
+/**
+ * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
+ * before the first offset of the oldest transaction not over yet, and never pass the high
+ * watermark.
+ */
+export function lastStableOffset(partition: Partition): number {
+  const hw = partition.log.highWatermark;
+  const firstUnstable = partition.producers.firstUnstableOffset();
+  return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
+}
+
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
   readonly timer = new Timer();
   readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
+  /** Set by the broker while transaction.partition.verification.enable is true. */
+  verifyTransaction: TransactionVerifier | undefined;
 
   private readonly expiryTimer: NodeJS.Timeout;
 
@@ -106,7 +142,7 @@ export class ReplicaManager implements TopicStorage {
     for (const p of topic.partitions) {
       if (p.index < fromPartition || this.partition(topic.name, p.index)) continue;
       const log = await this.logs.getOrCreate(topic.name, p.index, config);
-      const producers = await loadProducerState(log);
+      const producers = await recoverProducerState(log);
       this.partitions.set(partitionKey(topic.name, p.index), {
         topic: topic.name, index: p.index, log, producers, appendedBytes: 0,
       });
@@ -159,14 +195,20 @@ export class ReplicaManager implements TopicStorage {
       if (!checked.ok) return { ...failedAppend(checked.errorCode), errorMessage: checked.errorMessage, recordErrors: checked.recordErrors };
     }
 
-    const producerBatch = producerFieldsOf(batch);
+    const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
-      const check = partition.producers.checkBatch(producerBatch);
+      const check = partition.producers.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
+      if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
+        && !partition.producers.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
+        const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
+          partition.topic, partition.index, opts.produceVersion);
+        if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
+      }
     }
 
     const bytes = records.subarray(0, scan.validBytes);
@@ -182,15 +224,53 @@ export class ReplicaManager implements TopicStorage {
       partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
-    const key = partitionKey(partition.topic, partition.index);
-    const done = appended.done.then(() => {
-      partition.appendedBytes += bytes.length;
-      this.fetchPurgatory.checkAndComplete(key);
-    });
+    const done = appended.done.then(() => this.onAppended(partition, bytes.length));
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
     };
+  }
+
+  /**
+   * Writes a COMMIT or ABORT marker for a producer's transaction (Kafka: the WriteTxnMarkers
+   * path, ReplicaManager.appendRecords with origin COORDINATOR): checks it against the producer
+   * state (an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch
+   * TRANSACTION_COORDINATOR_FENCED), assigns its offset, ends the transaction and, for an abort,
+   * records it in the transaction index. A producer without an open transaction here still gets
+   * its marker written. The last stable offset moves once the marker is written.
+   */
+  appendTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
+    const { log, producers } = partition;
+    const offset = log.logEndOffset;
+    const check = producers.checkMarker(marker, offset);
+    if (check.kind === 'error') return failedAppend(check.errorCode);
+    // Stamped with the log's latest leader epoch: this single broker is the only leader there has been.
+    const bytes = buildEndTxnMarker({
+      ...marker, baseOffset: offset, partitionLeaderEpoch: log.latestEpoch() ?? 0, timestamp: nowMs,
+    });
+    const completed = check.completed;
+    let appended;
+    try {
+      appended = log.append(bytes, completed?.isAborted ? completed : undefined);
+    } catch (err) {
+      if (err instanceof StorageError) return failedAppend(err.errorCode);
+      throw err;
+    }
+    producers.recordMarker(marker, completed, nowMs);
+    const done = appended.done.then(() => {
+      producers.onHighWatermarkUpdated(log.highWatermark);
+      this.onAppended(partition, bytes.length);
+    });
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
+      logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,
+    };
+  }
+
+  /** Bytes are in the log: delayed fetches on the partition may have what they wait for. */
+  private onAppended(partition: Partition, bytes: number): void {
+    partition.appendedBytes += bytes;
+    this.fetchPurgatory.checkAndComplete(partitionKey(partition.topic, partition.index));
   }
 
   async close(): Promise<void> {
@@ -203,33 +283,3 @@ export class ReplicaManager implements TopicStorage {
     await this.logs.close();
   }
 }
-
-function producerFieldsOf(batch: BatchInfo) {
-  if (batch.producerId < 0) return null;
-  const lastSequence = batch.baseSequence < 0 ? -1 : (batch.baseSequence + batch.lastOffsetDelta) % 2 ** 31;
-  return {
-    producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence,
-    lastSequence, isTransactional: batch.isTransactional,
-  };
-}
-
-/** The latest snapshot at or below the log end, then every batch after it replayed from the log. */
-async function loadProducerState(log: PartitionLog): Promise<ProducerStateManager> {
-  const loaded = ProducerStateManager.loadLatest(log.dir, log.logEndOffset);
-  const state = loaded?.state ?? new ProducerStateManager();
-  const from = Math.max(loaded?.offset ?? 0, log.logStartOffset);
-  if (from >= log.logEndOffset) return state;
-  await log.forEachBatch(from, (buf) => {
-    const read = readBatchHeader(buf, 0, { verifyCrc: false });
-    if (read.status !== 'ok') return;
-    const b = read.batch;
-    const fields = producerFieldsOf(b);
-    if (!fields) return;
-    state.replayBatchHeader({
-      ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta,
-      maxTimestamp: b.maxTimestamp, isControl: b.isControl,
-    });
-  });
-  return state;
-}
-

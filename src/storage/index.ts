@@ -5,15 +5,16 @@
  *
  *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic, close, flush timer
  *   partition-log.ts       one partition: offsets, appends (ordered, coalesced), reads, DeleteRecords, truncation, flush
- *   log-segment.ts         one segment: .log + .index + .timeindex, appends, lookups, truncation
+ *   log-segment.ts         one segment: .log + .index + .timeindex (+ .txnindex), appends, lookups, truncation
  *   segment-scan.ts        validating a whole segment file and rebuilding its indexes (recovery)
  *   offset-index.ts        sparse offset -> position index (in memory, Kafka's file format)
  *   time-index.ts          sparse timestamp -> offset index
+ *   transaction-index.ts   aborted transactions of a segment (.txnindex), for read_committed fetches
  *   leader-epoch-cache.ts  epoch -> start offset, leader-epoch-checkpoint
  *   checkpoint-file.ts     Kafka's text checkpoint files, written crash-safely
  *   batch-header.ts        the batch header fields storage reads (layout in src/records)
  *   file-io.ts             read/write-fully helpers
- *   producer-state.ts      idempotent producer state (used by the Produce path)
+ *   producer-state.ts      idempotent producer state and open transactions; its recovery from snapshot + log
  */
 export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';
 export type { LogManagerOptions } from './log-manager';

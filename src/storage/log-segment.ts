@@ -1,8 +1,9 @@
 /**
  * One segment of a partition log (Kafka's LogSegment): `<base>.log` holds
  * whole v2 record batches back to back, `<base>.index` and `<base>.timeindex`
- * are its sparse indexes (offset-index.ts, time-index.ts). The base offset,
- * 20 digits zero-padded, names the files.
+ * are its sparse indexes (offset-index.ts, time-index.ts), `<base>.txnindex`
+ * lists the transactions aborted by markers in it (transaction-index.ts; only
+ * once there is one). The base offset, 20 digits zero-padded, names the files.
  *
  * In-memory state describes what has been written: `size` grows when a write
  * completes, never before, so a reader bounded by `size` never sees bytes
@@ -10,7 +11,11 @@
  * index files on flush, roll and close (the files are only needed after a
  * restart, and recovery rebuilds them for every segment it validates). An
  * old segment's indexes are read lazily, on first lookup; a missing or
- * inconsistent index file is rebuilt from the log then.
+ * inconsistent index file is rebuilt from the log then. The transaction
+ * index is small and read when the segment is opened; it cannot be rebuilt
+ * from the segment alone (an entry needs the transaction's first offset, maybe
+ * in an older segment), so recovery cuts it with the log and the producer-state
+ * replay adds back what a crash lost (PartitionLog.restoreAbortedTxn).
  *
  * Reads return byte ranges of whole batches, found by a binary search in the
  * offset index and a forward scan of batch headers (headers only) from there.
@@ -35,12 +40,14 @@ import type { LeaderEpochCache } from './leader-epoch-cache';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index';
 import { ScanResult, ScanSettings, scanSegment } from './segment-scan';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex } from './time-index';
+import { TXN_INDEX_ENTRY_SIZE, TransactionIndex, type AbortedTxn } from './transaction-index';
 
 type FileHandle = fs.promises.FileHandle;
 
 export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
+export const TXN_INDEX_FILE_SUFFIX = '.txnindex';
 /** Appended to the files of a segment that is being deleted. */
 export const DELETED_FILE_SUFFIX = '.deleted';
 
@@ -153,6 +160,8 @@ export class LogSegment {
   /** Entries of each index that are in its file (the file may hold more after a truncation). */
   private offsetIndexFileEntries = 0;
   private timeIndexFileEntries = 0;
+  private txnIndex = new TransactionIndex();
+  private txnIndexFileEntries = 0;
   private bytesSinceLastIndexEntry = 0;
   /** Serializes index-file writes, flush, rename and close. */
   private fileOps: Promise<unknown> = Promise.resolve();
@@ -182,6 +191,14 @@ export class LogSegment {
     return path.join(this.dir, segmentFileName(this.baseOffset, TIME_INDEX_FILE_SUFFIX));
   }
 
+  get txnIndexPath(): string {
+    return path.join(this.dir, segmentFileName(this.baseOffset, TXN_INDEX_FILE_SUFFIX));
+  }
+
+  private get allPaths(): string[] {
+    return [this.logPath, this.indexPath, this.timeIndexPath, this.txnIndexPath];
+  }
+
   /** The open log file, for callers that read byte ranges themselves. */
   get fileHandle(): FileHandle {
     return this.file;
@@ -207,6 +224,7 @@ export class LogSegment {
     segment.timeIndex = new TimeIndex(baseOffset, segment.maxTimeIndexEntries);
     await fs.promises.writeFile(segment.indexPath, Buffer.alloc(0));
     await fs.promises.writeFile(segment.timeIndexPath, Buffer.alloc(0));
+    await fs.promises.rm(segment.txnIndexPath, { force: true });
     return segment;
   }
 
@@ -221,6 +239,7 @@ export class LogSegment {
     try {
       segment.size = (await file.stat()).size;
       await segment.readLastTimeIndexEntry();
+      await segment.readTxnIndexFile();
     } catch (e) {
       await file.close();
       throw e;
@@ -246,6 +265,19 @@ export class LogSegment {
       this.maxTimestampSoFar = this.size === 0 ? NO_TIMESTAMP : undefined;
     } finally {
       await fh?.close();
+    }
+  }
+
+  private async readTxnIndexFile(): Promise<void> {
+    const bytes = await readOptionalFile(this.txnIndexPath);
+    if (!bytes) return;
+    const { index, problem } = TransactionIndex.decode(bytes);
+    this.txnIndex = index;
+    this.txnIndexFileEntries = index.entries;
+    if (problem !== null) {
+      // Keep the whole entries before the damage; the producer-state replay re-adds those it covers.
+      this.logger.warn({ segment: this.logPath, problem }, 'cutting a damaged transaction index');
+      await fs.promises.writeFile(this.txnIndexPath, index.encode());
     }
   }
 
@@ -401,6 +433,21 @@ export class LogSegment {
     this.size = position;
   }
 
+  /** Records a transaction aborted by a marker in this segment (in memory; the file follows on flush, roll and close). */
+  appendAbortedTxn(txn: AbortedTxn): void {
+    this.txnIndex.append(txn);
+  }
+
+  /** Marker offset of the last aborted transaction recorded here, -1 when none. */
+  get lastAbortedTxnOffset(): number {
+    return this.txnIndex.lastOffset;
+  }
+
+  /** See TransactionIndex.collect. */
+  collectAbortedTxns(fetchOffset: number, upperBoundOffset: number, into: AbortedTxn[]): boolean {
+    return this.txnIndex.collect(fetchOffset, upperBoundOffset, into);
+  }
+
   // ---------------------------------------------------------------- reads
 
   private async headerAt(reader: HeaderReader, position: number): Promise<BatchLocation> {
@@ -534,6 +581,7 @@ export class LogSegment {
     if (truncatedBytes > 0) await this.file.truncate(scan.validBytes);
     this.size = scan.validBytes;
     this.applyScan(scan);
+    this.txnIndex.truncateTo(this.nextOffset);
     await this.rewriteIndexFiles();
     return scan.problem === undefined ? { truncatedBytes } : { truncatedBytes, problem: scan.problem };
   }
@@ -550,6 +598,7 @@ export class LogSegment {
     const batch = await this.findBatch(offset);
     offsetIndex.truncateTo(offset);
     timeIndex.truncateTo(offset);
+    this.txnIndex.truncateTo(offset);
     let removed = 0;
     if (batch) {
       removed = this.size - batch.position;
@@ -573,10 +622,11 @@ export class LogSegment {
   }
 
   /**
-   * Brings both index files in line with memory: cuts entries a truncation
+   * Brings the index files in line with memory: cuts entries a truncation
    * removed, appends the ones not written yet; with sync, fsyncs them.
    */
   private async writeIndexTails(sync: boolean): Promise<void> {
+    await this.writeTxnIndexTail(sync);
     if (!this.offsetIndex || !this.timeIndex) return;
     await this.writeIndexFile(this.indexPath, this.offsetIndex, this.offsetIndexFileEntries, OFFSET_INDEX_ENTRY_SIZE, sync);
     this.offsetIndexFileEntries = this.offsetIndex.entries;
@@ -603,13 +653,21 @@ export class LogSegment {
     }
   }
 
-  /** Replaces both index files with the in-memory indexes. */
+  /** The transaction index file is created with its first entry, as Kafka does: most segments never have one. */
+  private async writeTxnIndexTail(sync: boolean): Promise<void> {
+    if (this.txnIndex.entries === 0 && this.txnIndexFileEntries === 0) return;
+    await this.writeIndexFile(this.txnIndexPath, this.txnIndex, this.txnIndexFileEntries, TXN_INDEX_ENTRY_SIZE, sync);
+    this.txnIndexFileEntries = this.txnIndex.entries;
+  }
+
+  /** Replaces the offset and time index files with the in-memory indexes; cuts the transaction index file to memory. */
   private rewriteIndexFiles(): Promise<void> {
     return this.exclusive(async () => {
       await fs.promises.writeFile(this.indexPath, this.offsetIndex!.encode());
       await fs.promises.writeFile(this.timeIndexPath, this.timeIndex!.encode());
       this.offsetIndexFileEntries = this.offsetIndex!.entries;
       this.timeIndexFileEntries = this.timeIndex!.entries;
+      await this.writeTxnIndexTail(false);
     });
   }
 
@@ -642,7 +700,7 @@ export class LogSegment {
   markDeleted(): Promise<void> {
     this.deleted = true;
     return this.exclusive(async () => {
-      for (const file of [this.logPath, this.indexPath, this.timeIndexPath]) {
+      for (const file of this.allPaths) {
         await fs.promises.rename(file, file + DELETED_FILE_SUFFIX).catch((e: NodeJS.ErrnoException) => {
           if (e.code !== 'ENOENT') throw e;
         });
@@ -654,7 +712,7 @@ export class LogSegment {
   async deleteFiles(): Promise<void> {
     await this.exclusive(async () => {
       await this.file.close();
-      for (const file of [this.logPath, this.indexPath, this.timeIndexPath]) {
+      for (const file of this.allPaths) {
         await fs.promises.rm(file + DELETED_FILE_SUFFIX, { force: true });
       }
     });

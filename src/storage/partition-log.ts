@@ -35,9 +35,20 @@
  *    a clean prefix of what was written.
  *  - DeleteRecords resolves once the new log start offset is durable.
  *
- * Not done (yet): retention (retention.ms/bytes), compaction, transaction
- * indexes, preallocate (ignored: segments grow as written), unloading the
- * in-memory indexes of idle old segments.
+ * Transactions. The log stores markers like any batch; what it adds is the
+ * aborted-transaction index: append() takes the aborted transaction an ABORT
+ * marker ends and records it in the segment the marker lands in, right after
+ * the write and before the high watermark covers it, so a reader bounded by
+ * the last stable offset always finds the abort of the data it returns
+ * (abortedTransactions()). Which transactions are open, and so the last stable
+ * offset, is producer state (producer-state.ts; the ReplicaManager combines it
+ * with the high watermark). After a crash, recovery cuts each recovered
+ * segment's transaction index with the log, and the producer-state replay
+ * puts back the entries of the replayed range (restoreAbortedTxn).
+ *
+ * Not done (yet): retention (retention.ms/bytes), compaction, preallocate
+ * (ignored: segments grow as written), unloading the in-memory indexes of idle
+ * old segments.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -59,6 +70,7 @@ import { LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache } from './leader-epoch-c
 import { readFully } from './file-io';
 import { DELETED_FILE_SUFFIX, LogSegment, SegmentSettings } from './log-segment';
 import { NO_TIMESTAMP } from './time-index';
+import type { AbortedTxn } from './transaction-index';
 
 type FileHandle = fs.promises.FileHandle;
 
@@ -139,6 +151,8 @@ interface PendingAppend {
   baseOffset: number;
   nextOffset: number;
   maxTimestamp: number;
+  /** The transaction an ABORT marker in these batches ends, for the segment's transaction index. */
+  abortedTxn?: AbortedTxn;
   /** PartitionLog.truncations when the offsets were assigned. */
   truncations: number;
   resolve: () => void;
@@ -159,7 +173,7 @@ interface Retiring {
   finish: () => void;
 }
 
-const SEGMENT_FILE_RE = /^(\d{20})\.(log|index|timeindex)$/;
+const SEGMENT_FILE_RE = /^(\d{20})\.(log|index|timeindex|txnindex)$/;
 
 function rollJitter(config: TopicLogConfig): number {
   const max = Math.min(config.segmentJitterMs, config.segmentMs);
@@ -447,8 +461,11 @@ export class PartitionLog {
    * partitionLeaderEpoch. Throws StorageError (RECORD_LIST_TOO_LARGE when
    * larger than segment.bytes, CORRUPT_MESSAGE for bad framing,
    * KAFKA_STORAGE_ERROR when offline or closed); nothing is assigned then.
+   * `abortedTxn`: the batches are an ABORT marker ending that transaction
+   * (its lastOffset is the marker's offset); it goes into the transaction
+   * index of the segment the marker is written to.
    */
-  append(batches: Buffer): AppendResult {
+  append(batches: Buffer, abortedTxn?: AbortedTxn): AppendResult {
     this.ensureWritable();
     if (batches.length > this.configValue.segmentBytes) {
       throw new StorageError(
@@ -486,7 +503,7 @@ export class PartitionLog {
       reject = rej;
     });
     done.catch(() => undefined); // the caller may not await it; it still sees the rejection if it does
-    this.queue.push({ kind: 'append', batches, baseOffset, nextOffset: next, maxTimestamp, truncations: this.truncations, resolve, reject });
+    this.queue.push({ kind: 'append', batches, baseOffset, nextOffset: next, maxTimestamp, abortedTxn, truncations: this.truncations, resolve, reject });
     this.startWriter();
     return { baseOffset, lastOffset: next - 1, done };
   }
@@ -566,6 +583,7 @@ export class PartitionLog {
       bytes += a.batches.length;
     }
     await segment.append(group.map((a) => a.batches));
+    for (const a of group) if (a.abortedTxn) segment.appendAbortedTxn(a.abortedTxn);
     const end = group[group.length - 1].nextOffset;
     // Appends made before a truncateTo that is still queued are about to be cut: they never become readable.
     if (first.truncations === this.truncations && end > this.hw) {
@@ -743,6 +761,31 @@ export class PartitionLog {
       }
       await segment.forEachBatch(i === 0 ? fromOffset : segment.baseOffset, maxPosition, visit);
     }
+  }
+
+  /**
+   * The aborted transactions overlapping [fetchOffset, upperBoundOffset), for
+   * a read_committed fetch (Kafka's collectAbortedTransactions): from the
+   * segment holding fetchOffset on, until an entry shows that every later one
+   * starts at or past the bound.
+   */
+  abortedTransactions(fetchOffset: number, upperBoundOffset: number): AbortedTxn[] {
+    const found: AbortedTxn[] = [];
+    for (let i = Math.max(0, this.floorSegmentIndex(fetchOffset)); i < this.segments.length; i++) {
+      if (this.segments[i].collectAbortedTxns(fetchOffset, upperBoundOffset, found)) break;
+    }
+    return found;
+  }
+
+  /**
+   * Puts an aborted transaction found by replaying the log (producer-state
+   * recovery) back into the transaction index of the segment holding its
+   * marker, unless that index already has it (it reached the file before the
+   * crash).
+   */
+  restoreAbortedTxn(txn: AbortedTxn): void {
+    const segment = this.segments[this.floorSegmentIndex(txn.lastOffset)];
+    if (segment && segment.lastAbortedTxnOffset < txn.lastOffset) segment.appendAbortedTxn(txn);
   }
 
   /**

@@ -5,11 +5,20 @@
  * Per producer id: its epoch, the metadata of its last 5 batches (to answer a
  * retried batch with the offsets it first got), its last timestamp (for
  * expiry), the first offset of its open transaction and the coordinator epoch
- * (both for transactions, not used here yet).
+ * of its last transaction marker.
  *
  * The Produce path calls checkBatch() and then, once the batch has offsets,
- * recordBatch(), synchronously. Recovery rebuilds the state from the latest
- * snapshot and replays the log after it with replayBatchHeader().
+ * recordBatch(), synchronously; a transaction marker goes through
+ * checkMarker() and recordMarker() the same way. Recovery (recoverProducerState)
+ * rebuilds the state from the latest snapshot and replays the log after it
+ * with replayBatchHeader().
+ *
+ * Transactions of the partition (Kafka's ongoingTxns and unreplicatedTxns):
+ * a transaction is open from its first batch until its marker; once the
+ * marker has an offset it stays unstable until the marker is written (the
+ * caller reports that with onHighWatermarkUpdated), so a read_committed
+ * reader never passes data whose marker it cannot read yet. The last stable
+ * offset is min(firstUnstableOffset(), high watermark).
  *
  * Snapshots: `<20-digit offset>.snapshot` holds the state of every batch
  * below that offset (replay from it). Binary, big-endian, CRC-checked:
@@ -24,9 +33,12 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { readBatchHeader, type BatchInfo } from '../records/batch';
 import { crc32c } from '../records/crc32c';
+import { readEndTxnMarker } from '../records/records';
 import { writeFileAtomically } from '../util/durable-file';
 import { ErrorCode } from '../protocol/errors';
+import type { PartitionLog } from './partition-log';
 
 export const NO_PRODUCER_ID = -1;
 export const NO_PRODUCER_EPOCH = -1;
@@ -67,11 +79,33 @@ export interface ReplayedBatch extends ProducerBatch {
   baseOffset: number;
   lastOffset: number;
   maxTimestamp: number;
-  /** A transaction marker (commit/abort) rather than data. */
-  isControl?: boolean;
-  /** From the marker record, for control batches. */
-  coordinatorEpoch?: number;
+  /** For a transaction marker (a control batch), what its record says. */
+  marker?: { commit: boolean; coordinatorEpoch: number };
 }
+
+/** A COMMIT or ABORT marker the transaction coordinator asks a partition to write. */
+export interface TxnMarker {
+  producerId: number;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  commit: boolean;
+}
+
+/** A transaction a marker ends (Kafka's CompletedTxn, with the LSO it leaves behind). */
+export interface CompletedTxn {
+  producerId: number;
+  firstOffset: number;
+  /** The marker's offset. */
+  lastOffset: number;
+  isAborted: boolean;
+  /** First offset of the oldest transaction of another producer still open, else lastOffset + 1. */
+  lastStableOffset: number;
+}
+
+export type MarkerCheck =
+  /** The marker ends `completed`, or no transaction when the producer had none open here (it is still written). */
+  | { kind: 'ok'; completed: CompletedTxn | null }
+  | { kind: 'error'; errorCode: number; errorMessage: string };
 
 export interface BatchMetadata {
   readonly firstSeq: number;
@@ -102,12 +136,26 @@ const OK: BatchCheck = { kind: 'ok' };
 
 export class ProducerStateManager {
   private readonly producers = new Map<number, ProducerStateEntry>();
+  /**
+   * Open transactions: first offset -> producer id. Offsets are assigned in
+   * increasing order, so insertion order is first-offset order and the first
+   * entry is the oldest (loadLatest inserts sorted).
+   */
+  private readonly ongoingTxns = new Map<number, number>();
+  /** Ended transactions whose marker is not written yet: first offset -> marker offset. */
+  private readonly unwrittenTxns = new Map<number, number>();
   /** Snapshot writes run one after another, so files and pruning never race. */
   private snapshotWrites: Promise<void> = Promise.resolve();
 
   /** The producer's entry, if it has one on this partition. */
   lastEntry(producerId: number): Readonly<ProducerStateEntry> | undefined {
     return this.producers.get(producerId);
+  }
+
+  /** Kafka's UnifiedLog.hasOngoingTransaction: this producer, at this epoch, has written in an open transaction here. */
+  hasOngoingTransaction(producerId: number, producerEpoch: number): boolean {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.currentTxnFirstOffset !== null && entry.producerEpoch === producerEpoch;
   }
 
   activeProducers(): ReadonlyMap<number, Readonly<ProducerStateEntry>> {
@@ -179,25 +227,100 @@ export class ProducerStateManager {
     entry.batches.push({ firstSeq: b.baseSequence, lastSeq: b.lastSequence, firstOffset, lastOffset, timestamp });
     if (entry.batches.length > NUM_BATCHES_TO_RETAIN) entry.batches.shift();
     entry.lastTimestamp = timestamp;
-    if (b.isTransactional && entry.currentTxnFirstOffset === null) entry.currentTxnFirstOffset = firstOffset;
+    if (b.isTransactional && entry.currentTxnFirstOffset === null) {
+      entry.currentTxnFirstOffset = firstOffset;
+      this.ongoingTxns.set(firstOffset, b.producerId);
+    }
+  }
+
+  /**
+   * Decides whether a marker about to be written at `offset` is accepted
+   * (Kafka: ProducerAppendInfo.appendEndTxnMarker's checkProducerEpoch and
+   * checkCoordinatorEpoch) and which transaction it ends. Changes nothing.
+   */
+  checkMarker(marker: TxnMarker, offset: number, origin: AppendOrigin = 'coordinator'): MarkerCheck {
+    const entry = this.producers.get(marker.producerId);
+    if (origin !== 'replication' && entry !== undefined) {
+      if (marker.producerEpoch < entry.producerEpoch) {
+        return error('INVALID_PRODUCER_EPOCH',
+          `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is smaller than the last seen epoch ${entry.producerEpoch}`);
+      }
+      if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
+        return error('TRANSACTION_COORDINATOR_FENCED',
+          `Invalid coordinator epoch for producerId ${marker.producerId} at offset ${offset}: ${marker.coordinatorEpoch} (zombie), ${entry.coordinatorEpoch} (current)`);
+      }
+    }
+    const firstOffset = entry?.currentTxnFirstOffset ?? null;
+    if (firstOffset === null) return { kind: 'ok', completed: null };
+    return {
+      kind: 'ok',
+      completed: {
+        producerId: marker.producerId, firstOffset, lastOffset: offset, isAborted: !marker.commit,
+        lastStableOffset: this.oldestOtherTxn(marker.producerId) ?? offset + 1,
+      },
+    };
+  }
+
+  /**
+   * Records a marker appended at `offset` with the transaction checkMarker()
+   * said it ends; that transaction stays unstable until onHighWatermarkUpdated
+   * passes the marker.
+   */
+  recordMarker(marker: TxnMarker, completed: CompletedTxn | null, timestamp: number): void {
+    const entry = this.entryFor(marker.producerId);
+    updateEpoch(entry, marker.producerEpoch);
+    entry.coordinatorEpoch = marker.coordinatorEpoch;
+    entry.currentTxnFirstOffset = null;
+    entry.lastTimestamp = timestamp;
+    if (completed) {
+      this.ongoingTxns.delete(completed.firstOffset);
+      this.unwrittenTxns.set(completed.firstOffset, completed.lastOffset);
+    }
+  }
+
+  /** The log is readable below `highWatermark`: transactions whose marker is below it are over. */
+  onHighWatermarkUpdated(highWatermark: number): void {
+    for (const [firstOffset, markerOffset] of this.unwrittenTxns) {
+      if (markerOffset < highWatermark) this.unwrittenTxns.delete(firstOffset);
+    }
+  }
+
+  /** First offset of the oldest transaction not over yet (open, or its marker unwritten); undefined when none. */
+  firstUnstableOffset(): number | undefined {
+    let first: number | undefined;
+    for (const firstOffset of this.ongoingTxns.keys()) {
+      first = firstOffset;
+      break;
+    }
+    for (const firstOffset of this.unwrittenTxns.keys()) {
+      if (first === undefined || firstOffset < first) first = firstOffset;
+    }
+    return first;
+  }
+
+  private oldestOtherTxn(producerId: number): number | undefined {
+    for (const [firstOffset, owner] of this.ongoingTxns) if (owner !== producerId) return firstOffset;
+    return undefined;
   }
 
   /**
    * Applies a batch read back from the log during recovery, without checks
-   * (Kafka loads with origin REPLICATION). A new epoch clears the batch window.
+   * (Kafka loads with origin REPLICATION). A new epoch clears the batch
+   * window. Returns the transaction a marker ends, if any (its marker is in
+   * the log already, so it is over at once).
    */
-  replayBatchHeader(h: ReplayedBatch): void {
-    if (h.producerId === NO_PRODUCER_ID) return;
-    if (!h.isControl) {
+  replayBatchHeader(h: ReplayedBatch): CompletedTxn | null {
+    if (h.producerId === NO_PRODUCER_ID) return null;
+    if (!h.marker) {
       this.recordBatch(h, h.baseOffset, h.lastOffset, h.maxTimestamp);
-      return;
+      return null;
     }
-    // A transaction marker ends the open transaction (Kafka: appendEndTxnMarker).
-    const entry = this.entryFor(h.producerId);
-    updateEpoch(entry, h.producerEpoch);
-    if (h.coordinatorEpoch !== undefined) entry.coordinatorEpoch = h.coordinatorEpoch;
-    entry.currentTxnFirstOffset = null;
-    entry.lastTimestamp = h.maxTimestamp;
+    const marker: TxnMarker = { producerId: h.producerId, producerEpoch: h.producerEpoch, ...h.marker };
+    const check = this.checkMarker(marker, h.baseOffset, 'replication');
+    const completed = check.kind === 'ok' ? check.completed : null;
+    this.recordMarker(marker, completed, h.maxTimestamp);
+    if (completed) this.unwrittenTxns.delete(completed.firstOffset);
+    return completed;
   }
 
   /**
@@ -252,6 +375,8 @@ export class ProducerStateManager {
       }
       const state = new ProducerStateManager();
       for (const p of producers) state.producers.set(p.producerId, p);
+      const open = producers.filter((p) => p.currentTxnFirstOffset !== null).sort((a, b) => a.currentTxnFirstOffset! - b.currentTxnFirstOffset!);
+      for (const p of open) state.ongoingTxns.set(p.currentTxnFirstOffset!, p.producerId);
       return { state, offset };
     }
     return null;
@@ -281,7 +406,10 @@ export class ProducerStateManager {
   }
 }
 
-function error(name: 'INVALID_PRODUCER_EPOCH' | 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'INVALID_TXN_STATE', message: string): BatchCheck {
+function error(
+  name: 'INVALID_PRODUCER_EPOCH' | 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'INVALID_TXN_STATE' | 'TRANSACTION_COORDINATOR_FENCED',
+  message: string,
+): { kind: 'error'; errorCode: number; errorMessage: string } {
   return { kind: 'error', errorCode: ErrorCode[name], errorMessage: message };
 }
 
@@ -300,6 +428,45 @@ function updateEpoch(entry: ProducerStateEntry, epoch: number): void {
 
 function isExpired(entry: ProducerStateEntry, nowMs: number, expirationMs: number): boolean {
   return entry.currentTxnFirstOffset === null && nowMs - entry.lastTimestamp >= expirationMs;
+}
+
+/** The producer fields of a batch, or null for a batch without a producer id. */
+export function producerBatchOf(batch: BatchInfo): ProducerBatch | null {
+  if (batch.producerId < 0) return null;
+  const lastSequence = batch.baseSequence < 0 ? -1 : (batch.baseSequence + batch.lastOffsetDelta) % 2 ** 31;
+  return {
+    producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence,
+    lastSequence, isTransactional: batch.isTransactional,
+  };
+}
+
+/**
+ * A partition's producer state after the log was opened (Kafka's
+ * LogLoader + rebuildProducerState): the latest snapshot at or below the log
+ * end, then every batch after it replayed from the log, markers with the
+ * coordinator epoch their record carries. Aborted transactions met on the way
+ * go back into the transaction index (a crash loses the entries not flushed).
+ */
+export async function recoverProducerState(log: PartitionLog): Promise<ProducerStateManager> {
+  const loaded = ProducerStateManager.loadLatest(log.dir, log.logEndOffset);
+  const state = loaded?.state ?? new ProducerStateManager();
+  const from = Math.max(loaded?.offset ?? 0, log.logStartOffset);
+  if (from >= log.logEndOffset) return state;
+  await log.forEachBatch(from, (buf) => {
+    const read = readBatchHeader(buf, 0, { verifyCrc: false });
+    if (read.status !== 'ok') return;
+    const b = read.batch;
+    const fields = producerBatchOf(b);
+    if (!fields) return;
+    const marker = b.isControl ? readEndTxnMarker(buf) : undefined;
+    // An empty control batch (what compaction leaves of a transaction) changes nothing, as in Kafka.
+    if (marker === null) return;
+    const completed = state.replayBatchHeader({
+      ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta, maxTimestamp: b.maxTimestamp, marker,
+    });
+    if (completed?.isAborted) log.restoreAbortedTxn(completed);
+  });
+  return state;
 }
 
 // ---- snapshot files ----

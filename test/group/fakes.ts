@@ -3,12 +3,15 @@
 import pino from 'pino';
 import { GroupCoordinator, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
 import type { JoinResult, SyncResult } from '../../src/group/group';
-import type { GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset } from '../../src/group/store';
+import type {
+  GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
+} from '../../src/group/store';
 import { Writer } from '../../src/protocol/primitives';
 import { Timer } from '../../src/server/delayed/timing-wheel';
 
 export type Write =
   | { kind: 'offsets'; groupId: string; offsets: TopicPartitionOffset[] }
+  | { kind: 'txnOffsets'; groupId: string; producer: TxnProducer; offsets: TopicPartitionOffset[] }
   | { kind: 'group'; groupId: string; group: GroupSnapshot }
   | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[] }
   | { kind: 'deleteOffsets'; groupId: string; keys: TopicPartitionKey[] };
@@ -38,6 +41,10 @@ export class FakeStore implements OffsetsStore {
 
   storeOffsets(groupId: string, offsets: TopicPartitionOffset[]): Promise<number> {
     return this.write({ kind: 'offsets', groupId, offsets });
+  }
+
+  storeTxnOffsets(groupId: string, producer: TxnProducer, offsets: TopicPartitionOffset[]): Promise<number> {
+    return this.write({ kind: 'txnOffsets', groupId, producer, offsets });
   }
 
   storeGroup(groupId: string, group: GroupSnapshot): Promise<number> {

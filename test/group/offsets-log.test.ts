@@ -345,12 +345,27 @@ describe('OffsetsLog against the storage stack', function () {
     expect(res.errorCode).to.equal(ErrorCode.NONE);
     await res.done;
 
+    // Transactions without a marker yet: producer 9's offsets stay pending (its second batch of the
+    // same epoch, sequence 0 again, must not pass for a retry of the first); producer 10's lose
+    // their partition to a tombstone.
+    expect(await log.storeTxnOffsets('tx', { producerId: 9, producerEpoch: 3 }, [commit('open', 0, 5)])).to.equal(ErrorCode.NONE);
+    expect(await log.storeTxnOffsets('tx', { producerId: 9, producerEpoch: 3 }, [commit('open', 1, 6)])).to.equal(ErrorCode.NONE);
+    expect(await log.storeTxnOffsets('tx', { producerId: 10, producerEpoch: 0 }, [commit('deleted', 0, 7)])).to.equal(ErrorCode.NONE);
+    expect(await log.deleteOffsets('tx', [{ topic: 'deleted', partition: 0 }])).to.equal(ErrorCode.NONE);
+    const lastTxnBatch = await p.log.readBytes(p.log.logEndOffset - 2, 1 << 20);
+    if (lastTxnBatch.outOfRange) throw new Error('out of range');
+    const header = lastTxnBatch.records;
+    expect([header.readBigInt64BE(43), header.readInt16BE(51), header.readInt32BE(53), (header.readInt16BE(21) >> 4) & 1])
+      .to.deep.equal([10n, 0, 0, 1]); // producerId, producerEpoch, baseSequence 0, transactional
+
     const loaded = await log.loadAll();
     expect(loaded.map((g) => g.groupId)).to.deep.equal(['tx']);
     const [tx] = loaded;
     expect([...tx.offsets.keys()].sort()).to.deep.equal(['after-broken:0', 'committed:0', 'overtaken:0']);
     expect(tx.offsets.get('committed:0')!.offset).to.equal(1);
     expect(tx.offsets.get('overtaken:0')!.offset).to.equal(50);
+    expect([...tx.pendingTxnOffsets.keys()]).to.deep.equal([9]);
+    expect([...tx.pendingTxnOffsets.get(9)!.values()].map((o) => [o.topic, o.partition, o.offset])).to.deep.equal([['open', 0, 5], ['open', 1, 6]]);
   });
 
   it('maps append failures to coordinator errors', async () => {
@@ -438,14 +453,16 @@ describe('OffsetsLog in a broker', function () {
     expect([...groups.keys()].sort()).to.deep.equal(['my-group', 'other']);
     const mine = groups.get('my-group')!;
     expect(mine.group).to.deep.equal(GROUP);
+    // Each with the log offset of its record: orders-4 came with the first commit, orders-3 last.
     expect(mine.offsets).to.deep.equal(new Map([
-      ['orders:3', { topic: 'orders', partition: 3, ...OFFSET }],
-      ['orders:4', commit('orders', 4, 20)],
+      ['orders:3', { topic: 'orders', partition: 3, ...OFFSET, logOffset: startOffset + 4 }],
+      ['orders:4', { ...commit('orders', 4, 20), logOffset: startOffset + 2 }],
     ]));
+    expect(mine.pendingTxnOffsets.size).to.equal(0);
     const other = groups.get('other')!;
     expect(other.group).to.equal(null);
     // Written as OffsetCommitValue v1 (it has an expire timestamp), which has no leaderEpoch: Kafka loses it too.
-    expect(other.offsets.get('payments:0')).to.deep.equal({ ...expiring, leaderEpoch: -1 });
+    expect(other.offsets.get('payments:0')).to.deep.include({ ...expiring, leaderEpoch: -1 });
     // loadPartition reads one partition only.
     expect((await new OffsetsLog(second.broker.replicas, 50).loadPartition(12)).map((g) => g.groupId)).to.deep.equal(['my-group']);
   });

@@ -153,7 +153,7 @@ describe('storage/producer-state', () => {
     s.replayBatchHeader(header(0, 0, 0));
     s.replayBatchHeader(header(1, 0, 1));
     s.replayBatchHeader(header(0, 1, 2));
-    s.replayBatchHeader({ ...header(-1, 2, 3), isControl: true, coordinatorEpoch: 7 });
+    s.replayBatchHeader({ ...header(-1, 2, 3), marker: { commit: true, coordinatorEpoch: 7 } });
     const e = s.lastEntry(PID)!;
     expect(e.producerEpoch).to.equal(2);
     expect(e.batches).to.deep.equal([]);

@@ -8,10 +8,16 @@
 //   before its offset.
 // - Long polling: when fewer than min_bytes are available, the request waits on the fetch
 //   purgatory until appends bring enough bytes or max_wait_ms passes, then reads again.
-// - Per partition: high watermark, last stable offset (= high watermark until transactions),
-//   log start offset; OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, and the current leader
-//   epoch check (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH). No data is an empty records
-//   field, never null, as Kafka sends.
+// - Per partition: high watermark, last stable offset, log start offset; OFFSET_OUT_OF_RANGE,
+//   UNKNOWN_TOPIC_OR_PARTITION, and the current leader epoch check (FENCED_LEADER_EPOCH /
+//   UNKNOWN_LEADER_EPOCH). No data is an empty records field, never null, as Kafka sends.
+// - isolation_level READ_COMMITTED (1): no data at or past the last stable offset, and the
+//   aborted transactions (producer id, first offset) overlapping the batches returned, from the
+//   transaction index; the client drops those producers' records up to their ABORT marker.
+//   READ_UNCOMMITTED answers abortedTransactions null. A read_committed long poll counts the
+//   bytes appended to a partition only once its last stable offset has moved, so it wakes when
+//   a marker ends the transaction it waits behind (Kafka counts the bytes below the LSO: with a
+//   large min_bytes, data appended before the poll started is not counted here).
 import { ApiKey } from '../../protocol/generated';
 import type { FetchRequest } from '../../protocol/generated/FetchRequest';
 import type { FetchResponse, FetchResponsePartitionData } from '../../protocol/generated/FetchResponse';
@@ -20,7 +26,8 @@ import { EMPTY_BUFFER, ZERO_UUID } from '../../protocol/primitives';
 import { StorageError } from '../../storage';
 import { DelayedOperation } from '../delayed/purgatory';
 import { partitionKey as sessionKey, type FetchContext, type FetchPartitionRequest } from '../fetch-sessions';
-import { partitionKey, type Partition } from '../replica-manager';
+import { batchBaseOffset, batchLastOffsetDelta, batchSize } from '../../storage/batch-header';
+import { lastStableOffset, partitionKey, type Partition } from '../replica-manager';
 import { leaderPartition } from '../leader-partition';
 import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
@@ -51,14 +58,14 @@ export const fetch: HandlerFactory = (broker) => ({
     const available = reads.reduce((n, r) => n + r.data.records!.length, 0);
     const hasError = reads.some((r) => r.data.errorCode !== ErrorCode.NONE);
     if (req.maxWaitMs > 0 && available < req.minBytes && !hasError && context.partitions.length > 0) {
-      await waitForData(broker, context.partitions, req.maxWaitMs, req.minBytes - available);
+      await waitForData(broker, context.partitions, req.maxWaitMs, req.minBytes - available, limits.readCommitted);
       reads = await readAll(broker, context.partitions, limits);
     }
     return {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
       sessionId: context.sessionId,
-      responses: groupByTopic(context, reads, limits.readCommitted),
+      responses: groupByTopic(context, reads),
     };
   },
 });
@@ -93,7 +100,7 @@ async function readAll(
   let minOneMessage = true;
   const out: PartitionRead[] = [];
   for (const request of partitions) {
-    const data = await readPartition(broker, request, Math.max(0, Math.min(budget, request.maxBytes)), minOneMessage);
+    const data = await readPartition(broker, request, Math.max(0, Math.min(budget, request.maxBytes)), minOneMessage, limits.readCommitted);
     const size = data.records!.length;
     if (size > 0) {
       minOneMessage = false;
@@ -105,32 +112,61 @@ async function readAll(
 }
 
 async function readPartition(
-  broker: Broker, request: FetchPartitionRequest, maxBytes: number, minOneMessage: boolean,
+  broker: Broker, request: FetchPartitionRequest, maxBytes: number, minOneMessage: boolean, readCommitted: boolean,
 ): Promise<FetchResponsePartitionData> {
-  const answer = (errorCode: number, hw = -1, logStart = -1, records: Buffer = EMPTY_BUFFER): FetchResponsePartitionData => ({
-    partitionIndex: request.partition, errorCode, highWatermark: BigInt(hw), lastStableOffset: BigInt(hw),
-    logStartOffset: BigInt(logStart), preferredReadReplica: -1, records,
+  const answer = (errorCode: number, hw = -1, lso = -1, logStart = -1, records: Buffer = EMPTY_BUFFER): FetchResponsePartitionData => ({
+    partitionIndex: request.partition, errorCode, highWatermark: BigInt(hw), lastStableOffset: BigInt(lso),
+    logStartOffset: BigInt(logStart), preferredReadReplica: -1, records, abortedTransactions: readCommitted ? [] : null,
   });
   if (request.topic === '') return answer(ErrorCode.UNKNOWN_TOPIC_ID);
   const found = leaderPartition(broker, request.topic, request.partition, request.currentLeaderEpoch);
   if ('errorCode' in found) return answer(found.errorCode);
   const log = found.partition.log;
+  // Taken before the read: every transaction aborted below it is in the transaction index by now.
+  const lso = lastStableOffset(found.partition);
   try {
-    const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage });
-    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, read.logStartOffset);
-    return answer(ErrorCode.NONE, read.highWatermark, read.logStartOffset, read.records);
+    const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage, maxOffset: readCommitted ? lso : undefined });
+    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, lso, read.logStartOffset);
+    const data = answer(ErrorCode.NONE, read.highWatermark, lso, read.logStartOffset, read.records);
+    if (readCommitted && read.records.length > 0) {
+      data.abortedTransactions = log.abortedTransactions(request.fetchOffset, offsetAfter(read.records))
+        .map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) }));
+    }
+    return data;
   } catch (err) {
-    if (err instanceof StorageError) return answer(err.errorCode, log.highWatermark, log.logStartOffset);
+    if (err instanceof StorageError) return answer(err.errorCode, log.highWatermark, lso, log.logStartOffset);
     throw err;
   }
 }
 
-/** Waits until appends to these partitions add `missingBytes`, a partition disappears, or the wait ends. */
-function waitForData(broker: Broker, partitions: FetchPartitionRequest[], maxWaitMs: number, missingBytes: number): Promise<void> {
+/** The offset after the last of these whole batches (a walk over their headers). */
+function offsetAfter(records: Buffer): number {
+  let last = 0;
+  for (let at = 0; at < records.length; at += batchSize(records, at)) last = at;
+  return batchBaseOffset(records, last) + batchLastOffsetDelta(records, last) + 1;
+}
+
+interface WatchedPartition {
+  partition: Partition | undefined;
+  appendedAtStart: number;
+  /** For a read_committed fetch, the last stable offset when the wait began; else -1. */
+  lsoAtStart: number;
+}
+
+/**
+ * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
+ * last stable offset moved), a partition disappears, or the wait ends.
+ */
+function waitForData(
+  broker: Broker, partitions: FetchPartitionRequest[], maxWaitMs: number, missingBytes: number, readCommitted: boolean,
+): Promise<void> {
   return new Promise((resolve) => {
-    const watched = partitions.map((p) => {
+    const watched = partitions.map((p): WatchedPartition => {
       const partition = broker.replicas.partition(p.topic, p.partition);
-      return { partition, appendedAtStart: partition?.appendedBytes ?? 0 };
+      return {
+        partition, appendedAtStart: partition?.appendedBytes ?? 0,
+        lsoAtStart: readCommitted && partition ? lastStableOffset(partition) : -1,
+      };
     });
     const keys = [...new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))];
     broker.replicas.fetchPurgatory.tryCompleteElseWatch(new DelayedFetch(maxWaitMs, watched, missingBytes, broker, resolve), keys);
@@ -140,7 +176,7 @@ function waitForData(broker: Broker, partitions: FetchPartitionRequest[], maxWai
 class DelayedFetch extends DelayedOperation {
   constructor(
     delayMs: number,
-    private readonly watched: { partition: Partition | undefined; appendedAtStart: number }[],
+    private readonly watched: WatchedPartition[],
     private readonly missingBytes: number,
     private readonly broker: Broker,
     private readonly done: () => void,
@@ -151,9 +187,12 @@ class DelayedFetch extends DelayedOperation {
   tryComplete(): boolean {
     let added = 0;
     for (const w of this.watched) {
+      if (!w.partition) continue;
       // A partition deleted (or recreated) while we wait answers at once, with its new state.
-      if (w.partition && this.broker.replicas.partition(w.partition.topic, w.partition.index) !== w.partition) return this.forceComplete();
-      if (w.partition) added += w.partition.appendedBytes - w.appendedAtStart;
+      if (this.broker.replicas.partition(w.partition.topic, w.partition.index) !== w.partition) return this.forceComplete();
+      // Bytes behind an open transaction are not readable yet.
+      if (w.lsoAtStart >= 0 && lastStableOffset(w.partition) === w.lsoAtStart) continue;
+      added += w.partition.appendedBytes - w.appendedAtStart;
     }
     return added >= this.missingBytes ? this.forceComplete() : false;
   }
@@ -166,7 +205,7 @@ class DelayedFetch extends DelayedOperation {
 }
 
 /** Groups partition answers by topic in request order; an incremental session keeps only changed ones. */
-function groupByTopic(context: FetchContext, reads: PartitionRead[], readCommitted: boolean): FetchResponse['responses'] {
+function groupByTopic(context: FetchContext, reads: PartitionRead[]): FetchResponse['responses'] {
   const topics: FetchResponse['responses'] = [];
   let current: FetchResponse['responses'][number] | undefined;
   for (const { request, data } of reads) {
@@ -175,7 +214,6 @@ function groupByTopic(context: FetchContext, reads: PartitionRead[], readCommitt
       logStartOffset: Number(data.logStartOffset), hasRecords: data.records!.length > 0,
     });
     if (!include) continue;
-    data.abortedTransactions = readCommitted ? [] : null;
     if (!current || current.topic !== request.topic || current.topicId !== request.topicId) {
       current = { topic: request.topic, topicId: request.topicId, partitions: [] };
       topics.push(current);

@@ -2,8 +2,10 @@
 // - Key type 0 (group) and 1 (transaction): this broker, the only one, coordinates every key.
 //   A group's coordinator is the leader of its __consumer_offsets partition
 //   (abs(hash(group.id)) mod the topic's partition count), which is this broker once the topic
-//   exists; the group coordinator must also have loaded it. Until then COORDINATOR_NOT_AVAILABLE,
-//   which clients retry. Any other key type is INVALID_REQUEST for every key.
+//   exists; the group coordinator must also have loaded it. A transactional id's is the leader of
+//   its __transaction_state partition: the first such request creates that topic. Until a
+//   coordinator is loaded COORDINATOR_NOT_AVAILABLE, which clients retry. Any other key type is
+//   INVALID_REQUEST for every key.
 // - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
 //   entry per key (KIP-699).
 // - errorMessage is Kafka's Errors.message(): "NONE" on success.
@@ -45,6 +47,10 @@ function coordinatorFor(broker: Broker, key: string, keyType: number): Answer {
     if (!broker.groups.isActive() || !topic?.partitions[broker.groups.partitionFor(key)]) {
       return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
+  } else if (!broker.transactions.isActive()) {
+    // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
+    void broker.startTransactions();
+    return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   }
   const self = broker.controller.brokers().find((b) => b.nodeId === broker.nodeId);
   if (!self) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);

@@ -9,6 +9,7 @@ import { deleteTopics } from './delete-topics';
 import { describeCluster } from './describe-cluster';
 import { describeConfigs } from './describe-configs';
 import { describeLogDirs } from './describe-log-dirs';
+import { describeProducers } from './describe-producers';
 import { fetch } from './fetch';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { initProducerId } from './init-producer-id';
@@ -28,6 +29,13 @@ import { offsetCommit } from './offset-commit';
 import { offsetDelete } from './offset-delete';
 import { offsetFetch } from './offset-fetch';
 import { syncGroup } from './sync-group';
+// Transactions (src/txn): the transaction coordinator and the markers it writes.
+import { addOffsetsToTxn } from './add-offsets-to-txn';
+import { addPartitionsToTxn } from './add-partitions-to-txn';
+import { describeTransactions } from './describe-transactions';
+import { endTxn } from './end-txn';
+import { listTransactions } from './list-transactions';
+import { writeTxnMarkers } from './write-txn-markers';
 
 export const handlers: HandlerFactory[] = [
   produce,
@@ -46,6 +54,7 @@ export const handlers: HandlerFactory[] = [
   deleteRecords,
   describeLogDirs,
   initProducerId,
+  describeProducers,
   // consumer groups
   findCoordinator,
   joinGroup,
@@ -58,4 +67,11 @@ export const handlers: HandlerFactory[] = [
   describeGroups,
   deleteGroups,
   offsetDelete,
+  // transactions
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  writeTxnMarkers,
+  describeTransactions,
+  listTransactions,
 ];

@@ -5,17 +5,18 @@
 //   (v3+, KIP-360) changes nothing: the producer still gets a new id. transactionTimeoutMs is
 //   not looked at.
 // - producerId and producerEpoch (v3+) must be both -1 or both set, else INVALID_REQUEST.
-// - With a transactional id: an empty one is INVALID_REQUEST and a timeout outside
-//   (0, transaction.max.timeout.ms] INVALID_TRANSACTION_TIMEOUT, as Kafka checks them; any other
-//   gets UNSUPPORTED_VERSION until transactions land. Clients reach this only past a
-//   FindCoordinator we do not serve; a non-retriable error makes a transactional producer fail
-//   at once (the Java client: a fatal KafkaException naming the error) instead of retrying
-//   until its timeout, as COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR would make it.
+// - With a transactional id, the transaction coordinator (src/txn) answers: the id's producer id
+//   with its next epoch, which fences any older producer with the same id. An empty id is
+//   INVALID_REQUEST, a timeout outside (0, transaction.max.timeout.ms] INVALID_TRANSACTION_TIMEOUT;
+//   CONCURRENT_TRANSACTIONS while an earlier transaction of the id is being ended (an Ongoing one
+//   is aborted first); PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4) for a v3+ request whose
+//   producer is not the id's current one; COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
 // - Errors answer producerId -1 and producerEpoch -1.
 import { ApiKey } from '../../protocol/generated';
 import type { InitProducerIdRequest } from '../../protocol/generated/InitProducerIdRequest';
 import type { InitProducerIdResponse } from '../../protocol/generated/InitProducerIdResponse';
 import { ErrorCode } from '../../protocol/errors';
+import { producerFencedForVersion } from '../../txn/coordinator';
 import type { HandlerFactory } from '../router';
 
 const NO_PRODUCER_ID = -1n;
@@ -26,7 +27,7 @@ export const initProducerId: HandlerFactory = (broker) => ({
   name: 'InitProducerId',
   minVersion: 0,
   maxVersion: 5,
-  async handle(req: InitProducerIdRequest): Promise<InitProducerIdResponse> {
+  async handle(req: InitProducerIdRequest, ctx): Promise<InitProducerIdResponse> {
     const failed = (errorCode: number): InitProducerIdResponse => ({
       throttleTimeMs: 0, errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
     });
@@ -35,10 +36,10 @@ export const initProducerId: HandlerFactory = (broker) => ({
     if ((producerId === NO_PRODUCER_ID) !== (producerEpoch === NO_PRODUCER_EPOCH)) return failed(ErrorCode.INVALID_REQUEST);
 
     if (req.transactionalId !== null) {
-      if (req.transactionalId === '') return failed(ErrorCode.INVALID_REQUEST);
-      const maxTimeoutMs = broker.config.getInt('transaction.max.timeout.ms');
-      if (req.transactionTimeoutMs <= 0 || req.transactionTimeoutMs > maxTimeoutMs) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
-      return failed(ErrorCode.UNSUPPORTED_VERSION);
+      const expected = producerId === NO_PRODUCER_ID ? null : { producerId: Number(producerId), producerEpoch };
+      const result = await broker.transactions.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
+      if (result.errorCode !== ErrorCode.NONE) return failed(producerFencedForVersion(result.errorCode, ctx.apiVersion, 4));
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch };
     }
 
     let id: number;

@@ -4,8 +4,8 @@
 //     -2 EARLIEST, -4 EARLIEST_LOCAL (v8+; no tiered storage, so the same): the log start offset,
 //        with the earliest epoch entry's epoch when that entry starts there;
 //     -1 LATEST: the high watermark for a consumer (replicaId -1) reading uncommitted, the last
-//        stable offset reading committed (the high watermark until transactions land), the log
-//        end offset for any other replicaId; with the current leader epoch;
+//        stable offset reading committed, the log end offset for any other replicaId; with the
+//        current leader epoch;
 //     -3 MAX_TIMESTAMP (v7+): the first record carrying the log's largest timestamp;
 //     -5 LATEST_TIERED (v9+): offset -1 (nothing is tiered);
 //     >= 0: the first record whose timestamp is >= the target, found inside its batch
@@ -36,6 +36,7 @@ import type { HandlerFactory } from '../router';
 import type { Broker } from '../../broker';
 import { leaderEpochEntries } from './offset-for-leader-epoch';
 import { leaderPartition, NO_LEADER_EPOCH } from '../leader-partition';
+import { lastStableOffset, type Partition } from '../replica-manager';
 
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
@@ -96,7 +97,7 @@ export const listOffsets: HandlerFactory = (broker) => ({
           if ('errorCode' in leader) partitions.push(answer(leader.errorCode));
           else {
             try {
-              partitions.push(answer(ErrorCode.NONE, await lookup(leader.partition.log, leader.leaderEpoch, timestamp, req)));
+              partitions.push(answer(ErrorCode.NONE, await lookup(leader.partition, leader.leaderEpoch, timestamp, req)));
             } catch (err) {
               partitions.push(answer(failureCode(broker, err, t.name, p.partitionIndex)));
             }
@@ -110,11 +111,11 @@ export const listOffsets: HandlerFactory = (broker) => ({
 });
 
 /** Kafka's Partition.fetchOffsetForTimestamp for one partition we lead. */
-async function lookup(log: PartitionLog, leaderEpoch: number, timestamp: number, req: ListOffsetsRequest): Promise<Found> {
+async function lookup(partition: Partition, leaderEpoch: number, timestamp: number, req: ListOffsetsRequest): Promise<Found> {
+  const { log } = partition;
   const isConsumer = req.replicaId === CONSUMER_REPLICA_ID;
-  // Transactions are not there yet: the last stable offset is the high watermark.
   const lastFetchableOffset = !isConsumer ? log.logEndOffset
-    : req.isolationLevel === READ_COMMITTED ? lastStableOffset(log) : log.highWatermark;
+    : req.isolationLevel === READ_COMMITTED ? lastStableOffset(partition) : log.highWatermark;
   switch (timestamp) {
     case LATEST_TIMESTAMP:
       return { offset: lastFetchableOffset, timestamp: -1, leaderEpoch };
@@ -129,10 +130,6 @@ async function lookup(log: PartitionLog, leaderEpoch: number, timestamp: number,
   }
   const found = timestamp === MAX_TIMESTAMP ? await recordWithMaxTimestamp(log) : await firstRecordAtOrAfter(log, timestamp);
   return found && found.offset < lastFetchableOffset ? found : NOT_FOUND;
-}
-
-function lastStableOffset(log: PartitionLog): number {
-  return log.highWatermark;
 }
 
 /** The first record (from the log start offset) whose timestamp is >= target (FileRecords.searchForTimestamp). */

@@ -8,6 +8,10 @@
 //   timestamps, idempotent sequences); a rejected partition writes nothing, the others proceed.
 //   Partitions of one request are appended in order with no await between them, so pipelined
 //   requests keep their order; the response waits for every write.
+// - A producer's first transactional batch on a partition is checked with the transaction
+//   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
+//   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
+//   INVALID_PRODUCER_EPOCH, a transaction being ended NOT_ENOUGH_REPLICAS (which clients retry).
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
 //   the client notices (Kafka does the same).
 import { ApiKey } from '../../protocol/generated';
@@ -42,7 +46,7 @@ export const produce: HandlerFactory = (broker) => ({
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
         } else {
           result = broker.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
-            { produceVersion: ctx.apiVersion, nowMs });
+            { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
         }
         appends.push({ topic: t.name, index: p.index, result });
       }

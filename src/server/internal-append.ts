@@ -1,0 +1,39 @@
+// The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state):
+// one uncompressed batch of keyed records, appended through the ReplicaManager like a Produce (so
+// the compacted-topic key check applies), awaited until it is in the log.
+import { ErrorCode } from '../protocol/errors';
+import { buildBatchSync, type BuildRecord } from '../records/records';
+import { StorageError } from '../storage';
+import type { Partition, ReplicaManager } from './replica-manager';
+
+/** Produce version the appends are validated as (v3+: one batch; zstd allowed). */
+const APPEND_PRODUCE_VERSION = 11;
+
+export interface InternalAppendResult {
+  /** The append's own error code; callers map it to what their clients should see. */
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+/** Everything up to the log's append runs synchronously: calls land in the log in call order. */
+export async function appendInternalRecords(replicas: ReplicaManager, partition: Partition, records: BuildRecord[]): Promise<InternalAppendResult> {
+  const nowMs = Date.now();
+  let appended;
+  try {
+    const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs });
+    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs });
+  } catch (e) {
+    return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
+  }
+  if (appended.errorCode !== ErrorCode.NONE) return { errorCode: appended.errorCode, errorMessage: appended.errorMessage };
+  try {
+    await appended.done;
+  } catch (e) {
+    return failed(e, ErrorCode.KAFKA_STORAGE_ERROR);
+  }
+  return { errorCode: ErrorCode.NONE, errorMessage: null };
+}
+
+function failed(e: unknown, otherwise: number): InternalAppendResult {
+  return { errorCode: e instanceof StorageError ? e.errorCode : otherwise, errorMessage: e instanceof Error ? e.message : String(e) };
+}

@@ -1,0 +1,41 @@
+// Reading a whole partition back, batch by batch: how the coordinators rebuild their state from
+// their internal topics (__consumer_offsets, __transaction_state) at start-up.
+import { LOG_OVERHEAD, readBatchHeader, type BatchInfo } from '../records/batch';
+import type { PartitionLog } from './partition-log';
+
+/** How much of the log one read brings in (Kafka's offsets.load.buffer.size / transaction.state.log.load.buffer.size). */
+const LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Calls `visit` with every whole batch from the log start to the high watermark, in offset order.
+ * Returns the offset it got to: the high watermark, or the first batch it could not read. Throws StorageError when the log cannot be read.
+ */
+export async function replayBatches(log: PartitionLog, visit: (bytes: Buffer, batch: BatchInfo) => void | Promise<void>): Promise<number> {
+  let next = log.logStartOffset;
+  while (next < log.highWatermark) {
+    const read = await log.readBytes(next, LOAD_BUFFER_BYTES);
+    if (read.outOfRange) {
+      // DeleteRecords moved the log start past us meanwhile: go on from there.
+      if (next < read.logStartOffset) {
+        next = read.logStartOffset;
+        continue;
+      }
+      break;
+    }
+    const buf = read.records;
+    let pos = 0;
+    while (pos + LOG_OVERHEAD <= buf.length) {
+      const header = readBatchHeader(buf, pos);
+      if (header.status !== 'ok' || pos + header.batch.size > buf.length) break;
+      const b = header.batch;
+      const end = b.baseOffset + b.lastOffsetDelta + 1;
+      if (end > next) {
+        await visit(buf.subarray(pos, pos + b.size), b);
+        next = end;
+      }
+      pos += b.size;
+    }
+    if (pos === 0) return next;
+  }
+  return next;
+}

@@ -1,0 +1,470 @@
+// Kafka's transaction coordinator (TransactionCoordinator, TransactionStateManager and the marker
+// channel, for one broker that leads every partition of __transaction_state), transaction version 1:
+// clients add partitions with AddPartitionsToTxn and end a transaction with EndTxn.
+//
+// - Every state change is a transition of one TransactionMetadata (transaction-metadata.ts), prepared
+//   synchronously (it is then "pending": other requests for the id answer CONCURRENT_TRANSACTIONS),
+//   written to __transaction_state, and applied only once the write succeeded. No answer depends on
+//   a state that is not in the log yet.
+// - InitProducerId bumps the epoch, which fences the previous producer with the same transactional id.
+//   With a transaction Ongoing, it first fences that transaction's producer with a new epoch and aborts
+//   it, and answers CONCURRENT_TRANSACTIONS: the client retries and then gets the epoch after that.
+// - EndTxn writes PrepareCommit/PrepareAbort, then a COMMIT/ABORT marker into every partition of the
+//   transaction (and into __consumer_offsets for its offsets), then CompleteCommit/CompleteAbort. The
+//   answer goes back once the markers are in (Kafka answers after the Prepare write; answering after
+//   the markers spares the client the CONCURRENT_TRANSACTIONS retries of its next transaction). A
+//   marker that fails is retried until it is written; a partition whose topic is gone is skipped.
+// - After a restart, transactions found in PrepareCommit/PrepareAbort get their markers and their
+//   Complete state: a crash anywhere in EndTxn ends with the transaction committed or aborted as asked.
+// - Every transaction.abort.timed.out.transaction.cleanup.interval.ms, Ongoing transactions older than
+//   their timeout are aborted with a bumped epoch (the producer is fenced). Every
+//   transaction.remove.expired.transaction.cleanup.interval.ms, ids idle for transactional.id.expiration.ms
+//   (and not in a transaction) are removed with a tombstone.
+import type { Logger } from 'pino';
+import { ErrorCode } from '../protocol/errors';
+import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
+import { TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition, type TxnTransit } from './transaction-metadata';
+import type { TransactionLogValue } from './transaction-log-records';
+import type { TransactionStore } from './transaction-state-log';
+
+/** How long a failed marker or Complete write waits before it is tried again. */
+const RETRY_BACKOFF_MS = 100;
+
+export interface TransactionCoordinatorConfig {
+  /** transaction.max.timeout.ms */
+  maxTimeoutMs: number;
+  /** transactional.id.expiration.ms */
+  transactionalIdExpirationMs: number;
+  /** transaction.abort.timed.out.transaction.cleanup.interval.ms */
+  abortTimedOutIntervalMs: number;
+  /** transaction.remove.expired.transaction.cleanup.interval.ms */
+  removeExpiredIntervalMs: number;
+}
+
+export interface TxnMarkerRequest {
+  producerId: number;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  commit: boolean;
+  partitions: TopicPartition[];
+}
+
+/** Writes transaction markers into data partitions (./markers.ts in the broker, a fake in tests). */
+export interface TxnMarkerWriter {
+  /** Resolves to the partitions whose marker could not be written yet and must be tried again. */
+  write(marker: TxnMarkerRequest): Promise<TopicPartition[]>;
+}
+
+export interface ProducerIdSource {
+  nextId(): Promise<number>;
+}
+
+export interface InitProducerIdResult {
+  errorCode: number;
+  producerId: number;
+  producerEpoch: number;
+}
+
+export interface TransactionDescription {
+  errorCode: number;
+  transactionalId: string;
+  state: string;
+  timeoutMs: number;
+  startTimeMs: number;
+  producerId: number;
+  producerEpoch: number;
+  partitions: TopicPartition[];
+}
+
+export interface TransactionListing {
+  errorCode: number;
+  unknownStateFilters: string[];
+  transactions: { transactionalId: string; producerId: number; state: string }[];
+}
+
+/**
+ * PRODUCER_FENCED as a request version can carry it (KIP-588): versions before
+ * `firstVersionWithFenced` get INVALID_PRODUCER_EPOCH instead, as Kafka answers them.
+ */
+export function producerFencedForVersion(errorCode: number, apiVersion: number, firstVersionWithFenced: number): number {
+  return errorCode === ErrorCode.PRODUCER_FENCED && apiVersion < firstVersionWithFenced ? ErrorCode.INVALID_PRODUCER_EPOCH : errorCode;
+}
+
+const initError = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+
+/** The state names a ListTransactions filter may name. */
+const STATE_NAMES = new Set(Object.values(TransactionState).filter((v): v is string => typeof v === 'string'));
+
+export class TransactionCoordinator {
+  private readonly transactions = new Map<string, TransactionMetadata>();
+  private store: TransactionStore | undefined;
+  private status: 'inactive' | 'loading' | 'active' | 'closed' = 'inactive';
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** Marker and Complete writes still running, awaited by close(). */
+  private readonly completions = new Set<Promise<void>>();
+
+  constructor(
+    private readonly config: TransactionCoordinatorConfig,
+    private readonly markers: TxnMarkerWriter,
+    private readonly producerIds: ProducerIdSource,
+    private readonly log?: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  isActive(): boolean {
+    return this.status === 'active';
+  }
+
+  isLoading(): boolean {
+    return this.status === 'loading';
+  }
+
+  /** Reads every transactional id back from the store, finishes interrupted commits and aborts, starts the timers. */
+  async load(store: TransactionStore): Promise<void> {
+    if (this.status !== 'inactive') return;
+    this.status = 'loading';
+    let loaded;
+    try {
+      loaded = await store.loadAll();
+    } catch (err) {
+      if (this.status === 'loading') this.status = 'inactive';
+      throw err;
+    }
+    if (this.status !== 'loading') return; // closed meanwhile
+    for (const { transactionalId, value } of loaded) {
+      this.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
+        producerId: value.producerId, producerEpoch: value.producerEpoch, txnTimeoutMs: value.transactionTimeoutMs,
+        state: value.state, partitions: value.partitions, txnStartTimestamp: value.startTimestampMs,
+        txnLastUpdateTimestamp: value.lastUpdateTimestampMs,
+      }));
+    }
+    this.store = store;
+    this.status = 'active';
+    for (const meta of this.transactions.values()) {
+      if (meta.state === TransactionState.PrepareCommit || meta.state === TransactionState.PrepareAbort) {
+        this.log?.info({ transactionalId: meta.transactionalId, state: stateName(meta.state) }, 'completing a transaction interrupted by a restart');
+        void this.completeTransaction(meta, meta.state === TransactionState.PrepareCommit);
+      }
+    }
+    this.every(this.config.abortTimedOutIntervalMs, () => this.abortTimedOutTransactions());
+    this.every(this.config.removeExpiredIntervalMs, () => this.removeExpiredTransactionalIds());
+  }
+
+  private every(ms: number, run: () => void): void {
+    const t = setInterval(run, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  /** Stops the timers and waits for the marker writes in flight (they stop retrying). */
+  async close(): Promise<void> {
+    this.status = 'closed';
+    for (const t of this.timers) clearInterval(t);
+    await Promise.allSettled([...this.completions]);
+  }
+
+  /** The id's metadata, undefined if unknown, or the error to answer (Kafka's getTransactionState). */
+  private lookup(transactionalId: string): TransactionMetadata | undefined | number {
+    if (this.status === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+    if (this.status !== 'active') return ErrorCode.NOT_COORDINATOR;
+    return this.transactions.get(transactionalId);
+  }
+
+  /** Writes `transit` and applies it; on failure the metadata stays as it was. */
+  private async persist(meta: TransactionMetadata, transit: TxnTransit): Promise<number> {
+    const value: TransactionLogValue | null = transit.state === TransactionState.Dead ? null : {
+      producerId: transit.producerId, producerEpoch: transit.producerEpoch, transactionTimeoutMs: transit.txnTimeoutMs,
+      state: transit.state, partitions: transit.partitions, lastUpdateTimestampMs: transit.txnLastUpdateTimestamp,
+      startTimestampMs: transit.txnStartTimestamp,
+    };
+    const errorCode = await this.store!.write(meta.transactionalId, value);
+    if (errorCode === ErrorCode.NONE) meta.completeTransition(transit);
+    else meta.cancelTransition();
+    return errorCode;
+  }
+
+  // ------------------------------------------------------------------------------------ InitProducerId
+
+  /** `expected` is the producer id and epoch the client has (InitProducerId v3+, KIP-360), or null. */
+  async initProducerId(transactionalId: string, timeoutMs: number, expected: { producerId: number; producerEpoch: number } | null): Promise<InitProducerIdResult> {
+    if (transactionalId === '') return initError(ErrorCode.INVALID_REQUEST);
+    if (timeoutMs <= 0 || timeoutMs > this.config.maxTimeoutMs) return initError(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    // A new producer id is fetched (maybe awaiting a block reservation) before the decision that
+    // needs it; the decision is then made again from the start, as the state may have moved.
+    let spareId: number | undefined;
+    for (;;) {
+      const found = this.lookup(transactionalId);
+      if (typeof found === 'number') return initError(found);
+      let meta = found;
+      if (!meta) {
+        if (spareId === undefined) {
+          spareId = await this.producerIds.nextId();
+          continue;
+        }
+        meta = new TransactionMetadata(transactionalId, {
+          producerId: spareId, producerEpoch: NO_PRODUCER_EPOCH, txnTimeoutMs: timeoutMs,
+          state: TransactionState.Empty, txnLastUpdateTimestamp: this.now(),
+        });
+        spareId = undefined;
+        this.transactions.set(transactionalId, meta);
+      }
+      const prepared = this.prepareInit(meta, timeoutMs, expected, spareId);
+      if (prepared === 'needs-producer-id') {
+        spareId = await this.producerIds.nextId();
+        continue;
+      }
+      if ('errorCode' in prepared) return initError(prepared.errorCode);
+      if (prepared.state === TransactionState.PrepareEpochFence) {
+        const errorCode = await this.endTransaction(transactionalId, prepared.producerId, prepared.producerEpoch, false, false);
+        return initError(errorCode === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : errorCode);
+      }
+      const errorCode = await this.persist(meta, prepared);
+      if (errorCode !== ErrorCode.NONE) return initError(errorCode);
+      this.log?.info({ transactionalId, producerId: prepared.producerId, producerEpoch: prepared.producerEpoch }, 'initialized a transactional producer');
+      return { errorCode, producerId: prepared.producerId, producerEpoch: prepared.producerEpoch };
+    }
+  }
+
+  /** Kafka's prepareInitProducerIdTransit. */
+  private prepareInit(meta: TransactionMetadata, timeoutMs: number, expected: { producerId: number; producerEpoch: number } | null,
+    spareId: number | undefined): Prepared | 'needs-producer-id' {
+    if (meta.pendingTransitionInProgress) return { errorCode: ErrorCode.CONCURRENT_TRANSACTIONS };
+    // The expected producer is this one, or a just-created id (epoch -1), or the previous id whose epoch ran out.
+    if (expected && !(meta.producerEpoch === NO_PRODUCER_EPOCH || expected.producerId === meta.producerId
+      || (expected.producerId === meta.lastProducerId && expected.producerEpoch >= 32766))) {
+      return { errorCode: ErrorCode.PRODUCER_FENCED };
+    }
+    switch (meta.state) {
+      case TransactionState.PrepareAbort:
+      case TransactionState.PrepareCommit:
+        return { errorCode: ErrorCode.CONCURRENT_TRANSACTIONS };
+      case TransactionState.CompleteAbort:
+      case TransactionState.CompleteCommit:
+      case TransactionState.Empty:
+        if (meta.isProducerEpochExhausted && (!expected || expected.producerEpoch === meta.producerEpoch)) {
+          if (spareId === undefined) return 'needs-producer-id';
+          return meta.prepareProducerIdRotation(spareId, timeoutMs, this.now(), expected !== null);
+        }
+        return meta.prepareIncrementProducerEpoch(timeoutMs, expected?.producerEpoch ?? null, this.now());
+      case TransactionState.Ongoing:
+        return meta.prepareFenceProducerEpoch();
+      default:
+        throw new Error(`transactional id ${meta.transactionalId} is ${stateName(meta.state)}, a state it should never be found in`);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ AddPartitionsToTxn
+
+  /** AddPartitionsToTxn (and AddOffsetsToTxn, with the group's __consumer_offsets partition). */
+  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: TopicPartition[]): Promise<number> {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+    const found = this.lookup(transactionalId);
+    if (typeof found === 'number') return found;
+    const meta = found;
+    const refusal = this.checkProducer(meta, producerId, producerEpoch);
+    if (refusal !== ErrorCode.NONE) return refusal;
+    if (meta!.state === TransactionState.Ongoing && partitions.every((tp) => meta!.partitions.has(topicPartitionKey(tp)))) {
+      return ErrorCode.NONE;
+    }
+    return this.persist(meta!, meta!.prepareAddPartitions(partitions, this.now()));
+  }
+
+  /**
+   * AddPartitionsToTxn v4+ with verifyOnly (KIP-890): which of these partitions the producer's
+   * transaction has. An error code for the whole request, or one per partition (NONE or `missing`).
+   */
+  verifyPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: TopicPartition[],
+    missing: number): number | number[] {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+    const found = this.lookup(transactionalId);
+    if (typeof found === 'number') return found;
+    const refusal = this.checkProducer(found, producerId, producerEpoch);
+    if (refusal !== ErrorCode.NONE) return refusal;
+    return partitions.map((tp) => (found!.partitions.has(topicPartitionKey(tp)) ? ErrorCode.NONE : missing));
+  }
+
+  /**
+   * The Produce path's verification (ReplicaManager's TransactionVerifier), with the coordinator's
+   * answers turned into Produce errors as Kafka's AddPartitionsToTxnManager turns them: the client
+   * retries NOT_ENOUGH_REPLICAS, so errors that only mean "not now" become that.
+   */
+  verifyProduce(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number, produceVersion: number): number {
+    const missing = produceVersion >= 11 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
+    const answer = this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], missing);
+    const errorCode = typeof answer === 'number' ? answer : answer[0];
+    switch (errorCode) {
+      case ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH;
+      case ErrorCode.CONCURRENT_TRANSACTIONS:
+      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+      case ErrorCode.NOT_COORDINATOR:
+        return ErrorCode.NOT_ENOUGH_REPLICAS;
+      default:
+        return errorCode;
+    }
+  }
+
+  /** The checks AddPartitionsToTxn and its verification share, in Kafka's order. */
+  private checkProducer(meta: TransactionMetadata | undefined, producerId: number, producerEpoch: number): number {
+    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (meta.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (meta.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    if (meta.state === TransactionState.PrepareCommit || meta.state === TransactionState.PrepareAbort) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    return ErrorCode.NONE;
+  }
+
+  // ------------------------------------------------------------------------------------ EndTxn
+
+  /**
+   * EndTxn from a client, or an abort the coordinator starts itself (fencing, timeout), which carries
+   * the bumped epoch. Resolves once the markers are written (or their first try failed).
+   */
+  async endTransaction(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean, fromClient = true): Promise<number> {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+    const found = this.lookup(transactionalId);
+    if (typeof found === 'number') return found;
+    const meta = found;
+    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    // A client must use its current epoch; the coordinator's own aborts use the one they just bumped.
+    if ((fromClient && producerEpoch !== meta.producerEpoch) || producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (meta.pendingTransitionInProgress && meta.pendingState !== TransactionState.PrepareEpochFence) return ErrorCode.CONCURRENT_TRANSACTIONS;
+
+    let isEpochFence = false;
+    switch (meta.state) {
+      case TransactionState.Ongoing:
+        break;
+      case TransactionState.CompleteCommit:
+        return commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE;
+      case TransactionState.CompleteAbort:
+        return commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE;
+      case TransactionState.PrepareCommit:
+        return commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE;
+      case TransactionState.PrepareAbort:
+        return commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS;
+      case TransactionState.Empty:
+        return ErrorCode.INVALID_TXN_STATE;
+      default:
+        throw new Error(`transactional id ${transactionalId} is ${stateName(meta.state)}, a state it should never be found in`);
+    }
+    if (!commit && meta.pendingState === TransactionState.PrepareEpochFence) {
+      // The fence's bumped epoch becomes the transaction's, so its abort markers fence the old producer.
+      isEpochFence = true;
+      meta.cancelTransition();
+      meta.producerEpoch = producerEpoch;
+      meta.lastProducerEpoch = NO_PRODUCER_EPOCH;
+    }
+    const transit = meta.prepareAbortOrCommit(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, this.now());
+    const errorCode = await this.persist(meta, transit);
+    if (errorCode !== ErrorCode.NONE) {
+      if (isEpochFence) meta.hasFailedEpochFence = true;
+      return errorCode;
+    }
+    await this.completeTransaction(meta, commit);
+    return ErrorCode.NONE;
+  }
+
+  /**
+   * Writes the markers of a transaction in PrepareCommit/PrepareAbort, then its Complete state,
+   * retrying until both are done or the coordinator closes. Resolves after the first round.
+   */
+  private completeTransaction(meta: TransactionMetadata, commit: boolean): Promise<void> {
+    let firstRoundDone!: () => void;
+    const firstRound = new Promise<void>((resolve) => (firstRoundDone = resolve));
+    const marker = {
+      producerId: meta.producerId, producerEpoch: meta.producerEpoch, commit,
+      coordinatorEpoch: this.store!.coordinatorEpoch(meta.transactionalId),
+    };
+    let remaining = [...meta.partitions.values()];
+    const run = (async () => {
+      for (let round = 0; ; round++) {
+        if (round > 0) {
+          await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS));
+          if (this.status !== 'active') return; // closed: the next load finishes the job
+        }
+        if (remaining.length > 0) remaining = await this.markers.write({ ...marker, partitions: remaining });
+        if (remaining.length === 0 && (await this.persist(meta, meta.prepareComplete(this.now()))) === ErrorCode.NONE) return;
+        firstRoundDone();
+      }
+    })().catch((err) => {
+      this.log?.error({ err, transactionalId: meta.transactionalId }, 'completing a transaction failed');
+    }).finally(() => {
+      firstRoundDone();
+      this.completions.delete(run);
+    });
+    this.completions.add(run);
+    return firstRound;
+  }
+
+  // ------------------------------------------------------------------------------------ timers
+
+  /** Aborts Ongoing transactions past their timeout, fencing their producer (Kafka's abortTimedOutTransactions). */
+  abortTimedOutTransactions(): void {
+    if (this.status !== 'active') return;
+    const now = this.now();
+    for (const meta of this.transactions.values()) {
+      if (meta.state !== TransactionState.Ongoing || meta.pendingTransitionInProgress) continue;
+      if (meta.txnStartTimestamp + meta.txnTimeoutMs >= now) continue;
+      const fence = meta.prepareFenceProducerEpoch();
+      this.log?.info({ transactionalId: meta.transactionalId, timeoutMs: meta.txnTimeoutMs }, 'aborting a transaction past its timeout');
+      void this.endTransaction(meta.transactionalId, fence.producerId, fence.producerEpoch, false, false).then((errorCode) => {
+        if (errorCode !== ErrorCode.NONE) this.log?.warn({ transactionalId: meta.transactionalId, errorCode }, 'aborting a timed-out transaction failed');
+      });
+    }
+  }
+
+  /** Removes ids not in a transaction and idle for transactional.id.expiration.ms (a tombstone each). */
+  removeExpiredTransactionalIds(): void {
+    if (this.status !== 'active') return;
+    const horizon = this.now() - this.config.transactionalIdExpirationMs;
+    for (const meta of this.transactions.values()) {
+      const idle = meta.state === TransactionState.Empty || meta.state === TransactionState.CompleteCommit
+        || meta.state === TransactionState.CompleteAbort;
+      if (!idle || meta.pendingTransitionInProgress || meta.txnLastUpdateTimestamp > horizon) continue;
+      void this.persist(meta, meta.prepareDead()).then((errorCode) => {
+        if (errorCode === ErrorCode.NONE && this.transactions.get(meta.transactionalId) === meta) this.transactions.delete(meta.transactionalId);
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ describe, list
+
+  describe(transactionalId: string): TransactionDescription {
+    const answer = (errorCode: number, meta?: TransactionMetadata): TransactionDescription => ({
+      errorCode, transactionalId, state: meta ? stateName(meta.state) : '', timeoutMs: meta?.txnTimeoutMs ?? 0,
+      startTimeMs: meta?.txnStartTimestamp ?? -1, producerId: meta?.producerId ?? NO_PRODUCER_ID,
+      producerEpoch: meta?.producerEpoch ?? NO_PRODUCER_EPOCH, partitions: meta ? [...meta.partitions.values()] : [],
+    });
+    if (this.status === 'inactive' || this.status === 'closed') return answer(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (transactionalId === '') return answer(ErrorCode.INVALID_REQUEST);
+    const found = this.lookup(transactionalId);
+    if (typeof found === 'number') return answer(found);
+    if (!found || found.state === TransactionState.Dead) return answer(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
+    return answer(ErrorCode.NONE, found);
+  }
+
+  /**
+   * ListTransactions: every id matching all the filters given (states by name, producer ids,
+   * started more than durationMs ago; -1 or empty: no filter). Before
+   * __transaction_state exists there is nothing to list.
+   */
+  list(stateFilters: string[], producerIdFilters: number[], durationMs: number): TransactionListing {
+    const unknownStateFilters = stateFilters.filter((s) => !STATE_NAMES.has(s));
+    const out: TransactionListing = { errorCode: ErrorCode.NONE, unknownStateFilters, transactions: [] };
+    if (this.status === 'closed') return { ...out, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
+    if (this.status === 'loading') return { ...out, errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
+    const states = new Set(stateFilters);
+    const producerIds = new Set(producerIdFilters);
+    const now = this.now();
+    for (const meta of this.transactions.values()) {
+      const name = stateName(meta.state);
+      if (meta.state === TransactionState.Dead) continue;
+      if (states.size > 0 && !states.has(name)) continue;
+      if (producerIds.size > 0 && !producerIds.has(meta.producerId)) continue;
+      // As Kafka: measured from the start timestamp, -1 for an id with no transaction yet.
+      if (durationMs >= 0 && now - meta.txnStartTimestamp <= durationMs) continue;
+      out.transactions.push({ transactionalId: meta.transactionalId, producerId: meta.producerId, state: name });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,130 @@
+// Transaction metadata persisted in the compacted internal topic __transaction_state, in Kafka's
+// record formats (transaction-log-records.ts), as Kafka's TransactionStateManager keeps it.
+//
+// - A transactional id lives on partition Utils.abs(id.hashCode()) % transaction.state.log.num.partitions.
+// - Each write is one uncompressed batch holding one record (key: the id; value: its state, or null
+//   to remove the id), appended through the ReplicaManager; the append is synchronous, so writes land
+//   in call order and "last value wins" on load means "the coordinator's last write wins".
+// - Append errors become coordinator errors as Kafka's appendTransactionToLog maps them:
+//   UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE;
+//   NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; MESSAGE_TOO_LARGE,
+//   RECORD_LIST_TOO_LARGE -> UNKNOWN_SERVER_ERROR; anything else as is.
+// - Loading replays every partition from its log start to its high watermark; records of a type this
+//   broker does not know are skipped, as Kafka's loader skips them.
+import type { Logger } from 'pino';
+import type { Controller, Outcome } from '../cluster/controller';
+import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
+import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
+import { ErrorCode } from '../protocol/errors';
+import { decodeRecordsSync } from '../records/records';
+import { appendInternalRecords } from '../server/internal-append';
+import type { ReplicaManager } from '../server/replica-manager';
+import { replayBatches } from '../storage/replay';
+import { decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, type TransactionLogValue } from './transaction-log-records';
+
+export const TRANSACTION_STATE_TOPIC = TRANSACTION_STATE_TOPIC_NAME;
+
+/** The topic configs Kafka gives __transaction_state (TransactionStateManager.transactionTopicConfigs). */
+export function transactionStateTopicConfigs(segmentBytes: number, minInsyncReplicas: number): Record<string, string> {
+  return {
+    'cleanup.policy': 'compact', 'compression.type': 'uncompressed', 'unclean.leader.election.enable': 'false',
+    'min.insync.replicas': String(minInsyncReplicas), 'segment.bytes': String(segmentBytes),
+  };
+}
+
+export interface LoadedTransaction {
+  transactionalId: string;
+  value: TransactionLogValue;
+}
+
+/** What the coordinator needs from persistence: this class in the broker, a fake in unit tests. */
+export interface TransactionStore {
+  readonly numPartitions: number;
+  /** Writes the id's new state (null removes it); resolves to an error code as the client should see it. */
+  write(transactionalId: string, value: TransactionLogValue | null): Promise<number>;
+  /** The leader epoch of the id's partition: the coordinator epoch its markers carry. */
+  coordinatorEpoch(transactionalId: string): number;
+  /** Every id's latest state. */
+  loadAll(): Promise<LoadedTransaction[]>;
+}
+
+function appendError(code: number): number {
+  switch (code) {
+    case ErrorCode.NONE:
+      return code;
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case ErrorCode.REQUEST_TIMED_OUT:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    case ErrorCode.MESSAGE_TOO_LARGE:
+    case ErrorCode.RECORD_LIST_TOO_LARGE:
+      return ErrorCode.UNKNOWN_SERVER_ERROR;
+    default:
+      return code;
+  }
+}
+
+export class TransactionStateLog implements TransactionStore {
+  constructor(
+    private readonly replicas: ReplicaManager,
+    private readonly controller: Controller,
+    readonly numPartitions: number,
+    private readonly log?: Logger,
+  ) {}
+
+  /** Creates __transaction_state with Kafka's configs unless it exists; an existing topic keeps its partition count. */
+  static ensureTopic(controller: Controller, o: { numPartitions: number; replicationFactor: number; segmentBytes: number; minInsyncReplicas: number }): Promise<Outcome> {
+    return controller.ensureInternalTopic(TRANSACTION_STATE_TOPIC, o.numPartitions, o.replicationFactor,
+      transactionStateTopicConfigs(o.segmentBytes, o.minInsyncReplicas));
+  }
+
+  partitionFor(transactionalId: string): number {
+    return coordinatorPartitionFor(transactionalId, this.numPartitions);
+  }
+
+  coordinatorEpoch(transactionalId: string): number {
+    return this.controller.topic(TRANSACTION_STATE_TOPIC)?.partitions[this.partitionFor(transactionalId)]?.leaderEpoch ?? 0;
+  }
+
+  async write(transactionalId: string, value: TransactionLogValue | null): Promise<number> {
+    const index = this.partitionFor(transactionalId);
+    const partition = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
+    if (!partition) return appendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value) };
+    const result = await appendInternalRecords(this.replicas, partition, [record]);
+    if (result.errorCode !== ErrorCode.NONE) {
+      this.log?.warn({ transactionalId, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
+        'writing to __transaction_state failed');
+    }
+    return appendError(result.errorCode);
+  }
+
+  async loadAll(): Promise<LoadedTransaction[]> {
+    const latest = new Map<string, TransactionLogValue | null>();
+    const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === TRANSACTION_STATE_TOPIC);
+    for (const p of partitions) {
+      const end = await replayBatches(p.log, (bytes, batch) => {
+        if (batch.isControl) return;
+        for (const record of decodeRecordsSync(bytes)) {
+          if (record.key === null) continue;
+          try {
+            const id = decodeTransactionLogKey(record.key);
+            if (id !== null) latest.set(id, record.value && decodeTransactionLogValue(record.value));
+          } catch (err) {
+            this.log?.warn({ err, partition: p.index, offset: record.offset }, 'skipping an undecodable record of __transaction_state');
+          }
+        }
+      });
+      if (end < p.log.highWatermark) {
+        this.log?.error({ partition: p.index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
+      }
+    }
+    const out: LoadedTransaction[] = [];
+    for (const [transactionalId, value] of latest) if (value) out.push({ transactionalId, value });
+    return out;
+  }
+}
