@@ -19,19 +19,22 @@ const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
-  'group-consume', 'group-rebalance', 'group-static'];
+  'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced'];
 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
-// selects the crash rows, `--scenario group-offsets-restart` the offsets one (`--scenario group`: every group-*).
+// selects the crash rows, `--scenario group-offsets-restart` the offsets one (`--scenario group`: every group-*,
+// `--scenario txn`: every txn-*, the transaction crash row `txn-crash` too).
 const ONCE = [
   { name: 'crash: broker kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'broker-kill']] },
   { name: 'crash: producer kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
+  { name: 'crash: broker kill -9 mid-commit', select: 'txn-crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'txn-commit-kill']] },
   { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
 ];
 
-/** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario.) */
-const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || (opts.scenarios.includes('group') && name.startsWith('group-'));
+/** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*.) */
+const PREFIXES = ['group', 'txn'];
+const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || PREFIXES.some((p) => opts.scenarios.includes(p) && name.startsWith(`${p}-`));
 const ONCE_TIMEOUT_S = 150;
 
 const VENV_PY = path.join(DIR, 'python/.venv/bin/python');
@@ -57,6 +60,7 @@ const CLIENTS = [
     name: 'kcat',
     check: () => tool('kcat', ['-V'], 'kcat (apt-get install kcat)') || (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kcat/client.js'), b, s]],
+    na: Object.fromEntries(['txn-consume-transform-produce', 'txn-zombie-fenced'].map((s) => [s, 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make'])),
   },
   {
     name: 'confluent-kafka',
@@ -153,7 +157,7 @@ function parseArgs(argv) {
   }
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
-  const selectors = [...new Set(ONCE.map((o) => o.select)), 'group'];
+  const selectors = [...new Set([...ONCE.map((o) => o.select), ...PREFIXES])];
   for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
@@ -163,7 +167,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*`,
   );
   process.exit(error ? 2 : 0);
 }

@@ -77,6 +77,13 @@ export class Broker {
     return this.transactionsStarter.start(onlyIfExists);
   }
 
+  /** Stops the transaction coordinator, and its start-up if one is in flight. */
+  async stopTransactions(): Promise<void> {
+    const closed = this.transactions.close();
+    await this.transactionsStarter.settled();
+    await closed;
+  }
+
   get nodeId(): number {
     return this.config.nodeId;
   }
@@ -144,7 +151,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         broker.groups.close();
         await groupsStarted;
         await transactionsStarted;
-        await broker.transactions.close();
+        await broker.stopTransactions();
         await replicas.close();
         await store.close();
         if (tempDir) await rm(tempDir, { recursive: true, force: true });

@@ -37,12 +37,20 @@ const PARTITIONS = 3;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => console.log(`crash: ${msg}`);
 
-/** A TCP proxy to the broker that counts Produce requests and can withhold (drop) the broker's responses. */
+const PRODUCE = 0;
+const END_TXN = 26;
+
+/**
+ * A TCP proxy to the broker that tracks the requests the client has no answer to and can withhold (drop) the
+ * broker's responses: from when `withholding` is set, or from the first request that `withholdFrom(apiKey, frame)`
+ * picks (set before that request is forwarded, so its answer is withheld too).
+ */
 class Proxy {
   constructor(target) {
     this.target = target;
     this.withholding = false;
-    this.inFlight = new Set(); // per connection: correlation ids of Produce requests the producer has no answer to
+    this.withholdFrom = null;
+    this.inFlight = new Set(); // per connection: correlation id -> api key of the requests the client has no answer to
     this.conns = new Set();
   }
 
@@ -51,11 +59,11 @@ class Proxy {
       const broker = net.connect(this.target, '127.0.0.1');
       const pair = [client, broker];
       this.conns.add(pair);
-      const produces = new Set();
-      this.inFlight.add(produces);
+      const unanswered = new Map();
+      this.inFlight.add(unanswered);
       const close = () => {
         this.conns.delete(pair);
-        this.inFlight.delete(produces);
+        this.inFlight.delete(unanswered);
         client.destroy();
         broker.destroy();
       };
@@ -72,10 +80,13 @@ class Proxy {
         };
       };
       const requests = frames((f) => {
-        if (f.length >= 12 && f.readInt16BE(4) === 0) produces.add(f.readInt32BE(8));
+        if (f.length < 12) return;
+        const apiKey = f.readInt16BE(4);
+        if (this.withholdFrom && this.withholdFrom(apiKey, f)) this.withholding = true;
+        unanswered.set(f.readInt32BE(8), apiKey);
       });
       const responses = frames((f) => {
-        if (!this.withholding) produces.delete(f.readInt32BE(4));
+        if (!this.withholding) unanswered.delete(f.readInt32BE(4));
       });
       client.on('data', (d) => {
         requests(d);
@@ -91,19 +102,20 @@ class Proxy {
     this.port = this.server.address().port;
   }
 
-  /** Produce requests that reached the broker and whose responses the producer has not been given. */
-  get producesWithheld() {
+  /** Requests with this api key that reached the broker and whose responses the client has not been given. */
+  withheld(apiKey) {
     let n = 0;
-    for (const produces of this.inFlight) n += produces.size;
+    for (const unanswered of this.inFlight) for (const k of unanswered.values()) n += k === apiKey ? 1 : 0;
     return n;
   }
 
-  /** Drops every connection (what the producer sees of a dead broker) and forwards responses again. */
+  /** Drops every connection (what the client sees of a dead broker) and forwards responses again. */
   reset() {
     for (const pair of this.conns) for (const sock of pair) sock.destroy();
     this.conns.clear();
     this.inFlight.clear();
     this.withholding = false;
+    this.withholdFrom = null;
   }
 
   close() {
@@ -129,14 +141,15 @@ function client(mode, ...args) {
   });
 }
 
-/** Starts crash_client.py produce in the background: { proc, exited }. */
-function startProducer(bootstrap, topic, session, ackFile) {
-  const proc = spawn(PY, [CLIENT, 'produce', bootstrap, topic, String(session), String(COUNT), ackFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts crash_client.py MODE ARGS in the background: { proc, exited }. */
+function startClient(mode, ...args) {
+  const proc = spawn(PY, [CLIENT, mode, ...args.map(String)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal, out: () => out.trim().slice(-2000) })));
-  return { proc, exited };
+  const tail = () => out.trim().slice(-2000);
+  const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal, out: tail })));
+  return { proc, exited, out: tail };
 }
 
 /** Acknowledgements logged so far: [{ session, seq, partition, offset }]. */
@@ -150,27 +163,35 @@ function readAcks(file) {
     .map(([session, seq, partition, offset]) => ({ session: Number(session), seq: Number(seq), partition: Number(partition), offset: Number(offset) }));
 }
 
-async function waitForAcks(file, n, producer, ms = 20000) {
+/** Waits until count() (lines the producer logged: acknowledgements, outcomes) reaches n. */
+async function waitForCount(count, n, what, producer, ms = 20000) {
   const deadline = Date.now() + ms;
   let done = false;
   producer.exited.then(() => (done = true));
-  while (readAcks(file).length < n) {
-    if (done) throw new Error(`producer exited before ${n} acknowledgements: ${(await producer.exited).out()}`);
-    if (Date.now() > deadline) throw new Error(`only ${readAcks(file).length} acknowledgements after ${ms} ms, expected ${n}`);
+  while (count() < n) {
+    if (done) throw new Error(`producer exited before ${n} ${what}: ${(await producer.exited).out()}`);
+    if (Date.now() > deadline) throw new Error(`only ${count()} ${what} after ${ms} ms, expected ${n}; the producer's output: ${producer.out() || '(none)'}`);
     await sleep(20);
   }
 }
 
-/** The log as records { partition, offset, session, seq }. */
-async function dump(bootstrap, topic) {
-  return (await client('dump', bootstrap, topic, PARTITIONS))
+/** The log as records { partition, offset, key, value } (strings), read with the isolation level given. */
+async function dumpRecords(bootstrap, topic, isolation = 'read_uncommitted') {
+  return (await client('dump', bootstrap, topic, PARTITIONS, isolation))
     .split('\n')
     .filter(Boolean)
     .map((l) => {
-      const [partition, offset, , value] = l.split(' ');
-      const [session, seq] = value.split(':').map(Number);
-      return { partition: Number(partition), offset: Number(offset), session, seq };
+      const [partition, offset, key, value] = l.split(' ');
+      return { partition: Number(partition), offset: Number(offset), key, value };
     });
+}
+
+/** The log as records { partition, offset, session, seq } (values "<session>:<seq>"). */
+async function dump(bootstrap, topic) {
+  return (await dumpRecords(bootstrap, topic)).map(({ partition, offset, value }) => {
+    const [session, seq] = value.split(':').map(Number);
+    return { partition, offset, session, seq };
+  });
 }
 
 /** The checks common to both runs; returns a summary line. */
@@ -204,13 +225,13 @@ async function brokerKill(broker, proxy, bootstrap, work) {
   const topic = 'crash-broker-kill';
   const ackFile = path.join(work, 'acks-broker-kill');
   await client('create', bootstrap, topic, PARTITIONS);
-  const producer = startProducer(bootstrap, topic, 1, ackFile);
-  await waitForAcks(ackFile, COUNT / 4, producer);
+  const producer = startClient('produce', bootstrap, topic, 1, COUNT, ackFile);
+  await waitForCount(() => readAcks(ackFile).length, COUNT / 4, 'acknowledgements', producer);
   proxy.withholding = true;
   // Kill only once a Produce request has reached the broker unanswered (a busy machine may delay it).
-  for (const deadline = Date.now() + 10000; !proxy.producesWithheld && Date.now() < deadline;) await sleep(10);
+  for (const deadline = Date.now() + 10000; !proxy.withheld(PRODUCE) && Date.now() < deadline;) await sleep(10);
   await sleep(100);
-  const withheld = proxy.producesWithheld;
+  const withheld = proxy.withheld(PRODUCE);
   await broker.kill();
   proxy.reset();
   const ackedAtKill = readAcks(ackFile).length;
@@ -231,13 +252,13 @@ async function producerKill(broker, proxy, bootstrap, work) {
   const topic = 'crash-producer-kill';
   const ackFile = path.join(work, 'acks-producer-kill');
   await client('create', bootstrap, topic, PARTITIONS);
-  const first = startProducer(bootstrap, topic, 1, ackFile);
-  await waitForAcks(ackFile, COUNT / 3, first);
+  const first = startClient('produce', bootstrap, topic, 1, COUNT, ackFile);
+  await waitForCount(() => readAcks(ackFile).length, COUNT / 3, 'acknowledgements', first);
   first.proc.kill('SIGKILL');
   await first.exited;
   const ackedAtKill = readAcks(ackFile).length;
   log(`producer killed with SIGKILL after ${ackedAtKill} acknowledgements; a new producer sends the rest`);
-  const second = startProducer(bootstrap, topic, 2, ackFile);
+  const second = startClient('produce', bootstrap, topic, 2, COUNT, ackFile);
   const result = await Promise.race([second.exited, sleep(100000).then(() => ({ code: 'timeout', out: () => '' }))]);
   if (result.code !== 0) {
     second.proc.kill('SIGKILL');
@@ -246,8 +267,95 @@ async function producerKill(broker, proxy, bootstrap, work) {
   return verify(await dump(bootstrap, topic), readAcks(ackFile), { allSessionsOnce: false });
 }
 
+const TXN_COUNT = 40;
+const TXN_RECORDS = 10; // crash_client.py's TXN_RECORDS and ABORT_EVERY
+const TXN_ABORT_EVERY = 5;
+
+/** An EndTxn request with committed = true: its last field, before the (empty) tagged fields of v3+. */
+const isEndTxnCommit = (apiKey, f) => apiKey === END_TXN && f[f.length - (f.readInt16BE(6) >= 3 ? 2 : 1)] === 1;
+
+/** The outcomes the transactional producer logged: Map t -> 'committed' | 'aborted' (throws on one logged twice). */
+function readOutcomes(file) {
+  const outcomes = new Map();
+  if (!fs.existsSync(file)) return outcomes;
+  for (const [outcome, t] of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' '))) {
+    if (outcomes.has(Number(t))) throw new Error(`the producer logged transaction ${t} twice`);
+    outcomes.set(Number(t), outcome);
+  }
+  return outcomes;
+}
+
+/** The transaction checks: read_committed has exactly the committed transactions, read_uncommitted every record once. */
+function verifyTxns(outcomes, committedRead, uncommittedRead) {
+  const problems = [];
+  const parse = (records, what) => {
+    const ends = new Set();
+    const seen = new Map(); // "t-j" -> times
+    for (const r of records) {
+      if (r.key === 'end') {
+        ends.add(r.partition);
+        continue;
+      }
+      const m = /^txn-(\d+)-(\d+)$/.exec(r.key);
+      if (!m) problems.push(`${what}: unexpected key ${r.key} at ${r.partition}/${r.offset}`);
+      else seen.set(`${m[1]}-${m[2]}`, (seen.get(`${m[1]}-${m[2]}`) || 0) + 1);
+    }
+    for (let p = 0; p < PARTITIONS; p++) if (!ends.has(p)) problems.push(`${what}: no "end" record on partition ${p}: the consumer did not get past a transaction there (hanging?)`);
+    return seen;
+  };
+  const committed = parse(committedRead, 'read_committed');
+  const written = parse(uncommittedRead, 'read_uncommitted');
+  for (const [t, outcome] of outcomes) {
+    for (let j = 0; j < TXN_RECORDS; j++) {
+      const c = committed.get(`${t}-${j}`) || 0;
+      if (outcome === 'committed' && c !== 1) problems.push(`read_committed: record txn-${t}-${j} of committed transaction ${t} read ${c} times, expected once`);
+      if (outcome === 'aborted' && c) problems.push(`read_committed: record txn-${t}-${j} of aborted transaction ${t} read`);
+      const w = written.get(`${t}-${j}`) || 0;
+      if (w !== 1) problems.push(`read_uncommitted: record txn-${t}-${j} (transaction ${t}, ${outcome}) read ${w} times, expected once`);
+    }
+  }
+  for (const k of committed.keys()) if (!outcomes.has(Number(k.split('-')[0]))) problems.push(`read_committed: record txn-${k} of a transaction the producer has no outcome for`);
+  if (problems.length) throw new Error(problems.slice(0, 8).join('\n'));
+}
+
+async function txnCommitKill(broker, proxy, bootstrap, work) {
+  const topic = 'crash-txn-commit-kill';
+  const outcomeFile = path.join(work, 'txn-outcomes');
+  await client('create', bootstrap, topic, PARTITIONS);
+  const producer = startClient('txn-produce', bootstrap, topic, PARTITIONS, TXN_COUNT, outcomeFile);
+  await waitForCount(() => readOutcomes(outcomeFile).size, TXN_COUNT / 4, 'transactions', producer);
+  // From the next EndTxn(commit) on, the broker's answers are withheld: the producer waits for its commit while
+  // the broker writes PrepareCommit and the markers; then the broker is killed.
+  proxy.withholdFrom = isEndTxnCommit;
+  for (const deadline = Date.now() + 10000; !proxy.withholding && Date.now() < deadline;) await sleep(5);
+  if (!proxy.withholding) throw new Error('no EndTxn(commit) request within 10 s');
+  const inDoubt = readOutcomes(outcomeFile).size + 1; // the producer logs each outcome before it begins the next transaction
+  await sleep(100);
+  const withheld = proxy.withheld(END_TXN);
+  await broker.kill();
+  proxy.reset();
+  if (!withheld) throw new Error('the EndTxn(commit) request was answered before the kill: the kill tested nothing');
+  log(`EndTxn(commit) of transaction ${inDoubt} reached the broker unanswered; broker killed`);
+  await sleep(1000);
+  await broker.start();
+  const result = await Promise.race([producer.exited, sleep(100000).then(() => ({ code: 'timeout', out: () => '' }))]);
+  if (result.code !== 0) {
+    producer.proc.kill('SIGKILL');
+    throw new Error(`the transactional producer did not finish after the broker restart (exit ${result.code}${result.signal ? `, ${result.signal}` : ''}): ${result.out()}`);
+  }
+  const outcomes = readOutcomes(outcomeFile);
+  const missing = [];
+  for (let t = 1; t <= TXN_COUNT; t++) if (!outcomes.has(t)) missing.push(t);
+  if (missing.length) throw new Error(`the producer logged no outcome for transactions ${missing.join(', ')}`);
+  await client('end', bootstrap, topic, PARTITIONS);
+  verifyTxns(outcomes, await dumpRecords(bootstrap, topic, 'read_committed'), await dumpRecords(bootstrap, topic, 'read_uncommitted'));
+  const aborted = [...outcomes.values()].filter((o) => o === 'aborted').length;
+  return `the producer saw transaction ${inDoubt} ${outcomes.get(inDoubt)} after the restart; read_committed: the ${TXN_COUNT - aborted} committed transactions ` +
+    `complete and once, nothing of the ${aborted} aborted (every ${TXN_ABORT_EVERY}th${outcomes.get(inDoubt) === 'aborted' ? ' and the one in doubt' : ''}), past every transaction; read_uncommitted: every record once`;
+}
+
 async function main() {
-  const runs = { 'broker-kill': brokerKill, 'producer-kill': producerKill };
+  const runs = { 'broker-kill': brokerKill, 'producer-kill': producerKill, 'txn-commit-kill': txnCommitKill };
   const name = process.argv[2];
   if (!runs[name]) {
     console.error(`usage: node compat/crash/crash-test.js ${Object.keys(runs).join(' | ')}`);

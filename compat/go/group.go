@@ -497,25 +497,33 @@ func groupConsume(g *groupEnv) (string, error) {
 			return "", fmt.Errorf("%s did not close cleanly: %v: %s", m.name, err, m.show())
 		}
 	}
-	committed, err := g.adm.FetchOffsets(g.ctx, group)
+	if err := checkCommittedAtEnd(g.ctx, g.adm, group, topic); err != nil {
+		return "", err
+	}
+	return "600 records read once each; assignments " + assignments + "; committed offsets = end offsets", nil
+}
+
+// checkCommittedAtEnd: the group's committed offsets on the topic's groupPartitions partitions are their end offsets.
+func checkCommittedAtEnd(ctx context.Context, adm *kadm.Client, group, topic string) error {
+	committed, err := adm.FetchOffsets(ctx, group)
 	if err == nil {
 		err = committed.Error()
 	}
 	if err != nil {
-		return "", fmt.Errorf("OffsetFetch: %w", err)
+		return fmt.Errorf("OffsetFetch: %w", err)
 	}
-	ends, err := g.adm.ListEndOffsets(g.ctx, topic)
+	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
-		return "", fmt.Errorf("ListEndOffsets: %w", err)
+		return fmt.Errorf("ListEndOffsets: %w", err)
 	}
 	for p := int32(0); p < groupPartitions; p++ {
 		c, _ := committed.Lookup(topic, p)
 		e, _ := ends.Lookup(topic, p)
 		if c.At != e.Offset {
-			return "", fmt.Errorf("partition %d: committed offset %d, expected the end offset %d (committed: %v)", p, c.At, e.Offset, committed)
+			return fmt.Errorf("partition %d: committed offset %d, expected the end offset %d (committed: %v)", p, c.At, e.Offset, committed)
 		}
 	}
-	return "600 records read once each; assignments " + assignments + "; committed offsets = end offsets", nil
+	return nil
 }
 
 func groupRebalance(g *groupEnv) (string, error) {

@@ -27,6 +27,9 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"group-consume":    groupScenario(groupConsume),
 	"group-rebalance":  groupScenario(groupRebalance),
 	"group-static":     groupScenario(groupStatic),
+
+	"txn-consume-transform-produce": txnConsumeTransformProduce,
+	"txn-zombie-fenced":             txnZombieFenced,
 }
 
 func connect(ctx context.Context, bootstrap string, adm *kadm.Client) error {
@@ -133,8 +136,8 @@ func produce(ctx context.Context, bootstrap string, records []*kgo.Record, opts 
 	return nil
 }
 
-// consumeAll reads every partition from the start to its end offset, without a consumer group.
-func consumeAll(ctx context.Context, bootstrap string, adm *kadm.Client, topic string, partitions int32) ([]*kgo.Record, error) {
+// consumeAll reads every partition from the start to its end offset, without a consumer group (opts: more client options).
+func consumeAll(ctx context.Context, bootstrap string, adm *kadm.Client, topic string, partitions int32, opts ...kgo.Opt) ([]*kgo.Record, error) {
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err == nil {
 		err = ends.Error()
@@ -150,7 +153,7 @@ func consumeAll(ctx context.Context, bootstrap string, adm *kadm.Client, topic s
 			left[p] = end.Offset
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100 * time.Millisecond), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets})}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,12 @@
 // Data-path scenarios: kafkajs produces; its consumer needs a consumer group, so kcat (group-less, -C -e)
 // reads the records back and the checks in ../lib/data.js judge them.
 const { Kafka, Partitioners, logLevel } = require('kafkajs');
-const { check, retry, main } = require('../lib/client-util');
+const { check, retry, main, describe } = require('../lib/client-util');
 const data = require('../lib/data');
 const kcat = require('../lib/kcat');
 const CODECS = require('./codecs');
 const group = require('../lib/group');
+const txn = require('../lib/txn');
 
 async function connect(bootstrap, admin) {
   const cluster = await admin.describeCluster();
@@ -158,6 +159,113 @@ function groupAdapter(bootstrap, admin, kafka) {
 const groupConsume = (bootstrap, admin, kafka) => group.groupConsume(groupAdapter(bootstrap, admin, kafka));
 const groupRebalance = (bootstrap, admin, kafka) => group.groupRebalance(groupAdapter(bootstrap, admin, kafka));
 
+// ----- transactions (../lib/txn.js): kafkajs's transactional producer and its group consumer (read_committed is its
+// default); kcat reads the output back.
+
+const transactionalProducer = (kafka, transactionalId) => kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 });
+
+/** One "end" record on each partition, outside any transaction: a consumer that reads it got past every transaction. */
+const writeEnd = (kafka, topic, partitions) => send(kafka, topic, Array.from({ length: partitions }, (_, p) => ({ key: txn.END_KEY, value: txn.END_KEY, partition: p })));
+
+/** [read_committed records, read_uncommitted records] of the whole topic (kcat). */
+const readBothWays = (bootstrap, topic) => ['read_committed', 'read_uncommitted'].map((level) => kcat.consumeAll(bootstrap, topic, { 'isolation.level': level }));
+
+async function txnConsumeTransformProduce(bootstrap, admin, kafka) {
+  const input = await createTopic(admin, 'txn-in', txn.PARTITIONS);
+  const output = await createTopic(admin, 'txn-out', txn.PARTITIONS);
+  await send(kafka, input, messages(txn.INPUT_RECORDS));
+  const groupId = `${input}-group`;
+  const adapter = groupAdapter(bootstrap, admin, kafka);
+  const txns = new txn.Transactions();
+  const producer = transactionalProducer(kafka, `${input}-txn`);
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  let failure = null;
+  let t = 0;
+  // One transaction per RECORDS_PER_TXN records of a batch (kafkajs hands over one partition's batch at a time).
+  const transform = async ({ batch, resolveOffset }) => {
+    for (let at = 0; at < batch.messages.length; at += txn.RECORDS_PER_TXN) {
+      const chunk = batch.messages.slice(at, at + txn.RECORDS_PER_TXN);
+      const is = chunk.map((m) => Number(m.key.toString().slice('key-'.length)));
+      t += 1;
+      const transaction = await producer.transaction();
+      await transaction.send({ topic: output, messages: chunk.map((m, j) => ({ key: m.key, value: txn.outputValue(is[j], t) })) });
+      const next = String(Number(chunk[chunk.length - 1].offset) + 1);
+      await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: input, partitions: [{ partition: batch.partition, offset: next }] }] });
+      if (txn.aborts(t)) {
+        await transaction.abort();
+        txns.aborted.set(t, is);
+        // Read the aborted records again. Not from the group's committed offset: kafkajs's OffsetFetch cannot ask
+        // for stable offsets (require_stable), so it may answer an offset older than a transaction just committed.
+        consumer.seek({ topic: input, partition: batch.partition, offset: chunk[0].offset });
+        return;
+      }
+      await transaction.commit();
+      txns.committed.set(t, is);
+      resolveOffset(chunk[chunk.length - 1].offset); // the consumer's position (kafkajs commits nothing itself here)
+    }
+  };
+  await producer.connect();
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [input], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => transform(payload).catch((e) => {
+        failure = failure || e;
+        throw e;
+      }),
+    });
+    await group.waitFor(() => txns.complete() || failure, txn.LOOP_TIMEOUT_MS, 'the transactional loop did not write every input record', () => txns.show());
+    if (failure) throw failure;
+  } finally {
+    await consumer.disconnect();
+    await producer.disconnect();
+  }
+  await writeEnd(kafka, output, txn.PARTITIONS);
+  const [committedRead, uncommittedRead] = readBothWays(bootstrap, output);
+  return txn.verifyTransformed(txns, committedRead, uncommittedRead, await adapter.committed(groupId, input), await adapter.endOffsets(input));
+}
+
+/** kafkajs's fencing errors: INVALID_PRODUCER_EPOCH, or PRODUCER_FENCED (code 90, which kafkajs has no name for). */
+function isFencing(e) {
+  for (let x = e; x; x = x.cause || x.originalError) if (x.type === 'INVALID_PRODUCER_EPOCH' || x.code === 90) return true;
+  return false;
+}
+
+async function txnZombieFenced(bootstrap, admin, kafka) {
+  const topic = await createTopic(admin, 'zombie', 1);
+  const [a, b] = [1, 2].map(() => transactionalProducer(kafka, `${topic}-txn`));
+  let fenceError = null;
+  let committedAfterFence = false;
+  try {
+    await a.connect();
+    const ta = await a.transaction();
+    await ta.send({ topic, messages: [{ value: 'a-0', partition: 0 }] });
+    await b.connect();
+    const tb = await b.transaction(); // InitProducerId: fences A and aborts its transaction
+    await tb.send({ topic, messages: [{ value: 'b-0', partition: 0 }] });
+    await tb.commit();
+    try {
+      await ta.send({ topic, messages: [{ value: 'a-1', partition: 0 }] });
+    } catch (e) {
+      fenceError = e;
+    }
+    try {
+      await ta.commit();
+      committedAfterFence = true;
+    } catch (e) {
+      fenceError = fenceError || e;
+    }
+  } finally {
+    await a.disconnect();
+    await b.disconnect();
+  }
+  await writeEnd(kafka, topic, 1);
+  const [committedRead, uncommittedRead] = readBothWays(bootstrap, topic);
+  return txn.verifyFenced(fenceError && describe(fenceError), isFencing(fenceError), committedAfterFence, committedRead, uncommittedRead);
+}
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -169,6 +277,8 @@ const scenarios = {
   idempotent,
   'group-consume': groupConsume,
   'group-rebalance': groupRebalance,
+  'txn-consume-transform-produce': txnConsumeTransformProduce,
+  'txn-zombie-fenced': txnZombieFenced,
 };
 
 if (process.argv[3] === 'group-member') {

@@ -51,4 +51,4 @@ function describe(e) {
   return parts.join(' <- caused by ');
 }
 
-module.exports = { check, retry, main };
+module.exports = { check, retry, main, describe };

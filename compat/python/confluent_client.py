@@ -8,6 +8,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 import data
 import group
+import txn
 from common import check, main, retry
 
 
@@ -42,16 +43,18 @@ def create_topic(admin, prefix, partitions, config=None):
     return name
 
 
-def produce(bootstrap, topic, records, **conf):
-    """records: [(key, value, headers, timestamp or None)]; waits for every delivery report, raises on any error."""
+def produce(bootstrap, topic, records, partition=None, **conf):
+    """records: [(key, value, headers, timestamp or None)], to one partition if given (else the partitioner's);
+    waits for every delivery report, raises on any error."""
     errors = []
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, **conf})
 
     def report(err, msg):
         if err:
             errors.append(err)
+    where = {} if partition is None else {"partition": partition}
     for k, v, hs, ts in records:
-        producer.produce(topic, v, k, headers=hs, timestamp=ts or 0, on_delivery=report)
+        producer.produce(topic, v, k, headers=hs, timestamp=ts or 0, on_delivery=report, **where)
         producer.poll(0)
     left = producer.flush(30)
     check(not errors and left == 0, f"delivery failed: {errors[:3]} ({len(errors)} errors, {left} undelivered)")
@@ -167,7 +170,85 @@ def group_member(bootstrap, opts):
     out("closed")
 
 
-class GroupAdapter(group.Adapter):
+# ----- transactions (txn.py): librdkafka's transactional producer (init/begin/commit/abort_transaction,
+# send_offsets_to_transaction with the consumer's group metadata) and a subscribed read_committed Consumer.
+
+TIMEOUT_S = 30  # for each transactional call
+
+
+class TxnProducer:
+    def __init__(self, bootstrap, transactional_id):
+        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id, "linger.ms": 5})
+        self.producer.init_transactions(TIMEOUT_S)
+
+    def begin(self):
+        self.producer.begin_transaction()
+
+    def send(self, topic, value):
+        # No delivery callback: flush() raises librdkafka's fatal error (fenced) itself (with a callback,
+        # confluent-kafka reports it as a SystemError), and any other failed delivery fails the commit.
+        self.producer.produce(topic, value, partition=0)
+        check(self.producer.flush(TIMEOUT_S) == 0, f"record {value!r} not delivered in {TIMEOUT_S} s")
+
+    def commit(self):
+        self.producer.commit_transaction(TIMEOUT_S)
+
+    def close(self):
+        pass  # librdkafka's producer has no close: it is destroyed with the object
+
+
+class TransformSession:
+    """txn.transform()'s session: one group member and one transactional producer."""
+
+    def __init__(self, bootstrap, input_topic, output, group_id, transactional_id):
+        self.input, self.output = input_topic, output
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group_id, "isolation.level": "read_committed",
+                                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([input_topic])
+        self.producer = TxnProducer(bootstrap, transactional_id).producer
+
+    def poll(self, n):
+        msgs = self.consumer.consume(n, timeout=0.5)
+        for m in msgs:
+            if m.error():
+                raise KafkaException(m.error())
+        return [(m.partition(), m.offset(), m.key()) for m in msgs]
+
+    def begin(self):
+        self.producer.begin_transaction()
+
+    def send(self, key, value):
+        self.producer.produce(self.output, value, key)
+        self.producer.poll(0)
+
+    def send_offsets(self, offsets):
+        tps = [TopicPartition(self.input, p, o) for p, o in offsets.items()]
+        self.producer.send_offsets_to_transaction(tps, self.consumer.consumer_group_metadata(), TIMEOUT_S)
+
+    def commit(self):
+        self.producer.commit_transaction(TIMEOUT_S)
+
+    def abort(self):
+        self.producer.flush(TIMEOUT_S)  # abort_transaction would purge records not sent yet
+        self.producer.abort_transaction(TIMEOUT_S)
+
+    def rewind(self, first):
+        # Back to the group's committed offsets: with isolation.level=read_committed librdkafka fetches them as
+        # stable (require_stable), so a transaction just committed is in them, the aborted one must not be.
+        for tp in self.consumer.committed([TopicPartition(self.input, p) for p in first], timeout=15):
+            check(tp.error is None, f"committed offsets: {tp.error}")
+            self.consumer.seek(TopicPartition(self.input, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+
+    def close(self):
+        self.consumer.close()
+
+
+FENCING = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+
+
+class GroupAdapter(txn.TxnAdapter):
+    """The adapter of the group and the transaction scenarios."""
+
     def __init__(self, bootstrap, admin):
         super().__init__(bootstrap, admin, __file__, create_topic, produce)
 
@@ -186,10 +267,22 @@ class GroupAdapter(group.Adapter):
         finally:
             consumer.close()
 
+    def session(self, input_topic, output, group_id, transactional_id):
+        return TransformSession(self.bootstrap, input_topic, output, group_id, transactional_id)
+
+    def producer(self, transactional_id):
+        return TxnProducer(self.bootstrap, transactional_id)
+
+    def is_fencing(self, error):
+        return isinstance(error, KafkaException) and error.args[0].code() in FENCING
+
+    def read(self, topic, partitions, isolation):
+        return consume_all(self.bootstrap, topic, partitions, **{"isolation.level": isolation})
+
 
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
-    if scenario in (group.group_consume, group.group_rebalance, group.group_static):
+    if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
         return scenario(GroupAdapter(bootstrap, admin))
     return scenario(bootstrap, admin)
 
@@ -200,4 +293,5 @@ elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
-          "group-static": group.group_static}, run)
+          "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
+          "txn-zombie-fenced": txn.txn_zombie_fenced}, run)

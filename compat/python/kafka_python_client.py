@@ -3,11 +3,13 @@ import json
 import sys
 import time
 
-from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 from kafka.admin import KafkaAdminClient, NewTopic
 
 import data
 import group
+import txn
 from common import check, main, retry
 
 
@@ -47,11 +49,12 @@ def create_topic(admin, prefix, partitions, config=None):
     return name
 
 
-def produce(bootstrap, topic, records, **conf):
-    """records: [(key, value, headers, timestamp_ms or None)]; waits for every acknowledgement."""
+def produce(bootstrap, topic, records, partition=None, **conf):
+    """records: [(key, value, headers, timestamp_ms or None)], to one partition if given (else the partitioner's);
+    waits for every acknowledgement."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **conf)
     try:
-        futures = [producer.send(topic, value=v, key=k, headers=hs, timestamp_ms=ts) for k, v, hs, ts in records]
+        futures = [producer.send(topic, value=v, key=k, headers=hs, timestamp_ms=ts, partition=partition) for k, v, hs, ts in records]
         producer.flush(30)
         for f in futures:
             f.get(timeout=30)
@@ -157,7 +160,74 @@ def group_member(bootstrap, opts):
     out("closed")
 
 
-class GroupAdapter(group.Adapter):
+# ----- transactions (txn.py): KafkaProducer(transactional_id) with init/begin/commit/abort_transaction and
+# send_offsets_to_transaction(offsets, group_id) (kafka-python sends no group metadata: no generation or member id
+# checks), a subscribed KafkaConsumer with isolation_level="read_committed".
+
+TIMEOUT_S = 30
+
+
+class TxnProducer:
+    def __init__(self, bootstrap, transactional_id):
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id, linger_ms=5)
+        self.producer.init_transactions()
+
+    def begin(self):
+        self.producer.begin_transaction()
+
+    def send(self, topic, value):
+        self.producer.send(topic, value=value, partition=0).get(timeout=TIMEOUT_S)
+
+    def commit(self):
+        self.producer.commit_transaction()
+
+    def close(self):
+        self.producer.close(5)
+
+
+class TransformSession:
+    """txn.transform()'s session: one group member and one transactional producer."""
+
+    def __init__(self, bootstrap, input_topic, output, group_id, transactional_id):
+        self.input, self.output, self.group_id = input_topic, output, group_id
+        self.consumer = KafkaConsumer(input_topic, bootstrap_servers=bootstrap, group_id=group_id, isolation_level="read_committed",
+                                      enable_auto_commit=False, auto_offset_reset="earliest")
+        self.txn = TxnProducer(bootstrap, transactional_id)
+        self.producer = self.txn.producer
+
+    def poll(self, n):
+        return [(m.partition, m.offset, m.key) for msgs in self.consumer.poll(timeout_ms=500, max_records=n).values() for m in msgs]
+
+    def begin(self):
+        self.producer.begin_transaction()
+
+    def send(self, key, value):
+        self.producer.send(self.output, value=value, key=key)
+
+    def send_offsets(self, offsets):
+        self.producer.send_offsets_to_transaction({TopicPartition(self.input, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()}, self.group_id)
+
+    def commit(self):
+        self.producer.commit_transaction()
+
+    def abort(self):
+        self.producer.flush(TIMEOUT_S)  # abort_transaction would fail the records not sent yet
+        self.producer.abort_transaction()
+
+    def rewind(self, first):
+        # Back to the aborted records, not to the group's committed offsets: kafka-python's OffsetFetch cannot ask
+        # for stable offsets (require_stable), so it may answer an offset older than a transaction just committed.
+        for p, o in first.items():
+            self.consumer.seek(TopicPartition(self.input, p), o)
+
+    def close(self):
+        self.consumer.close(autocommit=False)
+        self.txn.close()
+
+
+class GroupAdapter(txn.TxnAdapter):
+    """The adapter of the group and the transaction scenarios."""
+
     def __init__(self, bootstrap, admin):
         super().__init__(bootstrap, admin, __file__, create_topic, produce)
 
@@ -173,11 +243,23 @@ class GroupAdapter(group.Adapter):
         finally:
             consumer.close()
 
+    def session(self, input_topic, output, group_id, transactional_id):
+        return TransformSession(self.bootstrap, input_topic, output, group_id, transactional_id)
+
+    def producer(self, transactional_id):
+        return TxnProducer(self.bootstrap, transactional_id)
+
+    def is_fencing(self, error):
+        return isinstance(error, (ProducerFencedError, InvalidProducerEpochError))
+
+    def read(self, topic, partitions, isolation):
+        return consume_all(self.bootstrap, topic, partitions, isolation_level=isolation)
+
 
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
-        if scenario in (group.group_consume, group.group_rebalance, group.group_static):
+        if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
             return scenario(GroupAdapter(bootstrap, admin))
         return scenario(bootstrap, admin)
     finally:
@@ -190,4 +272,5 @@ elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
-          "group-static": group.group_static}, run)
+          "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
+          "txn-zombie-fenced": txn.txn_zombie_fenced}, run)

@@ -51,6 +51,11 @@ export class TransactionCoordinatorStarter {
     return this.starting;
   }
 
+  /** Settles once no start is in flight. */
+  settled(): Promise<void> {
+    return this.starting ?? Promise.resolve();
+  }
+
   private async run(): Promise<void> {
     const created = await TransactionStateLog.ensureTopic(this.controller, {
       numPartitions: this.config.getInt('transaction.state.log.num.partitions'),

@@ -110,18 +110,19 @@ public final class Client {
     }
   }
 
-  KafkaConsumer<byte[], byte[]> consumer() {
+  KafkaConsumer<byte[], byte[]> consumer(String... overrides) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // no group.id: assign() only
     props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
     props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
+    for (int i = 0; i < overrides.length; i += 2) props.put(overrides[i], overrides[i + 1]);
     return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
-  /** assign() every partition from the beginning and read up to the end offsets. */
-  List<Data.Rec> consumeAll(String topic, int partitions) {
-    try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+  /** assign() every partition from the beginning and read up to the end offsets (consumer overrides: key, value, ...). */
+  List<Data.Rec> consumeAll(String topic, int partitions, String... overrides) {
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer(overrides)) {
       List<TopicPartition> tps = new ArrayList<>();
       for (int p = 0; p < partitions; p++) tps.add(new TopicPartition(topic, p));
       consumer.assign(tps);
@@ -234,6 +235,8 @@ public final class Client {
         case "group-consume" -> Group.both(client, Group::consume);
         case "group-rebalance" -> Group.both(client, Group::rebalance);
         case "group-static" -> Group.both(client, Group::staticMembership);
+        case "txn-consume-transform-produce" -> System.out.println(new Txn(client).consumeTransformProduce());
+        case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         default -> {
           System.err.println("unknown scenario " + args[1]);
           code = 2;

@@ -287,14 +287,7 @@ final class Group {
       String assignments = owned(ms);
       for (Member m : ms) m.close();
       checkNoErrors(ms);
-      Map<TopicPartition, OffsetAndMetadata> committed = client.admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      for (int p = 0; p < PARTITIONS; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-      Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = client.admin.listOffsets(latest).all().get();
-      for (TopicPartition tp : latest.keySet()) {
-        OffsetAndMetadata c = committed.get(tp);
-        check(c != null && c.offset() == ends.get(tp).offset(), tp + ": committed " + c + ", expected the end offset " + ends.get(tp).offset());
-      }
+      checkCommittedAtEnd(client, group, topic);
       return "600 records read once each; assignments " + assignments + "; committed offsets = end offsets";
     } finally {
       closeAll(ms);
@@ -380,6 +373,18 @@ final class Group {
       return "static member b " + secondHad + " restarted and rejoined in " + rejoin + " ms; member a " + assignmentBefore + " generation " + genBefore + " saw no rebalance";
     } finally {
       closeAll(ms);
+    }
+  }
+
+  /** The group's committed offsets on the topic's PARTITIONS partitions are their end offsets. */
+  static void checkCommittedAtEnd(Client client, String group, String topic) throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> committed = client.admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    for (int p = 0; p < PARTITIONS; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+    Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = client.admin.listOffsets(latest).all().get();
+    for (TopicPartition tp : latest.keySet()) {
+      OffsetAndMetadata c = committed.get(tp);
+      check(c != null && c.offset() == ends.get(tp).offset(), tp + ": committed " + c + ", expected the end offset " + ends.get(tp).offset());
     }
   }
 
