@@ -19,7 +19,10 @@ const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
-  'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced'];
+  'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced', 'compaction', 'retention'];
+
+// Scenarios written for some clients only so far: the other cells show "todo" (counted as skipped).
+const WRITTEN_FOR = { compaction: ['kafkajs', 'confluent-kafka', 'kafka-python'], retention: ['kafkajs', 'confluent-kafka', 'kafka-python'] };
 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
@@ -185,7 +188,11 @@ async function startBroker(opts) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-compat-'));
   // No initial rebalance delay (Kafka's default is 3 s): the group scenarios start new groups, and each would
   // wait 3 s for more members before its first rebalance. The scenarios pass either way.
-  const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel, config: { 'group.initial.rebalance.delay.ms': '0' } });
+  // Retention checked every 500 ms and the cleaner's back-off 200 ms (Kafka: 5 min, 15 s), for the compaction and
+  // retention scenarios.
+  const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel, config: {
+    'group.initial.rebalance.delay.ms': '0', 'log.retention.check.interval.ms': '500', 'log.cleaner.backoff.ms': '200',
+  } });
   return {
     bootstrap: broker.bootstrap,
     close: async () => {
@@ -248,6 +255,10 @@ async function main() {
         results.set(key, { status: 'n/a', message: c.na[s] });
         continue;
       }
+      if (WRITTEN_FOR[s] && !WRITTEN_FOR[s].includes(c.name)) {
+        results.set(key, { status: 'todo', message: `${s} is not written for ${c.name} yet` });
+        continue;
+      }
       const [program, args] = c.cmd(broker.bootstrap, s);
       const r = await run(program, args, { timeoutMs: opts.timeout * 1000 });
       let result;
@@ -286,7 +297,7 @@ async function main() {
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);
   for (const e of brokerErrors) console.log(`\n[broker] uncaught exception: ${e && e.stack ? e.stack : e}`);
   const count = (status) => [...results.values()].filter((r) => r.status === status).length;
-  console.log(`\ncompat: ${count('pass')} passed, ${count('FAIL')} failed, ${count('n/a')} skipped`);
+  console.log(`\ncompat: ${count('pass')} passed, ${count('FAIL')} failed, ${count('n/a') + count('todo')} skipped`);
   process.exit(failures.length || brokerErrors.length ? 1 : 0);
 }
 

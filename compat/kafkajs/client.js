@@ -8,6 +8,7 @@ const data = require('../lib/data');
 const kcat = require('../lib/kcat');
 const CODECS = require('./codecs');
 const group = require('../lib/group');
+const cleanup = require('../lib/cleanup');
 const txn = require('../lib/txn');
 
 async function connect(bootstrap, admin) {
@@ -266,6 +267,44 @@ async function txnZombieFenced(bootstrap, admin, kafka) {
   return txn.verifyFenced(fenceError && describe(fenceError), isFencing(fenceError), committedAfterFence, committedRead, uncommittedRead);
 }
 
+// ----- log cleanup (../lib/cleanup.js): kafkajs produces (tombstones are value null) and its admin lists offsets;
+// kcat reads the whole topic back (kafkajs's consumer needs a group); the consumer that is behind is a kafkajs
+// group consumer whose committed offset is set below the log start, reset by fromBeginning (earliest).
+
+function cleanupAdapter(bootstrap, admin, kafka) {
+  return {
+    createTopic: (prefix, configs) => createTopic(admin, prefix, 1, Object.entries(configs).map(([name, value]) => ({ name, value }))),
+    produce: (topic, records) => send(kafka, topic, records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp && String(r.timestamp) }))),
+    readAll: async (topic) => kcat.consumeAll(bootstrap, topic),
+    earliest: async (topic) => Number((await admin.fetchTopicOffsets(topic))[0].low),
+    readBehind: async (topic, offset, n) => {
+      const groupId = `${topic}-behind`;
+      await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: String(offset) }] });
+      const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 250 });
+      const read = [];
+      await consumer.connect();
+      try {
+        await consumer.subscribe({ topics: [topic], fromBeginning: true });
+        await new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`read ${read.length} of ${n} records in 20 s`)), 20000);
+          consumer.run({
+            eachMessage: async ({ message }) => {
+              read.push({ offset: Number(message.offset), key: message.key, value: message.value });
+              if (read.length >= n) {
+                clearTimeout(timer);
+                resolve();
+              }
+            },
+          }).catch(reject);
+        });
+      } finally {
+        await consumer.disconnect();
+      }
+      return read;
+    },
+  };
+}
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -279,6 +318,8 @@ const scenarios = {
   'group-rebalance': groupRebalance,
   'txn-consume-transform-produce': txnConsumeTransformProduce,
   'txn-zombie-fenced': txnZombieFenced,
+  compaction: (bootstrap, admin, kafka) => cleanup.compaction(cleanupAdapter(bootstrap, admin, kafka)),
+  retention: (bootstrap, admin, kafka) => cleanup.retention(cleanupAdapter(bootstrap, admin, kafka)),
 };
 
 if (process.argv[3] === 'group-member') {
