@@ -6,6 +6,7 @@ import time
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+import cleanup
 import data
 import group
 import txn
@@ -280,10 +281,49 @@ class GroupAdapter(txn.TxnAdapter):
         return consume_all(self.bootstrap, topic, partitions, **{"isolation.level": isolation})
 
 
+class CleanupAdapter:
+    """cleanup.py's adapter: librdkafka's producer (None values are tombstones), assign()-ing consumers."""
+
+    def __init__(self, bootstrap, admin):
+        self.bootstrap, self.admin = bootstrap, admin
+
+    def create_topic(self, prefix, configs):
+        return create_topic(self.admin, prefix, 1, configs)
+
+    def produce(self, topic, records):
+        produce(self.bootstrap, topic, [(k, v, None, ts) for k, v, ts in records])
+
+    def read_all(self, topic):
+        return [(o, k, v) for _, o, k, v, _ in consume_all(self.bootstrap, topic, 1)]
+
+    def earliest(self, topic):
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, **CONSUMER})
+        try:
+            return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[0]
+        finally:
+            consumer.close()
+
+    def read_behind(self, topic, offset, n):
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, **CONSUMER, "auto.offset.reset": "earliest"})
+        try:
+            consumer.assign([TopicPartition(topic, 0, offset)])
+            read, deadline = [], time.monotonic() + 20
+            while len(read) < n and time.monotonic() < deadline:
+                for msg in consumer.consume(n - len(read), timeout=1):
+                    if msg.error():
+                        raise KafkaException(msg.error())
+                    read.append((msg.offset(), msg.key(), msg.value()))
+            return read
+        finally:
+            consumer.close()
+
+
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
     if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
         return scenario(GroupAdapter(bootstrap, admin))
+    if scenario in (cleanup.compaction, cleanup.retention):
+        return scenario(CleanupAdapter(bootstrap, admin))
     return scenario(bootstrap, admin)
 
 
@@ -293,5 +333,5 @@ elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
-          "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
+          "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
           "txn-zombie-fenced": txn.txn_zombie_fenced}, run)

@@ -7,6 +7,7 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, Offse
 from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 from kafka.admin import KafkaAdminClient, NewTopic
 
+import cleanup
 import data
 import group
 import txn
@@ -256,11 +257,51 @@ class GroupAdapter(txn.TxnAdapter):
         return consume_all(self.bootstrap, topic, partitions, isolation_level=isolation)
 
 
+class CleanupAdapter:
+    """cleanup.py's adapter: KafkaProducer (None values are tombstones), group-less assign()-ing consumers."""
+
+    def __init__(self, bootstrap, admin):
+        self.bootstrap, self.admin = bootstrap, admin
+
+    def create_topic(self, prefix, configs):
+        return create_topic(self.admin, prefix, 1, configs)
+
+    def produce(self, topic, records):
+        produce(self.bootstrap, topic, [(k, v, None, ts) for k, v, ts in records])
+
+    def read_all(self, topic):
+        return [(o, k, v) for _, o, k, v, _ in consume_all(self.bootstrap, topic, 1)]
+
+    def earliest(self, topic):
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None)
+        try:
+            tp = TopicPartition(topic, 0)
+            return consumer.beginning_offsets([tp])[tp]
+        finally:
+            consumer.close()
+
+    def read_behind(self, topic, offset, n):
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+        try:
+            tp = TopicPartition(topic, 0)
+            consumer.assign([tp])
+            consumer.seek(tp, offset)
+            read, deadline = [], time.monotonic() + 20
+            while len(read) < n and time.monotonic() < deadline:
+                for msgs in consumer.poll(timeout_ms=1000, max_records=n - len(read)).values():
+                    read += [(m.offset, m.key, m.value) for m in msgs]
+            return read
+        finally:
+            consumer.close()
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
         if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
             return scenario(GroupAdapter(bootstrap, admin))
+        if scenario in (cleanup.compaction, cleanup.retention):
+            return scenario(CleanupAdapter(bootstrap, admin))
         return scenario(bootstrap, admin)
     finally:
         admin.close()
@@ -273,4 +314,4 @@ elif __name__ == "__main__":
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
-          "txn-zombie-fenced": txn.txn_zombie_fenced}, run)
+          "txn-zombie-fenced": txn.txn_zombie_fenced, "compaction": cleanup.compaction, "retention": cleanup.retention}, run)
