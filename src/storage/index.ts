@@ -15,6 +15,9 @@
  *   batch-header.ts        the batch header fields storage reads (layout in src/records)
  *   file-io.ts             read/write-fully helpers
  *   producer-state.ts      idempotent producer state and open transactions; its recovery from snapshot + log
+ *   log-cleaner.ts         which compacted log to clean and when (dirty ratio, compaction lags, checkpoint, throttle)
+ *   cleaner.ts             compacting one log: offset map, record filter, segment groups, swap
+ *   offset-map.ts          the cleaner's key -> latest offset hash table
  */
 export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';
 export type { LogManagerOptions } from './log-manager';

@@ -20,6 +20,10 @@
  * Reads return byte ranges of whole batches, found by a binary search in the
  * offset index and a forward scan of batch headers (headers only) from there.
  *
+ * The cleaner's segments carry a file suffix while they are being written
+ * (`.cleaned`) and swapped in (`.swap`); changeFileSuffix() renames all the
+ * files, the log file last (PartitionLog.completeSwaps relies on that order).
+ *
  * The PartitionLog serializes appends, truncation and roll; this class only
  * serializes its own index-file operations (flush, close, rename).
  */

@@ -46,9 +46,17 @@
  * segment's transaction index with the log, and the producer-state replay
  * puts back the entries of the replayed range (restoreAbortedTxn).
  *
- * Not done (yet): retention (retention.ms/bytes), compaction, preallocate
- * (ignored: segments grow as written), unloading the in-memory indexes of idle
- * old segments.
+ * Cleanup. deleteOldSegments() is retention (retention.ms, retention.bytes:
+ * whole segments, the log start offset moves, files renamed then removed
+ * after file.delete.delay.ms, as DeleteRecords does); the LogManager calls it
+ * every log.retention.check.interval.ms. The log cleaner (cleaner.ts) writes
+ * compacted segments beside the log and hands them to replaceSegments(),
+ * which swaps them in crash-safely; open() finishes or undoes a swap a crash
+ * interrupted (completeSwaps). Appends and reads never wait for the cleaner.
+ *
+ * Not done (yet): preallocate (ignored: segments grow as written), unloading
+ * the in-memory indexes of idle old segments, the cleaner's legacy (pre-v2)
+ * tombstone rules (Fjord stores only v2 batches).
  */
 import * as fs from 'fs';
 import * as path from 'path';
