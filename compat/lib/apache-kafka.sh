@@ -4,12 +4,16 @@
 # runs against it too.
 #
 #   compat/lib/apache-kafka.sh fetch                         resolve Kafka and its dependencies into ~/.m2 (once)
+#   compat/lib/apache-kafka.sh fetch-tools                   the same for kafka-tools (the perf tools)
 #   compat/lib/apache-kafka.sh start DIR [PORT]              start in the background on DIR (formatted on first
 #                                                            use, PORT then: default a free one), wait until it
 #                                                            listens, print 127.0.0.1:PORT
 #   compat/lib/apache-kafka.sh stop DIR                      SIGTERM, SIGKILL after 30 s
 #   compat/lib/apache-kafka.sh run PORT ADVERTISED_PORT DIR  in the foreground (exec: its pid is the JVM's), for
 #       FJORD_CRASH_BROKER_CMD='exec compat/lib/apache-kafka.sh run {port} {advertised_port} {dir}'
+#   compat/lib/apache-kafka.sh prepare PORT ADVERTISED_PORT DIR  write DIR's settings and format it, no start
+#   compat/lib/apache-kafka.sh tool CLASS ARGS...            run a kafka-tools main class in the foreground (exec),
+#       e.g. org.apache.kafka.tools.ProducerPerformance; KAFKA_TOOL_HEAP_OPTS (default -Xmx512m)
 #
 # DIR holds server.properties, the log dirs, kafka.log and kafka.pid (start/stop). The ports and the
 # settings are written on first use and kept, so that a restart on DIR is the same node.
@@ -19,34 +23,40 @@ set -euo pipefail
 KAFKA_VERSION=4.1.1
 SCALA_VERSION=2.13
 SLF4J_VERSION=1.7.36 # the slf4j-api line Kafka depends on; slf4j-simple prints its log to stderr
-CACHE="$HOME/.m2/fjord/apache-kafka-$KAFKA_VERSION" # the pom and the classpath; the jars are in ~/.m2/repository
+CACHE="$HOME/.m2/fjord/apache-kafka-$KAFKA_VERSION" # the poms and classpaths; the jars are in ~/.m2/repository
 CLUSTER_ID=ZmpvcmQtb3JhY2xlLTAwMQ                  # fixed: base64url of "fjord-oracle-001"
 START_TIMEOUT_S=90
 
 usage() {
-  sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
-fetch() {
-  [ -s "$CACHE/classpath" ] && return
-  mkdir -p "$CACHE"
-  cat >"$CACHE/pom.xml" <<EOF
+# resolve NAME ARTIFACT: has Maven resolve org.apache.kafka:ARTIFACT (and slf4j-simple) into ~/.m2 and
+# writes its runtime classpath to $CACHE/NAME/classpath, once.
+resolve() {
+  local dir="$CACHE/$1"
+  [ -s "$dir/classpath" ] && return
+  mkdir -p "$dir"
+  cat >"$dir/pom.xml" <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>fjord</groupId>
-  <artifactId>apache-kafka-oracle</artifactId>
+  <artifactId>apache-kafka-$1</artifactId>
   <version>$KAFKA_VERSION</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_$SCALA_VERSION</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>$2</artifactId><version>$KAFKA_VERSION</version></dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>$SLF4J_VERSION</version></dependency>
   </dependencies>
 </project>
 EOF
-  timeout 600 mvn -q -B -f "$CACHE/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$CACHE/classpath.tmp"
-  mv "$CACHE/classpath.tmp" "$CACHE/classpath"
+  timeout 600 mvn -q -B -f "$dir/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$dir/classpath.tmp"
+  mv "$dir/classpath.tmp" "$dir/classpath"
 }
+
+fetch() { resolve broker "kafka_$SCALA_VERSION"; }
+fetch_tools() { resolve tools kafka-tools; } # ProducerPerformance, ConsumerPerformance, EndToEndLatency
 
 free_port() {
   node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
@@ -56,7 +66,7 @@ java_cmd() { # java_cmd MAIN ARGS...: the JVM command line for one of Kafka's ma
   # shellcheck disable=SC2086 # KAFKA_HEAP_OPTS is a list of options
   echo java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC -Djava.awt.headless=true \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.showDateTime=true \
-    -cp "$(cat "$CACHE/classpath")" "$@"
+    -cp "$(cat "$CACHE/broker/classpath")" "$@"
 }
 
 # configure PORT ADVERTISED_PORT DIR: writes DIR/server.properties and formats DIR on first use.
@@ -151,6 +161,7 @@ stop() {
 
 case "${1:-}" in
   fetch) fetch ;;
+  fetch-tools) fetch_tools ;;
   start) [ $# -ge 2 ] || usage; fetch; start "$2" "${3:-}" ;;
   stop) [ $# -eq 2 ] || usage; stop "$2" ;;
   run)
@@ -158,6 +169,19 @@ case "${1:-}" in
     fetch
     configure "$2" "$3" "$4"
     exec $(java_cmd kafka.Kafka "$4/server.properties")
+    ;;
+  prepare)
+    [ $# -eq 4 ] || usage
+    fetch
+    configure "$2" "$3" "$4"
+    ;;
+  tool)
+    [ $# -ge 2 ] || usage
+    fetch_tools
+    shift
+    # shellcheck disable=SC2086 # KAFKA_TOOL_HEAP_OPTS is a list of options
+    exec java ${KAFKA_TOOL_HEAP_OPTS:--Xmx512m} -XX:+UseG1GC -Djava.awt.headless=true \
+      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$(cat "$CACHE/tools/classpath")" "$@"
     ;;
   *) usage ;;
 esac
