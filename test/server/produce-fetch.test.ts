@@ -88,6 +88,30 @@ describe('produce and fetch', function () {
     expect(records.map((r) => r.offset)).to.deep.equal([3, 4, 5]);
   });
 
+  it('shares the request byte budget between partitions in order; only the first with data goes over a limit', async () => {
+    const created = await c.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
+      topics: [{ name: 'budget', numPartitions: 3, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false,
+    });
+    expect(created.topics[0].errorCode).to.equal(ErrorCode.NONE);
+    const big = batch(20);
+    const small = batch(2);
+    const partitionData = [{ index: 0, records: big }, { index: 1, records: batch(20) }, { index: 2, records: small }];
+    for (let i = 0; i < 2; i++) {
+      const res = await c.request<ProduceResponse>(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'budget', partitionData }] });
+      expect(res.responses[0].partitionResponses.map((p) => p.errorCode)).to.deep.equal([0, 0, 0]);
+    }
+    const partition = (index: number, partitionMaxBytes: number) =>
+      ({ partition: index, fetchOffset: 0n, partitionMaxBytes, currentLeaderEpoch: -1, logStartOffset: -1n });
+    // 0: its first batch though over its own limit; 1: nothing (its first batch is over its limit and it
+    // is not the first with data); 2: one of its two batches, all that the request's budget has left.
+    const res = await c.request<FetchResponse>(ApiKey.Fetch, 12, {
+      ...fetchRequest('budget', 0), maxBytes: big.length + small.length + 10,
+      topics: [{ topic: 'budget', partitions: [partition(0, 100), partition(1, 100), partition(2, 1 << 20)] }],
+    });
+    const sizes = res.responses[0].partitions.map((p) => p.records!.length);
+    expect(sizes).to.deep.equal([big.length, 0, small.length]);
+  });
+
   it('refuses Produce v0-2 and bad acks per partition', async () => {
     expect((await produce('plain', batch(1), 2)).errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
     expect((await produce('plain', batch(1), 9, 2)).errorCode).to.equal(ErrorCode.INVALID_REQUIRED_ACKS);

@@ -92,15 +92,32 @@ interface PartitionRead {
   data: FetchResponsePartitionData;
 }
 
-/** Reads every partition in order under the request-wide byte budget (KIP-74 for the first). */
+/**
+ * Reads every partition under the request-wide byte budget, with Kafka's sequential semantics: in
+ * request order, each partition gets min(what is left of the budget, its own limit), and only the
+ * first partition with data may return a batch larger than that (KIP-74).
+ *
+ * The reads themselves run side by side (a consumer's fetch spans all its partitions, and one
+ * after the other they paid one file-read round trip each; measured in the commit that made them
+ * parallel): each partition is read at its own limit as if it were the first. A pass in request
+ * order then keeps every answer the sequential read would have given, which is all of them unless
+ * the budget binds or a later partition's first batch is over its limit; those are read again.
+ */
 async function readAll(
   broker: Broker, partitions: FetchPartitionRequest[], limits: { maxBytes: number; readCommitted: boolean },
 ): Promise<PartitionRead[]> {
+  const ownLimit = (request: FetchPartitionRequest) => Math.max(0, Math.min(limits.maxBytes, request.maxBytes));
+  const speculative = await Promise.all(partitions.map((request) =>
+    readPartition(broker, request, ownLimit(request), true, limits.readCommitted)));
   let budget = limits.maxBytes;
   let minOneMessage = true;
   const out: PartitionRead[] = [];
-  for (const request of partitions) {
-    const data = await readPartition(broker, request, Math.max(0, Math.min(budget, request.maxBytes)), minOneMessage, limits.readCommitted);
+  for (const [i, request] of partitions.entries()) {
+    const limit = Math.max(0, Math.min(budget, request.maxBytes));
+    let data = speculative[i];
+    if (limit !== ownLimit(request) || (!minOneMessage && data.records!.length > limit)) {
+      data = await readPartition(broker, request, limit, minOneMessage, limits.readCommitted);
+    }
     const size = data.records!.length;
     if (size > 0) {
       minOneMessage = false;
