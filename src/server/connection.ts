@@ -17,6 +17,7 @@ import {
 } from '../protocol/generated';
 import type { Router, RequestContext } from './router';
 import { apiVersionsUnsupported } from './handlers/api-versions';
+import type { BufferPool } from './buffer-pool';
 
 export interface ConnectionLimits {
   maxRequestBytes: number;     // socket.request.max.bytes
@@ -27,6 +28,7 @@ export interface ConnectionLimits {
 interface ResponseSlot {
   ready: boolean;
   chunks: Buffer[] | null;     // null: no response at all (acks=0 produce)
+  pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
 }
 
 /** Writes above this many buffered bytes pause reading until the socket drains. */
@@ -46,6 +48,7 @@ export class Connection {
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
     private readonly onClose: (c: Connection) => void,
+    private readonly pool: BufferPool,
   ) {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
     socket.setNoDelay(true);
@@ -151,9 +154,14 @@ export class Connection {
       throw err;
     }
 
-    const slot: ResponseSlot = { ready: false, chunks: null };
+    const slot: ResponseSlot = { ready: false, chunks: null, pooled: null };
     this.slots.push(slot);
-    const ctx: RequestContext = { apiKey, apiVersion, correlationId, clientId, peer: this.peer, connection: this };
+    const responseBuffer = (size: number): Buffer => {
+      const buf = this.pool.take(size);
+      (slot.pooled ??= []).push(buf);
+      return buf;
+    };
+    const ctx: RequestContext = { apiKey, apiVersion, correlationId, clientId, peer: this.peer, connection: this, responseBuffer };
     const finish = (response: unknown): void => {
       if (this.closed) return;
       if (response !== null) slot.chunks = this.encodeResponse(apiKey, apiVersion, correlationId, response);
@@ -189,7 +197,7 @@ export class Connection {
     encodeResponseHeader(w, { correlationId }, 0);
     body(w);
     size.writeInt32BE(w.length - 4);
-    this.slots.push({ ready: true, chunks: w.finish() });
+    this.slots.push({ ready: true, chunks: w.finish(), pooled: null });
     this.flush();
   }
 
@@ -200,7 +208,13 @@ export class Connection {
       if (slot.chunks === null) continue;
       if (!wrote) this.socket.cork();
       wrote = true;
-      for (const c of slot.chunks) this.socket.write(c);
+      const last = slot.chunks.length - 1;
+      for (let i = 0; i < last; i++) this.socket.write(slot.chunks[i]);
+      const pooled = slot.pooled;
+      // The callback runs once the kernel has the bytes: only then may the pool hand them out again.
+      this.socket.write(slot.chunks[last], pooled ? (err) => {
+        if (!err) for (const b of pooled) this.pool.give(b);
+      } : undefined);
     }
     if (wrote) this.socket.uncork();
     this.updateFlow();

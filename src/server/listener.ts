@@ -2,11 +2,17 @@
 import * as net from 'node:net';
 import type { Logger } from 'pino';
 import { Connection, type ConnectionLimits } from './connection';
+import { BufferPool } from './buffer-pool';
 import type { Router } from './router';
 
 export class Listener {
   private readonly server: net.Server;
   private readonly connections = new Set<Connection>();
+  /**
+   * Shared by every connection: slabs of 1 MiB, the partition fetch limit of the common clients
+   * (larger reads are allocated outside it); 32 idle at most, what a few busy consumers have in flight.
+   */
+  private readonly fetchBuffers = new BufferPool(1 << 20, 32);
 
   constructor(router: Router, limits: ConnectionLimits & { maxConnections: number }, log: Logger) {
     this.server = net.createServer((socket) => {
@@ -15,7 +21,7 @@ export class Listener {
         socket.destroy();
         return;
       }
-      this.connections.add(new Connection(socket, router, limits, log, (c) => this.connections.delete(c)));
+      this.connections.add(new Connection(socket, router, limits, log, (c) => this.connections.delete(c), this.fetchBuffers));
     });
   }
 

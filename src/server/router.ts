@@ -10,6 +10,11 @@ export interface RequestContext {
   clientId: string | null;
   peer: string;
   connection: Connection;
+  /**
+   * A buffer for bytes that go into this request's response and nowhere else (Fetch data read
+   * from the log): taken from the connection's BufferPool, given back once the response is written.
+   */
+  responseBuffer(size: number): Buffer;
 }
 
 /** A handler answers one API; `null` means no response is written (acks=0 produce). */

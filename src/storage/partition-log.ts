@@ -115,6 +115,8 @@ export interface ReadOptions {
   minOneMessage?: boolean;
   /** Read only batches below this offset (the last stable offset); capped at the high watermark. */
   maxOffset?: number;
+  /** readBytes: where the bytes go (a pooled buffer, see BufferPool); default Buffer.allocUnsafe. */
+  allocate?: (size: number) => Buffer;
 }
 
 /** A byte range of a segment file. The handle may be closed once its segment is deleted; prefer readBytes. */
@@ -790,7 +792,7 @@ export class PartitionLog {
         const result = await this.locate(fetchOffset, maxBytes, options);
         if (result.outOfRange) return result;
         const { ranges, size, ...rest } = result;
-        const records = Buffer.allocUnsafe(size);
+        const records = (options.allocate ?? Buffer.allocUnsafe)(size);
         let at = 0;
         for (const r of ranges) {
           const bytesRead = await readFully(r.file, records, at, r.length, r.position);

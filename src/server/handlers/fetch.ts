@@ -49,9 +49,10 @@ export const fetch: HandlerFactory = (broker) => ({
     if (context.errorCode !== ErrorCode.NONE) {
       return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
     }
-    const limits = {
+    const limits: FetchLimits = {
       maxBytes: Math.min(req.maxBytes ?? 0x7fffffff, broker.config.getInt('fetch.max.bytes')),
       readCommitted: (req.isolationLevel ?? 0) === READ_COMMITTED,
+      allocate: ctx.responseBuffer,
     };
 
     let reads = await readAll(broker, context.partitions, limits);
@@ -87,6 +88,13 @@ function resolvePartitions(broker: Broker, req: FetchRequest, usesTopicIds: bool
   return out;
 }
 
+interface FetchLimits {
+  maxBytes: number;
+  readCommitted: boolean;
+  /** Where the records read go: buffers the connection takes back once the response is written. */
+  allocate: (size: number) => Buffer;
+}
+
 interface PartitionRead {
   request: FetchPartitionRequest;
   data: FetchResponsePartitionData;
@@ -104,11 +112,11 @@ interface PartitionRead {
  * the budget binds or a later partition's first batch is over its limit; those are read again.
  */
 async function readAll(
-  broker: Broker, partitions: FetchPartitionRequest[], limits: { maxBytes: number; readCommitted: boolean },
+  broker: Broker, partitions: FetchPartitionRequest[], limits: FetchLimits,
 ): Promise<PartitionRead[]> {
   const ownLimit = (request: FetchPartitionRequest) => Math.max(0, Math.min(limits.maxBytes, request.maxBytes));
   const speculative = await Promise.all(partitions.map((request) =>
-    readPartition(broker, request, ownLimit(request), true, limits.readCommitted)));
+    readPartition(broker, request, ownLimit(request), true, limits)));
   let budget = limits.maxBytes;
   let minOneMessage = true;
   const out: PartitionRead[] = [];
@@ -116,7 +124,7 @@ async function readAll(
     const limit = Math.max(0, Math.min(budget, request.maxBytes));
     let data = speculative[i];
     if (limit !== ownLimit(request) || (!minOneMessage && data.records!.length > limit)) {
-      data = await readPartition(broker, request, limit, minOneMessage, limits.readCommitted);
+      data = await readPartition(broker, request, limit, minOneMessage, limits);
     }
     const size = data.records!.length;
     if (size > 0) {
@@ -129,8 +137,9 @@ async function readAll(
 }
 
 async function readPartition(
-  broker: Broker, request: FetchPartitionRequest, maxBytes: number, minOneMessage: boolean, readCommitted: boolean,
+  broker: Broker, request: FetchPartitionRequest, maxBytes: number, minOneMessage: boolean, limits: FetchLimits,
 ): Promise<FetchResponsePartitionData> {
+  const { readCommitted, allocate } = limits;
   const answer = (errorCode: number, hw = -1, lso = -1, logStart = -1, records: Buffer = EMPTY_BUFFER): FetchResponsePartitionData => ({
     partitionIndex: request.partition, errorCode, highWatermark: BigInt(hw), lastStableOffset: BigInt(lso),
     logStartOffset: BigInt(logStart), preferredReadReplica: -1, records, abortedTransactions: readCommitted ? [] : null,
@@ -142,7 +151,7 @@ async function readPartition(
   // Taken before the read: every transaction aborted below it is in the transaction index by now.
   const lso = lastStableOffset(found.partition);
   try {
-    const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage, maxOffset: readCommitted ? lso : undefined });
+    const read = await log.readBytes(request.fetchOffset, maxBytes, { minOneMessage, maxOffset: readCommitted ? lso : undefined, allocate });
     if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, lso, read.logStartOffset);
     const data = answer(ErrorCode.NONE, read.highWatermark, lso, read.logStartOffset, read.records);
     if (readCommitted && read.records.length > 0) {
