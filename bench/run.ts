@@ -346,7 +346,7 @@ interface Metrics {
   /** EndToEndLatency (ms, as the tool prints them: whole milliseconds but the average). */
   e2eAvg?: number; e2eP50?: number; e2eP99?: number;
   /** librdkafka at a fixed rate (sub-millisecond). */
-  e2eRdP50?: number; e2eRdP99?: number;
+  e2eRdP50?: number; e2eRdP99?: number; e2eRdP999?: number;
   cpuSeconds: number; peakRssMb: number; startupMs: number;
 }
 
@@ -362,8 +362,8 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
     const tool = await endToEndLatency(b.bootstrap, topic, records, w.size);
     const rdTopic = `${topic}-rdkafka`;
     await createTopic(b.bootstrap, rdTopic, 1);
-    const rd = await rdkafka<{ latencyMs: { p50: number; p99: number } }>('e2e', [b.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
-    return { e2eAvg: tool.avg, e2eP50: tool.p50, e2eP99: tool.p99, e2eRdP50: rd.latencyMs.p50, e2eRdP99: rd.latencyMs.p99 };
+    const rd = await rdkafka<{ latencyMs: { p50: number; p99: number; p999: number } }>('e2e', [b.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
+    return { e2eAvg: tool.avg, e2eP50: tool.p50, e2eP99: tool.p99, e2eRdP50: rd.latencyMs.p50, e2eRdP99: rd.latencyMs.p99, e2eRdP999: rd.latencyMs.p999 };
   }
   await createTopic(b.bootstrap, topic, w.partitions);
   if (w.client === 'rdkafka') {
@@ -423,7 +423,7 @@ function median(xs: number[]): number {
 
 type MetricKey = keyof Metrics;
 const METRIC_KEYS: MetricKey[] = ['recordsPerSec', 'mbPerSec', 'p50', 'p99', 'p999', 'consumerMbPerSec', 'e2eAvg', 'e2eP50', 'e2eP99',
-  'e2eRdP50', 'e2eRdP99', 'cpuSeconds', 'peakRssMb', 'startupMs'];
+  'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
 
 function summarize(rs: RoundResult[]): Partial<Record<MetricKey, number>> {
   const ok = rs.filter((r) => r.ok);
@@ -440,7 +440,7 @@ const fmtNum = (x: number | undefined, d: number) => (x === undefined ? '-' : x 
 /** "Fjord / Kafka (ratio)" for one metric; the ratio is Fjord/Kafka whichever way is better. */
 function cell(f: number | undefined, k: number | undefined, d = 1): string {
   if (f === undefined && k === undefined) return '';
-  const ratio = f !== undefined && k !== undefined && k > 0 ? ` (${(f / k).toFixed(2)})` : '';
+  const ratio = f !== undefined && k !== undefined && f > 0 && k > 0 ? ` (${(f / k).toFixed(2)})` : '';
   return `${fmtNum(f, d)} / ${fmtNum(k, d)}${ratio}`;
 }
 
@@ -455,13 +455,19 @@ type Summaries = Map<string, Record<string, Partial<Record<MetricKey, number>>>>
 
 function markdown(workloads: Workload[], s: Summaries, targets: string[]): string {
   const [a, b] = [targets[0], targets[1] ?? targets[0]];
-  const rows = workloads.map((w) => {
+  const rows = workloads.flatMap((w) => {
     const f = s.get(w.key)![a] ?? {};
     const k = s.get(w.key)![b] ?? {};
     const c = (key: MetricKey, d = 1) => cell(f[key], k[key], d);
-    return w.e2e
-      ? [w.name, '', '', `${c('e2eP50', 0)}; rd ${c('e2eRdP50', 2)}`, `${c('e2eP99', 0)}; rd ${c('e2eRdP99', 2)}`, '', '', c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)]
-      : [w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)];
+    const broker = [c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)];
+    if (!w.e2e) {
+      return [[w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker]];
+    }
+    // One broker run, two clients: librdkafka at a fixed rate, then Kafka's tool (whole milliseconds).
+    return [
+      [`${w.name}, librdkafka ${w.e2e.rate.toLocaleString('en-US')}/s`, '', '', c('e2eRdP50', 2), c('e2eRdP99', 2), c('e2eRdP999', 2), '', ...broker],
+      [`${w.name}, EndToEndLatency`, '', '', c('e2eP50', 0), c('e2eP99', 0), '', '', '', '', ''],
+    ];
   });
   return table(['workload', 'records/s', 'MB/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'consumer MB/s', 'broker CPU s', 'peak RSS MB', 'start-up ms'], rows);
 }
