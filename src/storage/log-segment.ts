@@ -161,6 +161,13 @@ export class LogSegment {
   created: number;
   /** Set once the segment has left the log (deleted or truncated away). */
   deleted = false;
+  /**
+   * The batch right after the range the last read() returned (from the header read to find where
+   * that range ends), so that a sequential consumer's next fetch costs no header reads; and a count
+   * bumped when a truncation starts and ends, which invalidates it.
+   */
+  private nextRead: BatchLocation | undefined;
+  private truncations = 0;
 
   private offsetIndex?: OffsetIndex;
   private timeIndex?: TimeIndex;
@@ -474,7 +481,10 @@ export class LogSegment {
   private async headerAt(reader: HeaderReader, position: number): Promise<BatchLocation> {
     const at = await reader.at(position);
     if (at < 0) throw corrupt(this, position, 'batch header runs past the end of the segment');
-    const buf = reader.bytes;
+    return this.locationAt(reader.bytes, at, position);
+  }
+
+  private locationAt(buf: Buffer, at: number, position: number): BatchLocation {
     const size = batchSize(buf, at);
     if (size < BATCH_HEADER_SIZE) throw corrupt(this, position, `batch size ${size}`);
     const baseOffset = batchBaseOffset(buf, at);
@@ -489,6 +499,8 @@ export class LogSegment {
   async findBatch(offset: number, maxPosition = this.size): Promise<BatchLocation | null> {
     const { offsetIndex } = await this.loadIndexes();
     const limit = Math.min(maxPosition, this.size);
+    const next = this.nextRead;
+    if (next && next.baseOffset <= offset && offset <= next.lastOffset && next.position + next.size <= limit) return next;
     const reader = new HeaderReader(this.file, limit);
     for (let position = offsetIndex.lookup(offset).position; position < limit; ) {
       const batch = await this.headerAt(reader, position);
@@ -498,19 +510,21 @@ export class LogSegment {
     return null;
   }
 
-  /** The last batch boundary in [from, limit]: where a read of whole batches starting at `from` must stop. */
-  private async batchEndAtOrBefore(from: number, limit: number, knownBoundary: number): Promise<number> {
-    if (limit >= knownBoundary) return knownBoundary;
+  /**
+   * The last batch boundary in [from, limit]: where a read of whole batches starting at `from` must
+   * stop; and the batch that starts there, when its header had to be read (it crosses the limit).
+   */
+  private async batchEndAtOrBefore(from: number, limit: number, knownBoundary: number): Promise<{ stop: number; next?: BatchLocation }> {
+    if (limit >= knownBoundary) return { stop: knownBoundary };
     const { offsetIndex } = await this.loadIndexes();
-    const reader = new HeaderReader(this.file, limit);
+    const reader = new HeaderReader(this.file, limit + BATCH_HEADER_SIZE);
     let position = Math.max(from, offsetIndex.batchStartAtOrBefore(limit));
     for (;;) {
-      const at = await reader.at(position);
-      if (at < 0) return position;
-      const size = batchSize(reader.bytes, at);
-      if (size < BATCH_HEADER_SIZE) throw corrupt(this, position, `batch size ${size}`);
-      if (position + size > limit) return position;
-      position += size;
+      const at = position < limit ? await reader.at(position) : -1;
+      if (at < 0) return { stop: position };
+      const batch = this.locationAt(reader.bytes, at, position);
+      if (position + batch.size > limit) return { stop: position, next: batch };
+      position += batch.size;
     }
   }
 
@@ -527,8 +541,12 @@ export class LogSegment {
     const first = await this.findBatch(startOffset, end);
     if (!first) return null;
     const limit = Math.min(end, first.position + Math.max(0, maxBytes));
-    let stop = await this.batchEndAtOrBefore(first.position, limit, end);
-    if (stop === first.position && minOneMessage) stop = first.position + first.size;
+    const truncations = this.truncations;
+    const { stop: boundary, next } = await this.batchEndAtOrBefore(first.position, limit, end);
+    const stop = boundary === first.position && minOneMessage ? first.position + first.size : boundary;
+    // A consumer's next fetch starts where this one stops: keep that batch's header, so that findBatch
+    // finds it without reading the file again (unless a truncation began or ended meanwhile).
+    if (next && next.position === stop && truncations === this.truncations) this.nextRead = next;
     return { position: first.position, length: stop - first.position, firstBatchOffset: first.baseOffset };
   }
 
@@ -615,6 +633,21 @@ export class LogSegment {
    * it, and leaves the segment ready for appends. Returns the bytes removed.
    */
   async truncateTo(offset: number, now: number): Promise<number> {
+    this.forgetNextRead();
+    try {
+      return await this.cutAt(offset, now);
+    } finally {
+      this.forgetNextRead();
+    }
+  }
+
+  /** Drops the remembered header: positions past a cut may hold other batches once appends resume. */
+  private forgetNextRead(): void {
+    this.truncations++;
+    this.nextRead = undefined;
+  }
+
+  private async cutAt(offset: number, now: number): Promise<number> {
     const { offsetIndex, timeIndex } = await this.loadIndexes();
     const batch = await this.findBatch(offset);
     offsetIndex.truncateTo(offset);

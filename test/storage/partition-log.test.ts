@@ -143,6 +143,30 @@ describe('storage/partition-log', () => {
       expect(r.ranges[0].position).to.equal(size * 2);
     });
 
+    it('reads on where the last read stopped, also after a truncation puts other batches there', async () => {
+      const { log, batches } = await filledLog();
+      const size = batches[0].length;
+      let offset = 0;
+      for (let i = 0; i < 10; i++) { // two batches a read, as a sequential consumer
+        const r = await log.readBytes(offset, size * 2 + 10);
+        if (r.outOfRange) return expect.fail('out of range');
+        expect(r.records.equals(Buffer.concat(batches.slice(2 * i, 2 * i + 2))), `read ${i}`).to.equal(true);
+        offset += 10;
+      }
+      // This read stops before the batch of offsets 50-54; cut below it and append batches of 3 records,
+      // so that the batch holding offset 51 now starts elsewhere.
+      const again = await log.readBytes(40, size * 2 + 10);
+      if (again.outOfRange) return expect.fail('out of range');
+      await log.truncateTo(45);
+      const other = makeBatch({ records: 3, payload: 100, fill: 99 });
+      for (let i = 0; i < 5; i++) await log.append(makeBatch({ records: 3, payload: 100, fill: 99 })).done;
+      const after = await log.readBytes(51, 1 << 20);
+      if (after.outOfRange) return expect.fail('out of range');
+      expect(after.firstOffset).to.equal(51);
+      expect(batchBaseOffsets(after.records)).to.deep.equal([51, 54, 57]);
+      expect(after.records.subarray(after.records.length - other.length).subarray(61).equals(other.subarray(61))).to.equal(true);
+    });
+
     it('returns the first batch even when larger than maxBytes only with minOneMessage', async () => {
       const { log, batches } = await filledLog();
       const withOne = await log.read(7, 10, { minOneMessage: true });
