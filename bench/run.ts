@@ -332,8 +332,8 @@ const base = { client: 'java', size: 1024, partitions: 6, acks: '1', compression
 const WORKLOADS: Workload[] = [
   { ...base, key: '100B-p1', name: '100 B, 1 partition', size: 100, partitions: 1, records: 3_000_000, quickRecords: 300_000, inQuick: true },
   { ...base, key: '1KB-1GB', name: '1 KB (1 GiB backlog)', records: 1_048_576, quickRecords: 100_000 },
-  { ...base, key: '1KB-acksall', name: '1 KB, acks=all', acks: 'all', records: 400_000, quickRecords: 100_000, inQuick: true },
-  { ...base, key: '1KB-lz4', name: '1 KB, lz4', compression: 'lz4', records: 400_000, quickRecords: 100_000 },
+  { ...base, key: '1KB-acksall', name: '1 KB, acks=all', acks: 'all', records: 600_000, quickRecords: 100_000, inQuick: true },
+  { ...base, key: '1KB-lz4', name: '1 KB, lz4', compression: 'lz4', records: 600_000, quickRecords: 100_000 },
   { ...base, key: '1KB-3prod', name: '1 KB, 3 producers', producers: 3, records: 600_000, quickRecords: 150_000 },
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
@@ -513,6 +513,7 @@ function gitRevision(): string {
 
 async function main(targets: Target[], args: Args): Promise<void> {
   const t0 = Date.now();
+  const git = gitRevision(); // of what the snapshot was taken from, before anyone edits the tree
   const workloads = WORKLOADS.filter((w) => (args.only ? args.only.includes(w.key) : !args.quick || w.inQuick));
   if (!workloads.length) throw new Error(`--only matched no workload (have: ${WORKLOADS.map((w) => w.key).join(', ')})`);
   if (!fs.existsSync(PYTHON)) throw new Error(`bench needs ${PYTHON} (compat/python/requirements.txt: confluent-kafka)`);
@@ -546,7 +547,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
     Object.fromEntries(targets.map((t) => [t.name, summarize(results.filter((r) => r.workload === w.key && r.target === t.name))]))]));
 
   const md = [
-    `${targets.map((t) => t.name).join(' / ')}${targets.length > 1 ? ' (ratio)' : ''}, ${mode} run, median of ${args.rounds} round(s), ${new Date().toISOString().slice(0, 10)}, git ${gitRevision()}, ` +
+    `${targets.map((t) => t.name).join(' / ')}${targets.length > 1 ? ' (ratio)' : ''}, ${mode} run, median of ${args.rounds} round(s), ${new Date().toISOString().slice(0, 10)}, git ${git}, ` +
       `${os.cpus().length}x ${os.cpus()[0]?.model.trim()}, load average ${load0[0].toFixed(2)} -> ${load1[0].toFixed(2)}, ${Math.round(durationS)} s`,
     '',
     markdown(workloads, summaries, targets.map((t) => t.name)),
@@ -558,7 +559,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
   fs.mkdirSync(path.dirname(args.out), { recursive: true });
   fs.writeFileSync(args.md, `${md}\n`);
   fs.writeFileSync(args.out, `${JSON.stringify({
-    mode, rounds: args.rounds, date: new Date().toISOString(), git: gitRevision(), durationSeconds: durationS,
+    mode, rounds: args.rounds, date: new Date().toISOString(), git, durationSeconds: durationS,
     targets: targets.map((t) => ({ name: t.name, describe: t.describe() })), node: process.version,
     cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: { start: load0, end: load1 },
     workloads: workloads.map((w) => ({ ...w, median: summaries.get(w.key), rounds: results.filter((r) => r.workload === w.key) })),
