@@ -28,6 +28,7 @@ import { offsetCommit } from './offset-commit';
 import { offsetDelete } from './offset-delete';
 import { offsetFetch } from './offset-fetch';
 import { syncGroup } from './sync-group';
+import { txnOffsetCommit } from './txn-offset-commit';
 
 export const handlers: HandlerFactory[] = [
   produce,
@@ -58,4 +59,5 @@ export const handlers: HandlerFactory[] = [
   describeGroups,
   deleteGroups,
   offsetDelete,
+  txnOffsetCommit,
 ];
