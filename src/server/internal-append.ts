@@ -15,13 +15,26 @@ export interface InternalAppendResult {
   errorMessage: string | null;
 }
 
-/** Everything up to the log's append runs synchronously: calls land in the log in call order. */
-export async function appendInternalRecords(replicas: ReplicaManager, partition: Partition, records: BuildRecord[]): Promise<InternalAppendResult> {
+/** The producer of a transactional batch (TxnOffsetCommit's offsets). */
+export interface TxnProducer {
+  producerId: number;
+  producerEpoch: number;
+}
+
+/**
+ * Everything up to the log's append runs synchronously: calls land in the log in call order.
+ * With `producer`, the batch is that producer's transactional batch; the coordinator's batches carry
+ * no sequence of their own (base sequence 0, as Kafka's coordinators write them), so they are
+ * appended with origin 'coordinator' and only the epoch is checked.
+ */
+export async function appendInternalRecords(replicas: ReplicaManager, partition: Partition, records: BuildRecord[],
+  producer?: TxnProducer): Promise<InternalAppendResult> {
   const nowMs = Date.now();
   let appended;
   try {
-    const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs });
-    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs });
+    const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
+    const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
+    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
   } catch (e) {
     return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
   }

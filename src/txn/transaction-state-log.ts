@@ -16,7 +16,7 @@ import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../protocol/errors';
-import { decodeRecordsSync } from '../records/records';
+import { decodeRecords } from '../records/records';
 import { appendInternalRecords } from '../server/internal-append';
 import type { ReplicaManager } from '../server/replica-manager';
 import { replayBatches } from '../storage/replay';
@@ -107,9 +107,16 @@ export class TransactionStateLog implements TransactionStore {
     const latest = new Map<string, TransactionLogValue | null>();
     const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === TRANSACTION_STATE_TOPIC);
     for (const p of partitions) {
-      const end = await replayBatches(p.log, (bytes, batch) => {
+      const end = await replayBatches(p.log, async (bytes, batch) => {
         if (batch.isControl) return;
-        for (const record of decodeRecordsSync(bytes)) {
+        let records;
+        try {
+          records = await decodeRecords(bytes);
+        } catch (err) {
+          this.log?.warn({ err, partition: p.index, baseOffset: batch.baseOffset }, 'skipping an undecodable batch of __transaction_state');
+          return;
+        }
+        for (const record of records) {
           if (record.key === null) continue;
           try {
             const id = decodeTransactionLogKey(record.key);
