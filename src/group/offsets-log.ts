@@ -39,7 +39,9 @@ import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../protocol/errors';
 import type { BatchInfo } from '../records/batch';
 import { ControlRecordType, decodeRecords, parseControlRecordType, type BuildRecord } from '../records/records';
-import { appendInternalRecords, type TxnProducer } from '../server/internal-append';
+import {
+  appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge, type TxnProducer,
+} from '../server/internal-append';
 import type { Partition, ReplicaManager } from '../server/replica-manager';
 import { replayBatches } from '../storage/replay';
 import {
@@ -112,23 +114,6 @@ export const offsetKey = (topic: string, partition: number): string => `${topic}
 // Error mapping
 // ---------------------------------------------------------------------------------------------------------
 
-function commonCoordinatorError(code: number): number | null {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    default:
-      return null;
-  }
-}
-
-const isTooLarge = (code: number): boolean =>
-  code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE || code === ErrorCode.INVALID_FETCH_SIZE;
-
 /** GroupMetadataManager.storeOffsets' putCacheCallback. */
 export function offsetCommitAppendError(code: number): number {
   if (code === ErrorCode.NONE) return code;
@@ -142,12 +127,8 @@ export function groupMetadataAppendError(code: number): number {
   return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
 }
 
-/** CoordinatorOperationExceptionHelper.handleOperationException (Kafka 4), for tombstone writes. */
-export function deletionAppendError(code: number): number {
-  if (code === ErrorCode.NONE) return code;
-  if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
-}
+/** Tombstone writes: Kafka 4's mapping for every coordinator write (CoordinatorOperationExceptionHelper). */
+export const deletionAppendError = coordinatorAppendError;
 
 // ---------------------------------------------------------------------------------------------------------
 // Loading state
