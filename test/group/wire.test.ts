@@ -65,6 +65,8 @@ describe('group APIs on the wire', function () {
       'group.initial.rebalance.delay.ms': '0',
       'offsets.topic.num.partitions': String(PARTITIONS),
       'group.min.session.timeout.ms': '1000',
+      // The TxnOffsetCommit tests play the transaction coordinator (they write the markers themselves).
+      'transaction.partition.verification.enable': 'false',
     },
   });
   let c1: RawClient;
@@ -301,7 +303,9 @@ describe('a Stable group across a broker restart', function () {
   });
 
   const start = async (): Promise<{ running: RunningBroker; c: RawClient }> => {
-    const r = await startBroker({ dataDir, logLevel: 'silent', config: { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '3' } });
+    const r = await startBroker({ dataDir, logLevel: 'silent', config: {
+      'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '3', 'transaction.partition.verification.enable': 'false',
+    } });
     const c = await RawClient.connect(r.port);
     for (let i = 0; (await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 1, { key: 'kept', keyType: 0 })).errorCode !== 0; i++) {
       if (i > 100) throw new Error('coordinator never became available');

@@ -12,12 +12,16 @@
 // - Before v3 there is no member identity: the commit is taken whatever the group's state, as in
 //   Kafka. Unlike OffsetCommit, a group in CompletingRebalance is not refused, and a commit does
 //   not keep a member's session alive.
-// - Not checked, as in a Kafka broker with transaction.partition.verification.enable=false: that
-//   the producer added the group to its transaction (AddOffsetsToTxn).
+// - With transaction.partition.verification.enable (the default), the transaction coordinator must
+//   have the group's __consumer_offsets partition in the producer's transaction (AddOffsetsToTxn),
+//   else every partition gets TRANSACTION_ABORTABLE (v4) or INVALID_TXN_STATE, and nothing is
+//   written: offsets no marker would ever end would stay pending.
 import { ApiKey } from '../../protocol/generated';
 import type { TxnOffsetCommitRequest } from '../../protocol/generated/TxnOffsetCommitRequest';
 import type { TxnOffsetCommitResponse } from '../../protocol/generated/TxnOffsetCommitResponse';
 import type { TxnCommitRequest } from '../../group/coordinator';
+import { GROUP_METADATA_TOPIC_NAME } from '../../cluster/topic-names';
+import { ErrorCode } from '../../protocol/errors';
 import { commitKnownPartitions } from '../commit-partitions';
 import type { HandlerFactory } from '../router';
 
@@ -39,7 +43,14 @@ export const txnOffsetCommit: HandlerFactory = (broker) => ({
     const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
       topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
       leaderEpoch: v >= 2 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
-    }), (partitions) => broker.groups.commitTxnOffsets({ ...commit, partitions }));
+    }), async (partitions) => {
+      if (broker.config.getBool('transaction.partition.verification.enable')) {
+        const refused = broker.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
+          GROUP_METADATA_TOPIC_NAME, broker.groups.partitionFor(req.groupId), v >= 4);
+        if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
+      }
+      return broker.groups.commitTxnOffsets({ ...commit, partitions });
+    });
     return { throttleTimeMs: 0, topics };
   },
 });
