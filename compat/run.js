@@ -22,7 +22,7 @@ const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 
   'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced', 'compaction', 'retention'];
 
 // Scenarios written for some clients only so far: the other cells show "todo" (counted as skipped).
-const WRITTEN_FOR = { compaction: ['kafkajs', 'kcat', 'confluent-kafka', 'kafka-python', 'java'], retention: ['kafkajs', 'kcat', 'confluent-kafka', 'kafka-python', 'java'] };
+const WRITTEN_FOR = { compaction: ['kafkajs', 'kcat', 'confluent-kafka', 'kafka-python', 'java', 'franz-go'], retention: ['kafkajs', 'kcat', 'confluent-kafka', 'kafka-python', 'java', 'franz-go'] };
 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
