@@ -21,9 +21,6 @@ const ROOT = path.dirname(DIR);
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
   'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced', 'compaction', 'retention'];
 
-// Scenarios written for some clients only so far: the other cells show "todo" (counted as skipped).
-const WRITTEN_FOR = { compaction: ['kafkajs', 'confluent-kafka', 'kafka-python'], retention: ['kafkajs', 'confluent-kafka', 'kafka-python'] };
-
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
 // selects the crash rows, `--scenario group-offsets-restart` the offsets one (`--scenario group`: every group-*,
@@ -255,10 +252,6 @@ async function main() {
         results.set(key, { status: 'n/a', message: c.na[s] });
         continue;
       }
-      if (WRITTEN_FOR[s] && !WRITTEN_FOR[s].includes(c.name)) {
-        results.set(key, { status: 'todo', message: `${s} is not written for ${c.name} yet` });
-        continue;
-      }
       const [program, args] = c.cmd(broker.bootstrap, s);
       const r = await run(program, args, { timeoutMs: opts.timeout * 1000 });
       let result;
@@ -297,7 +290,7 @@ async function main() {
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);
   for (const e of brokerErrors) console.log(`\n[broker] uncaught exception: ${e && e.stack ? e.stack : e}`);
   const count = (status) => [...results.values()].filter((r) => r.status === status).length;
-  console.log(`\ncompat: ${count('pass')} passed, ${count('FAIL')} failed, ${count('n/a') + count('todo')} skipped`);
+  console.log(`\ncompat: ${count('pass')} passed, ${count('FAIL')} failed, ${count('n/a')} skipped`);
   process.exit(failures.length || brokerErrors.length ? 1 : 0);
 }
 

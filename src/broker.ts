@@ -66,7 +66,8 @@ export class Broker {
     this.transactions = createTransactionCoordinator(config, replicas, this.groups, producerIds, log);
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log);
     if (config.getBool('transaction.partition.verification.enable')) {
-      replicas.verifyTransaction = (...args) => this.transactions.verifyProduce(...args);
+      replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>
+        this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
     this.router = new Router(handlers.map((make) => make(this)));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);

@@ -30,7 +30,13 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 
 	"txn-consume-transform-produce": txnConsumeTransformProduce,
 	"txn-zombie-fenced":             txnZombieFenced,
+
+	"compaction": compaction,
+	"retention":  retention,
 }
+
+// metadataTimeout: how long a topic's creation or deletion may take to show in the metadata.
+const metadataTimeout = 10 * time.Second
 
 func connect(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 	host, portStr, _ := net.SplitHostPort(bootstrap)
@@ -70,7 +76,7 @@ func adminTopics(ctx context.Context, _ string, adm *kadm.Client) error {
 	if r, _ := created.On(name, nil); r.Err != nil {
 		return fmt.Errorf("CreateTopics %s: %w (%s)", name, r.Err, r.ErrMessage)
 	}
-	err = retry(func() error {
+	err = retry(metadataTimeout, func() error {
 		topics, err := adm.ListTopics(ctx)
 		if err != nil {
 			return fmt.Errorf("ListTopics: %w", err)
@@ -94,7 +100,7 @@ func adminTopics(ctx context.Context, _ string, adm *kadm.Client) error {
 	if r, _ := deleted.On(name, nil); r.Err != nil {
 		return fmt.Errorf("DeleteTopics %s: %w (%s)", name, r.Err, r.ErrMessage)
 	}
-	return retry(func() error {
+	return retry(metadataTimeout, func() error {
 		topics, err := adm.ListTopics(ctx)
 		if err != nil {
 			return fmt.Errorf("ListTopics: %w", err)
@@ -284,9 +290,9 @@ func idempotent(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 		func(r []*kgo.Record) error { return verifyRecords(r, 2000) }, kgo.RequiredAcks(kgo.AllISRAcks()))
 }
 
-// retry runs f until it succeeds or 10 s pass (metadata propagation).
-func retry(f func() error) error {
-	deadline := time.Now().Add(10 * time.Second)
+// retry runs f until it succeeds or timeout passes.
+func retry(timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
 		if err == nil || time.Now().After(deadline) {

@@ -4,7 +4,8 @@
 // kcat has no admin API: for admin-topics the harness side (kafkajs admin) creates and deletes
 // the topic, and kcat's metadata listing (-L) must see it with 3 partitions, then see it gone.
 // Data-path scenarios: kafkajs's admin creates the topics; kcat produces (-P) and consumes (-C -e, no group).
-// kcat cannot set record timestamps, so for offsets-by-time kafkajs writes the records and kcat -Q looks up.
+// kcat cannot set record timestamps, so for offsets-by-time kafkajs writes the records and kcat -Q looks up
+// (and for retention kafkajs writes the records timestamped an hour ago).
 const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -14,6 +15,7 @@ const { check, retry, main } = require('../lib/client-util');
 const data = require('../lib/data');
 const kcat = require('../lib/kcat');
 const group = require('../lib/group');
+const cleanup = require('../lib/cleanup');
 
 /** Cluster metadata as kcat -L -J prints it: { brokers: [{ id, name: "host:port" }], topics: [...] }. */
 function metadata(bootstrap, topic) {
@@ -27,6 +29,9 @@ function metadata(bootstrap, topic) {
   return JSON.parse(out);
 }
 
+/** A kafkajs client, for what kcat cannot do (admin requests, timestamped records). */
+const setupClient = (bootstrap) => new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+
 async function connect(bootstrap) {
   const md = metadata(bootstrap);
   check(md.brokers.length === 1, `expected 1 broker, got ${JSON.stringify(md.brokers)}`);
@@ -36,8 +41,7 @@ async function connect(bootstrap) {
 
 async function adminTopics(bootstrap) {
   const name = `compat-kcat-${Date.now()}`;
-  const kafka = new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
+  const admin = setupClient(bootstrap).admin();
   await admin.connect();
   try {
     await admin.createTopics({ topics: [{ topic: name, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
@@ -55,19 +59,28 @@ async function adminTopics(bootstrap) {
   }
 }
 
-/** Creates a topic through kafkajs's admin (kcat has none); fn(admin, kafka) gets it too. */
-async function createTopic(bootstrap, prefix, numPartitions, configEntries = [], fn = async () => {}) {
+/** Creates a topic through kafkajs's admin (kcat has none). */
+async function createTopic(bootstrap, prefix, numPartitions, configEntries = []) {
   const topic = `compat-kcat-${prefix}-${Date.now()}`;
-  const kafka = new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
+  const admin = setupClient(bootstrap).admin();
   await admin.connect();
   try {
     await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true });
-    await fn(admin, kafka, topic);
   } finally {
     await admin.disconnect();
   }
   return topic;
+}
+
+/** Sends kafkajs messages (acks=all) with kafkajs's producer: for the records kcat cannot write (timestamped ones). */
+async function kafkajsProduce(bootstrap, topic, messages) {
+  const producer = setupClient(bootstrap).producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages });
+  } finally {
+    await producer.disconnect();
+  }
 }
 
 const TAG = [['tag', 'fjørd']]; // kcat -H puts the same headers on every record
@@ -118,13 +131,8 @@ async function keyedPartitions(bootstrap) {
 
 async function offsetsByTime(bootstrap) {
   const { T, count, lookups } = data.timeQueries();
-  const topic = await createTopic(bootstrap, 'time', 1, [], async (admin, kafka, name) => {
-    const producer = kafka.producer();
-    await producer.connect();
-    const messages = Array.from({ length: count }, (_, i) => ({ key: data.key(i), value: data.value(i), timestamp: String(T + i * 1000) }));
-    await producer.send({ topic: name, acks: -1, messages });
-    await producer.disconnect();
-  });
+  const topic = await createTopic(bootstrap, 'time', 1);
+  await kafkajsProduce(bootstrap, topic, Array.from({ length: count }, (_, i) => ({ key: data.key(i), value: data.value(i), timestamp: String(T + i * 1000) })));
   for (const [ts, want] of lookups) {
     const offset = kcat.offsetForTime(bootstrap, topic, 0, ts);
     // librdkafka answers "no record at or after ts" with -1 (OFFSET_END).
@@ -179,8 +187,7 @@ function kcatMember(bootstrap, name, topic, groupId, { sessionMs, instanceId }) 
 
 /** Runs a group scenario with kcat members; kafkajs's admin for what kcat cannot do. */
 async function groupScenario(bootstrap, scenario) {
-  const kafka = new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
+  const admin = setupClient(bootstrap).admin();
   await admin.connect();
   try {
     return await scenario({
@@ -203,6 +210,22 @@ async function groupScenario(bootstrap, scenario) {
   }
 }
 
+// ----- log cleanup (../lib/cleanup.js): kcat -P produces (a null value is a tombstone: -Z), kcat -C reads from the
+// beginning and, for the consumer that is behind, from an offset below the log start with auto.offset.reset=earliest;
+// kcat -Q with timestamp -2 (ListOffsets EARLIEST) gives the earliest offset. kcat has no admin API and cannot set
+// timestamps: kafkajs creates the topics and writes the records timestamped an hour ago.
+
+const cleanupAdapter = (bootstrap) => ({
+  createTopic: (prefix, configs) => createTopic(bootstrap, prefix, 1, Object.entries(configs).map(([name, value]) => ({ name, value }))),
+  produce: async (topic, records) => {
+    if (records.some((r) => r.timestamp)) await kafkajsProduce(bootstrap, topic, records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })));
+    else kcat.produce(bootstrap, topic, records, { config: { acks: 'all' } });
+  },
+  readAll: async (topic) => kcat.consumeAll(bootstrap, topic),
+  earliest: async (topic) => kcat.offsetForTime(bootstrap, topic, 0, -2),
+  readBehind: async (topic, offset, n) => kcat.consumeFrom(bootstrap, topic, 0, offset, n, { 'auto.offset.reset': 'earliest' }),
+});
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -215,6 +238,8 @@ const scenarios = {
   'group-consume': (bootstrap) => groupScenario(bootstrap, group.groupConsume),
   'group-rebalance': (bootstrap) => groupScenario(bootstrap, group.groupRebalance),
   'group-static': (bootstrap) => groupScenario(bootstrap, group.groupStatic),
+  compaction: (bootstrap) => cleanup.compaction(cleanupAdapter(bootstrap)),
+  retention: (bootstrap) => cleanup.retention(cleanupAdapter(bootstrap)),
 };
 
 main(scenarios, (bootstrap, scenario) => scenario(bootstrap));

@@ -17,13 +17,23 @@ function kcat(args, input, timeout = 30000) {
 
 const xargs = (config) => Object.entries(config).flatMap(([k, v]) => ['-X', `${k}=${v}`]);
 
-/** Produces [{ key, value }] (Buffers) with kcat -P; headers [[name, value]] go on every record. */
-function produce(bootstrap, topic, records, { headers = [], config = {} } = {}) {
+/**
+ * kcat -P's arguments and input for [{ key, value }] (Buffers; a null value is sent as NULL, a tombstone: -Z turns
+ * the empty value it is written as into NULL); headers [[name, value]] go on every record.
+ */
+function produceCommand(bootstrap, topic, records, { headers = [], config = {} }) {
   const parts = [];
-  for (const r of records) parts.push(r.key, Buffer.from([KEY_DELIM]), r.value, Buffer.from([MSG_DELIM]));
+  for (const r of records) parts.push(r.key, Buffer.from([KEY_DELIM]), r.value || Buffer.alloc(0), Buffer.from([MSG_DELIM]));
   const args = ['-P', '-b', bootstrap, '-t', topic, '-K', '\\x1f', '-D', '\\x1e', '-m', '15', ...xargs(config)];
+  if (records.some((r) => r.value === null)) args.push('-Z');
   for (const [k, v] of headers) args.push('-H', `${k}=${v}`);
-  kcat(args, Buffer.concat(parts));
+  return { args, input: Buffer.concat(parts) };
+}
+
+/** Produces [{ key, value }] with kcat -P (see produceCommand). */
+function produce(bootstrap, topic, records, opts = {}) {
+  const { args, input } = produceCommand(bootstrap, topic, records, opts);
+  kcat(args, input);
 }
 
 /** Produces one record per file (whole file = value) with a fixed key: how kcat sends binary values. */
@@ -36,7 +46,16 @@ const FORMAT = '%p %o %T %K %S %h\\n%k%s\\n';
 
 /** Consumes every partition of a topic from the beginning to its end, without a group (kcat -C -e). */
 function consumeAll(bootstrap, topic, config = {}) {
-  const out = kcat(['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-m', '15', '-f', FORMAT, ...xargs(config)]);
+  return parse(kcat(['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-m', '15', '-f', FORMAT, ...xargs(config)]));
+}
+
+/** The first `count` records of a partition from `offset` on, without a group (kcat -C -o OFFSET -c COUNT). */
+function consumeFrom(bootstrap, topic, partition, offset, count, config = {}) {
+  return parse(kcat(['-C', '-b', bootstrap, '-t', topic, '-p', String(partition), '-o', String(offset), '-c', String(count), '-q', '-m', '15', '-f', FORMAT, ...xargs(config)]));
+}
+
+/** The records in kcat's FORMAT output. */
+function parse(out) {
   const records = [];
   let pos = 0;
   while (pos < out.length) {
@@ -65,19 +84,16 @@ function offsetForTime(bootstrap, topic, partition, ts) {
 }
 
 /** produce(), asynchronously (the consumer-group scenarios keep reading their members' output meanwhile). */
-function produceAsync(bootstrap, topic, records, { headers = [], config = {} } = {}) {
-  const parts = [];
-  for (const r of records) parts.push(r.key, Buffer.from([KEY_DELIM]), r.value, Buffer.from([MSG_DELIM]));
-  const args = ['-P', '-b', bootstrap, '-t', topic, '-K', '\\x1f', '-D', '\\x1e', '-m', '15', ...xargs(config)];
-  for (const [k, v] of headers) args.push('-H', `${k}=${v}`);
+function produceAsync(bootstrap, topic, records, opts = {}) {
+  const { args, input } = produceCommand(bootstrap, topic, records, opts);
   return new Promise((resolve, reject) => {
     const child = spawn('kcat', args, { stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
     child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`kcat ${args.join(' ')} exited ${code ?? signal}: ${err.trim().slice(-1000)}`))));
-    child.stdin.end(Buffer.concat(parts));
+    child.stdin.end(input);
   });
 }
 
-module.exports = { produce, produceAsync, produceFile, consumeAll, offsetForTime, xargs };
+module.exports = { produce, produceAsync, produceFile, consumeAll, consumeFrom, offsetForTime, xargs };

@@ -1,8 +1,5 @@
 """The log-cleanup scenarios' steps and checks for the Python client programs (confluent-kafka, kafka-python):
-the same steps and checks as compat/lib/cleanup.js, which describes them. Each program passes an adapter with
-create_topic(prefix, configs) -> name, produce(topic, [(key, value or None, timestamp_ms or None)]),
-read_all(topic) -> [(offset, key, value)], earliest(topic) -> int, and read_behind(topic, offset, n) ->
-[(offset, key, value)]: the first n records a consumer starting at `offset` with auto.offset.reset=earliest reads."""
+the same steps and checks as compat/lib/cleanup.js, which describes them. Each program passes an Adapter."""
 import time
 
 import data
@@ -10,6 +7,27 @@ from common import check, retry
 
 KEYS, ROUNDS, DELETED = 10, 3, (0, 1)
 SEGMENT_MS, DELETE_RETENTION_MS, CLEANING_TIMEOUT_S = 500, 1000, 20
+
+
+class Adapter:
+    """What the cleanup scenarios ask of a client: create_topic(prefix, configs) -> name, produce(topic,
+    [(key, value or None, timestamp_ms or None)]), read_all(topic) -> [(offset, key, value)] come from the client
+    program's own topic creation, producer and group-less reader; it subclasses this with earliest(topic) -> int
+    and read_behind(topic, offset, n) -> [(offset, key, value)]: the first n records a consumer starting at
+    `offset` with auto.offset.reset=earliest reads."""
+
+    def __init__(self, bootstrap, admin, create_topic, produce, consume_all):
+        self.bootstrap, self.admin = bootstrap, admin
+        self._create_topic, self._produce, self._consume_all = create_topic, produce, consume_all
+
+    def create_topic(self, prefix, configs):
+        return self._create_topic(self.admin, prefix, 1, configs)
+
+    def produce(self, topic, records):
+        self._produce(self.bootstrap, topic, [(k, v, None, ts) for k, v, ts in records])
+
+    def read_all(self, topic):
+        return [(o, k, v) for _, o, k, v, _ in self._consume_all(self.bootstrap, topic, 1)]
 
 
 def ck(k):

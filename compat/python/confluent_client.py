@@ -281,20 +281,11 @@ class GroupAdapter(txn.TxnAdapter):
         return consume_all(self.bootstrap, topic, partitions, **{"isolation.level": isolation})
 
 
-class CleanupAdapter:
+class CleanupAdapter(cleanup.Adapter):
     """cleanup.py's adapter: librdkafka's producer (None values are tombstones), assign()-ing consumers."""
 
     def __init__(self, bootstrap, admin):
-        self.bootstrap, self.admin = bootstrap, admin
-
-    def create_topic(self, prefix, configs):
-        return create_topic(self.admin, prefix, 1, configs)
-
-    def produce(self, topic, records):
-        produce(self.bootstrap, topic, [(k, v, None, ts) for k, v, ts in records])
-
-    def read_all(self, topic):
-        return [(o, k, v) for _, o, k, v, _ in consume_all(self.bootstrap, topic, 1)]
+        super().__init__(bootstrap, admin, create_topic, produce, consume_all)
 
     def earliest(self, topic):
         consumer = Consumer({"bootstrap.servers": self.bootstrap, **CONSUMER})

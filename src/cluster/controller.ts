@@ -90,9 +90,10 @@ export class Controller {
    * defaults to 3). Concurrent calls share one creation and all return once its partitions are open.
    */
   ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
-    if (this.store.topic(name)) return Promise.resolve(OK);
     let created = this.creatingInternal.get(name);
     if (!created) {
+      // Checked after the creation in flight: the topic is in the store before its partitions are open.
+      if (this.store.topic(name)) return Promise.resolve(OK);
       created = (async (): Promise<Outcome> => {
         const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
         const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs }, false);

@@ -34,12 +34,16 @@
 //   sequence to check (Kafka's AppendOrigin.COORDINATOR), only the producer's epoch.
 import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
+import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../protocol/errors';
-import { LOG_OVERHEAD, readBatchHeader, type BatchInfo } from '../records/batch';
-import { buildBatchSync, ControlRecordType, decodeRecords, parseControlRecordType, type BuildRecord } from '../records/records';
+import type { BatchInfo } from '../records/batch';
+import { ControlRecordType, decodeRecords, parseControlRecordType, type BuildRecord } from '../records/records';
+import {
+  appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge, type TxnProducer,
+} from '../server/internal-append';
 import type { Partition, ReplicaManager } from '../server/replica-manager';
-import { StorageError } from '../storage';
+import { replayBatches } from '../storage/replay';
 import {
   decodeGroupMetadataValue,
   decodeKey,
@@ -93,35 +97,15 @@ export interface LoadedGroup {
   pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
 }
 
-/** The producer of a transactional batch (TxnOffsetCommit). */
-export interface TxnProducer {
-  producerId: number;
-  producerEpoch: number;
-}
+export type { TxnProducer };
 
 export const OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME;
 /** offsets.topic.segment.bytes default. */
 export const DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES = 104857600;
-/** offsets.load.buffer.size default: how much of the log one read brings in while loading. */
-const LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
-/** Produce version the appends are validated as (v3+: one batch; zstd allowed). */
-const APPEND_PRODUCE_VERSION = 11;
 
 /** The topic configs Kafka gives __consumer_offsets (GroupCoordinatorService.groupMetadataTopicConfigs). */
 export function offsetsTopicConfigs(segmentBytes = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Record<string, string> {
   return { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(segmentBytes) };
-}
-
-/** Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, in int32 arithmetic. */
-export function javaStringHashCode(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
-  return h;
-}
-
-/** Kafka's Utils.abs: Math.abs, except Integer.MIN_VALUE -> 0. */
-function kafkaAbs(n: number): number {
-  return n === -2147483648 ? 0 : Math.abs(n);
 }
 
 export const offsetKey = (topic: string, partition: number): string => `${topic}:${partition}`;
@@ -129,23 +113,6 @@ export const offsetKey = (topic: string, partition: number): string => `${topic}
 // ---------------------------------------------------------------------------------------------------------
 // Error mapping
 // ---------------------------------------------------------------------------------------------------------
-
-function commonCoordinatorError(code: number): number | null {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    default:
-      return null;
-  }
-}
-
-const isTooLarge = (code: number): boolean =>
-  code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE || code === ErrorCode.INVALID_FETCH_SIZE;
 
 /** GroupMetadataManager.storeOffsets' putCacheCallback. */
 export function offsetCommitAppendError(code: number): number {
@@ -160,12 +127,8 @@ export function groupMetadataAppendError(code: number): number {
   return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
 }
 
-/** CoordinatorOperationExceptionHelper.handleOperationException (Kafka 4), for tombstone writes. */
-export function deletionAppendError(code: number): number {
-  if (code === ErrorCode.NONE) return code;
-  if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
-}
+/** Tombstone writes: Kafka 4's mapping for every coordinator write (CoordinatorOperationExceptionHelper). */
+export const deletionAppendError = coordinatorAppendError;
 
 // ---------------------------------------------------------------------------------------------------------
 // Loading state
@@ -274,8 +237,6 @@ function parseRecord(key: Buffer, value: Buffer | null, logOffset: number): Pars
 // OffsetsLog
 // ---------------------------------------------------------------------------------------------------------
 
-const creating = new WeakMap<Controller, Promise<Outcome>>();
-
 export class OffsetsLog {
   constructor(
     private readonly replicas: ReplicaManager,
@@ -286,7 +247,7 @@ export class OffsetsLog {
 
   /** Kafka's GroupCoordinatorService.partitionFor: Utils.abs(groupId.hashCode()) % numPartitions. */
   static partitionFor(groupId: string, numPartitions: number): number {
-    return kafkaAbs(javaStringHashCode(groupId)) % numPartitions;
+    return coordinatorPartitionFor(groupId, numPartitions);
   }
 
   partitionFor(groupId: string): number {
@@ -298,25 +259,9 @@ export class OffsetsLog {
    * at the live brokers (offsets.topic.replication.factor defaults to 3; this is a one-broker cluster).
    * Concurrent calls share one creation and all return once its partitions are open.
    */
-  static async ensureTopic(controller: Controller, numPartitions: number, replicationFactor: number,
+  static ensureTopic(controller: Controller, numPartitions: number, replicationFactor: number,
     segmentBytes = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Promise<Outcome> {
-    const inFlight = creating.get(controller);
-    if (inFlight) return inFlight;
-    if (controller.topic(OFFSETS_TOPIC)) return { errorCode: ErrorCode.NONE, errorMessage: null };
-    const created = (async (): Promise<Outcome> => {
-      const rf = Math.max(1, Math.min(replicationFactor, controller.brokers().length));
-      const res = await controller.createTopic({
-        name: OFFSETS_TOPIC, numPartitions, replicationFactor: rf, assignments: [], configs: offsetsTopicConfigs(segmentBytes),
-      }, false);
-      if (res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return { errorCode: ErrorCode.NONE, errorMessage: null };
-      return { errorCode: res.errorCode, errorMessage: res.errorMessage };
-    })();
-    creating.set(controller, created);
-    try {
-      return await created;
-    } finally {
-      creating.delete(controller);
-    }
+    return controller.ensureInternalTopic(OFFSETS_TOPIC, numPartitions, replicationFactor, offsetsTopicConfigs(segmentBytes));
   }
 
   // ------------------------------------------------------------------------------------------- writes
@@ -363,28 +308,12 @@ export class OffsetsLog {
     const index = this.partitionFor(groupId);
     const partition = this.replicas.partition(OFFSETS_TOPIC, index);
     if (!partition) return mapError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const nowMs = Date.now();
-    let appended;
-    try {
-      const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
-      const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
-      appended = this.replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
-    } catch (e) {
-      this.log?.error({ err: e, groupId, partition: index }, 'writing to __consumer_offsets failed');
-      return mapError(e instanceof StorageError ? e.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR);
+    const result = await appendInternalRecords(this.replicas, partition, records, producer);
+    if (result.errorCode !== ErrorCode.NONE) {
+      this.log?.warn({ groupId, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
+        'writing to __consumer_offsets failed');
     }
-    if (appended.errorCode !== ErrorCode.NONE) {
-      this.log?.warn({ groupId, partition: index, errorCode: appended.errorCode, reason: appended.errorMessage },
-        'appending to __consumer_offsets failed');
-      return mapError(appended.errorCode);
-    }
-    try {
-      await appended.done;
-    } catch (e) {
-      this.log?.error({ err: e, groupId, partition: index }, 'writing to __consumer_offsets failed');
-      return mapError(e instanceof StorageError ? e.errorCode : ErrorCode.KAFKA_STORAGE_ERROR);
-    }
-    return ErrorCode.NONE;
+    return mapError(result.errorCode);
   }
 
   // ------------------------------------------------------------------------------------------- loading
@@ -407,35 +336,9 @@ export class OffsetsLog {
 
   /** Throws StorageError when the log cannot be read. */
   private async replay(p: Partition, state: LoadState): Promise<void> {
-    const log = p.log;
-    let next = log.logStartOffset;
-    while (next < log.highWatermark) {
-      const read = await log.readBytes(next, LOAD_BUFFER_BYTES);
-      if (read.outOfRange) {
-        // DeleteRecords moved the log start past us meanwhile: go on from there.
-        if (next < read.logStartOffset) {
-          next = read.logStartOffset;
-          continue;
-        }
-        break;
-      }
-      const buf = read.records;
-      let pos = 0;
-      while (pos + LOG_OVERHEAD <= buf.length) {
-        const header = readBatchHeader(buf, pos);
-        if (header.status !== 'ok' || pos + header.batch.size > buf.length) break;
-        const b = header.batch;
-        const end = b.baseOffset + b.lastOffsetDelta + 1;
-        if (end > next) {
-          await this.replayBatch(buf.subarray(pos, pos + b.size), b, state, p.index);
-          next = end;
-        }
-        pos += b.size;
-      }
-      if (pos === 0) {
-        this.log?.error({ partition: p.index, offset: next }, 'unreadable batch in __consumer_offsets; stopped loading the partition there');
-        break;
-      }
+    const end = await replayBatches(p.log, (bytes, b) => this.replayBatch(bytes, b, state, p.index));
+    if (end < p.log.highWatermark) {
+      this.log?.error({ partition: p.index, offset: end }, 'unreadable batch in __consumer_offsets; stopped loading the partition there');
     }
   }
 

@@ -15,13 +15,26 @@ export interface InternalAppendResult {
   errorMessage: string | null;
 }
 
-/** Everything up to the log's append runs synchronously: calls land in the log in call order. */
-export async function appendInternalRecords(replicas: ReplicaManager, partition: Partition, records: BuildRecord[]): Promise<InternalAppendResult> {
+/** The producer of a transactional batch (TxnOffsetCommit's offsets). */
+export interface TxnProducer {
+  producerId: number;
+  producerEpoch: number;
+}
+
+/**
+ * Everything up to the log's append runs synchronously: calls land in the log in call order.
+ * With `producer`, the batch is that producer's transactional batch; the coordinator's batches carry
+ * no sequence of their own (base sequence 0, as Kafka's coordinators write them), so they are
+ * appended with origin 'coordinator' and only the epoch is checked.
+ */
+export async function appendInternalRecords(replicas: ReplicaManager, partition: Partition, records: BuildRecord[],
+  producer?: TxnProducer): Promise<InternalAppendResult> {
   const nowMs = Date.now();
   let appended;
   try {
-    const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs });
-    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs });
+    const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
+    const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
+    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
   } catch (e) {
     return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
   }
@@ -36,4 +49,35 @@ export async function appendInternalRecords(replicas: ReplicaManager, partition:
 
 function failed(e: unknown, otherwise: number): InternalAppendResult {
   return { errorCode: e instanceof StorageError ? e.errorCode : otherwise, errorMessage: e instanceof Error ? e.message : String(e) };
+}
+
+// How an append error reaches a coordinator's client. The coordinators map the errors they share the same way:
+
+/** The unavailable-partition errors: the client should find the coordinator again, or retry. */
+export function commonCoordinatorError(code: number): number | null {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    default:
+      return null;
+  }
+}
+
+export const isTooLarge = (code: number): boolean =>
+  code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE || code === ErrorCode.INVALID_FETCH_SIZE;
+
+/**
+ * Kafka 4's mapping for a coordinator write (CoordinatorOperationExceptionHelper), which is also the
+ * transaction coordinator's (TransactionStateManager.appendTransactionToLog): a timeout makes the
+ * coordinator unavailable, a write too large is the server's error.
+ */
+export function coordinatorAppendError(code: number): number {
+  if (code === ErrorCode.NONE) return code;
+  if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
 }

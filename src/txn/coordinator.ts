@@ -284,12 +284,15 @@ export class TransactionCoordinator {
   }
 
   /**
-   * The Produce path's verification (ReplicaManager's TransactionVerifier), with the coordinator's
-   * answers turned into Produce errors as Kafka's AddPartitionsToTxnManager turns them: the client
-   * retries NOT_ENOUGH_REPLICAS, so errors that only mean "not now" become that.
+   * The verification before a producer's first transactional write to a partition (Produce, and
+   * TxnOffsetCommit for the group's __consumer_offsets partition), with the coordinator's answers
+   * turned into the writer's errors as Kafka's AddPartitionsToTxnManager turns them: a partition not
+   * in the transaction is TRANSACTION_ABORTABLE where the request version has it, else
+   * INVALID_TXN_STATE; clients retry NOT_ENOUGH_REPLICAS, so errors that only mean "not now" become that.
    */
-  verifyProduce(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number, produceVersion: number): number {
-    const missing = produceVersion >= 11 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
+  verifyTransactionalWrite(transactionalId: string, producerId: number, producerEpoch: number, topic: string, partition: number,
+    transactionAbortable: boolean): number {
+    const missing = transactionAbortable ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
     const answer = this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], missing);
     const errorCode = typeof answer === 'number' ? answer : answer[0];
     switch (errorCode) {

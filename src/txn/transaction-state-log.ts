@@ -5,10 +5,10 @@
 // - Each write is one uncompressed batch holding one record (key: the id; value: its state, or null
 //   to remove the id), appended through the ReplicaManager; the append is synchronous, so writes land
 //   in call order and "last value wins" on load means "the coordinator's last write wins".
-// - Append errors become coordinator errors as Kafka's appendTransactionToLog maps them:
-//   UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE;
-//   NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; MESSAGE_TOO_LARGE,
-//   RECORD_LIST_TOO_LARGE -> UNKNOWN_SERVER_ERROR; anything else as is.
+// - Append errors become coordinator errors as Kafka's appendTransactionToLog maps them
+//   (coordinatorAppendError): UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+//   REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR ->
+//   NOT_COORDINATOR; MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> UNKNOWN_SERVER_ERROR; anything else as is.
 // - Loading replays every partition from its log start to its high watermark; records of a type this
 //   broker does not know are skipped, as Kafka's loader skips them.
 import type { Logger } from 'pino';
@@ -16,8 +16,8 @@ import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../protocol/errors';
-import { decodeRecordsSync } from '../records/records';
-import { appendInternalRecords } from '../server/internal-append';
+import { decodeRecords } from '../records/records';
+import { appendInternalRecords, coordinatorAppendError } from '../server/internal-append';
 import type { ReplicaManager } from '../server/replica-manager';
 import { replayBatches } from '../storage/replay';
 import { decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, type TransactionLogValue } from './transaction-log-records';
@@ -48,26 +48,6 @@ export interface TransactionStore {
   loadAll(): Promise<LoadedTransaction[]>;
 }
 
-function appendError(code: number): number {
-  switch (code) {
-    case ErrorCode.NONE:
-      return code;
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-    default:
-      return code;
-  }
-}
-
 export class TransactionStateLog implements TransactionStore {
   constructor(
     private readonly replicas: ReplicaManager,
@@ -93,23 +73,30 @@ export class TransactionStateLog implements TransactionStore {
   async write(transactionalId: string, value: TransactionLogValue | null): Promise<number> {
     const index = this.partitionFor(transactionalId);
     const partition = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
-    if (!partition) return appendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (!partition) return coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value) };
     const result = await appendInternalRecords(this.replicas, partition, [record]);
     if (result.errorCode !== ErrorCode.NONE) {
       this.log?.warn({ transactionalId, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
         'writing to __transaction_state failed');
     }
-    return appendError(result.errorCode);
+    return coordinatorAppendError(result.errorCode);
   }
 
   async loadAll(): Promise<LoadedTransaction[]> {
     const latest = new Map<string, TransactionLogValue | null>();
     const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === TRANSACTION_STATE_TOPIC);
     for (const p of partitions) {
-      const end = await replayBatches(p.log, (bytes, batch) => {
+      const end = await replayBatches(p.log, async (bytes, batch) => {
         if (batch.isControl) return;
-        for (const record of decodeRecordsSync(bytes)) {
+        let records;
+        try {
+          records = await decodeRecords(bytes);
+        } catch (err) {
+          this.log?.warn({ err, partition: p.index, baseOffset: batch.baseOffset }, 'skipping an undecodable batch of __transaction_state');
+          return;
+        }
+        for (const record of records) {
           if (record.key === null) continue;
           try {
             const id = decodeTransactionLogKey(record.key);

@@ -8,10 +8,10 @@ import { MetadataStore } from '../../src/cluster/metadata-store';
 import { BrokerConfig } from '../../src/config/broker-config';
 import { createLogger } from '../../src/log';
 import { ReplicaManager } from '../../src/server/replica-manager';
+import { javaStringHashCode } from '../../src/cluster/coordinator-partition';
 import {
   deletionAppendError,
   groupMetadataAppendError,
-  javaStringHashCode,
   offsetCommitAppendError,
   OffsetsLog,
   OFFSETS_TOPIC,

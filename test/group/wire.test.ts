@@ -19,13 +19,44 @@ import type { DescribeGroupsResponse } from '../../src/protocol/generated/Descri
 import type { DeleteGroupsResponse } from '../../src/protocol/generated/DeleteGroupsResponse';
 import type { OffsetDeleteResponse } from '../../src/protocol/generated/OffsetDeleteResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
 import { ErrorCode } from '../../src/protocol/errors';
-import { OffsetsLog } from '../../src/group/offsets-log';
+import { OffsetsLog, OFFSETS_TOPIC } from '../../src/group/offsets-log';
+import type { Broker } from '../../src/broker';
+import { buildEndTxnMarker } from '../../src/records/records';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 import { subscription } from './fakes';
 
 const PARTITIONS = 5;
+
+/** TxnOffsetCommit of one partition of topic wt, as a simple group's producer sends it (generation -1). */
+function txnCommit(c: RawClient, version: number, groupId: string, producerId: number, offset: bigint, extra: object = {}) {
+  return c.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, version, {
+    transactionalId: `tx-${producerId}`, groupId, producerId: BigInt(producerId), producerEpoch: 0,
+    generationId: -1, memberId: '', groupInstanceId: null, ...extra,
+    topics: [{ name: 'wt', partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: 'txn' }] }],
+  });
+}
+
+/** [offset, errorCode] of wt-1 in the group, with require_stable (OffsetFetch v7). */
+async function fetchStable(c: RawClient, groupId: string): Promise<[number, number]> {
+  const res = await c.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 7, { groupId, topics: [{ name: 'wt', partitionIndexes: [1] }], requireStable: true, groups: [] });
+  expect(res.errorCode).to.equal(0);
+  const p = res.topics[0].partitions[0];
+  return [Number(p.committedOffset), p.errorCode];
+}
+
+/**
+ * What the transaction coordinator does when a transaction ends: the marker into the group's
+ * __consumer_offsets partition (straight into the log here: Part A's appendTxnMarker is not on this
+ * branch), then onTransactionCompleted.
+ */
+async function endTransaction(broker: Broker, groupId: string, producerId: number, commit: boolean): Promise<void> {
+  const index = broker.groups.partitionFor(groupId);
+  await broker.replicas.partition(OFFSETS_TOPIC, index)!.log.append(buildEndTxnMarker({ commit, producerId, producerEpoch: 0, coordinatorEpoch: 0 })).done;
+  broker.groups.onTransactionCompleted(producerId, index, commit);
+}
 
 describe('group APIs on the wire', function () {
   this.timeout(20000);
@@ -34,6 +65,8 @@ describe('group APIs on the wire', function () {
       'group.initial.rebalance.delay.ms': '0',
       'offsets.topic.num.partitions': String(PARTITIONS),
       'group.min.session.timeout.ms': '1000',
+      // The TxnOffsetCommit tests play the transaction coordinator (they write the markers themselves).
+      'transaction.partition.verification.enable': 'false',
     },
   });
   let c1: RawClient;
@@ -61,8 +94,8 @@ describe('group APIs on the wire', function () {
   it('advertises the group APIs with their version ranges', async () => {
     const res = await c1.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
     const range = (k: number) => res.apiKeys.find((a) => a.apiKey === k);
-    expect([8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([
-      [8, 0, 9], [9, 0, 9], [10, 0, 6], [11, 0, 9], [12, 0, 4], [13, 0, 5], [14, 0, 5], [15, 0, 5], [16, 0, 5], [42, 0, 2], [47, 0, 0],
+    expect([8, 9, 10, 11, 12, 13, 14, 15, 16, 28, 42, 47].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([
+      [8, 0, 9], [9, 0, 9], [10, 0, 6], [11, 0, 9], [12, 0, 4], [13, 0, 5], [14, 0, 5], [15, 0, 5], [16, 0, 5], [28, 0, 4], [42, 0, 2], [47, 0, 0],
     ]);
   });
 
@@ -214,6 +247,47 @@ describe('group APIs on the wire', function () {
       ['s0', 0, [[1]]], ['s2', 0, [[21]]], ['unknown', 0, [[-1]]],
     ]);
   });
+  it('TxnOffsetCommit v0-4: offsets show once the transaction commits, UNSTABLE_OFFSET_COMMIT with require_stable until then', async () => {
+    const { broker: b } = broker.current();
+    const partitionOf = (groupId: string) => b.replicas.partition(OFFSETS_TOPIC, b.groups.partitionFor(groupId))!;
+    const endBefore = partitionOf('tx3').log.logEndOffset;
+    for (let v = 0; v <= 4; v++) {
+      const res = await txnCommit(c1, v, `tx${v}`, 2000 + v, BigInt(v * 10 + 5));
+      expect(res.topics).to.deep.equal([{ name: 'wt', partitions: [{ partitionIndex: 1, errorCode: 0 }] }]);
+    }
+    // tx3's batch: the producer's, transactional, sequence 0.
+    const read = await partitionOf('tx3').log.readBytes(endBefore, 1 << 20);
+    if (read.outOfRange) throw new Error('out of range');
+    expect([read.records.readBigInt64BE(43), read.records.readInt32BE(53), (read.records.readInt16BE(21) >> 4) & 1]).to.deep.equal([2003n, 0, 1]);
+
+    const unknown = await c1.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, 3, {
+      transactionalId: 'tx', groupId: 'tx3', producerId: 2003n, producerEpoch: 0, generationId: -1, memberId: '', groupInstanceId: null,
+      topics: [{ name: 'wt', partitions: [{ partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] },
+        { name: 'no-such-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    expect(unknown.topics.map((t) => t.partitions.map((p) => p.errorCode))).to.deep.equal([[ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    const stale = await txnCommit(c1, 3, 'no-such-group', 2010, 1n, { generationId: 4, memberId: 'm' });
+    expect(stale.topics[0].partitions[0].errorCode).to.equal(ErrorCode.ILLEGAL_GENERATION);
+
+    expect(await fetchStable(c1, 'tx3')).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    const plain = await c1.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 6, { groupId: 'tx3', topics: [{ name: 'wt', partitionIndexes: [1] }], groups: [] });
+    expect(plain.topics[0].partitions[0]).to.deep.include({ committedOffset: -1n, errorCode: 0 });
+    // v8+: the group's own error stays NONE, the partition carries UNSTABLE_OFFSET_COMMIT.
+    const batched = await c1.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 8, { groups: [{ groupId: 'tx4', topics: null }, { groupId: 'tx2', topics: [{ name: 'wt', partitionIndexes: [1] }] }], requireStable: true });
+    expect(batched.groups.map((g) => [g.groupId, g.errorCode, g.topics.map((t) => t.partitions.map((p) => p.errorCode))])).to.deep.equal([
+      ['tx4', 0, []], ['tx2', 0, [[ErrorCode.UNSTABLE_OFFSET_COMMIT]]],
+    ]);
+
+    await endTransaction(b, 'tx3', 2003, true);
+    await endTransaction(b, 'tx2', 2002, false);
+    expect(await fetchStable(c1, 'tx3')).to.deep.equal([35, 0]);
+    expect(await fetchStable(c1, 'tx2')).to.deep.equal([-1, 0]);
+    expect(await fetchStable(c1, 'tx4')).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    // The same producer's next transaction, same epoch and sequence 0 again: written, not taken for a retry.
+    expect((await txnCommit(c1, 4, 'tx3', 2003, 36n)).topics[0].partitions[0].errorCode).to.equal(0);
+    await endTransaction(b, 'tx3', 2003, true);
+    expect(await fetchStable(c1, 'tx3')).to.deep.equal([36, 0]);
+  });
 });
 
 describe('a Stable group across a broker restart', function () {
@@ -229,7 +303,9 @@ describe('a Stable group across a broker restart', function () {
   });
 
   const start = async (): Promise<{ running: RunningBroker; c: RawClient }> => {
-    const r = await startBroker({ dataDir, logLevel: 'silent', config: { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '3' } });
+    const r = await startBroker({ dataDir, logLevel: 'silent', config: {
+      'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '3', 'transaction.partition.verification.enable': 'false',
+    } });
     const c = await RawClient.connect(r.port);
     for (let i = 0; (await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 1, { key: 'kept', keyType: 0 })).errorCode !== 0; i++) {
       if (i > 100) throw new Error('coordinator never became available');
@@ -269,6 +345,27 @@ describe('a Stable group across a broker restart', function () {
     const removed = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 1, { groupsNames: ['kept'] });
     expect(removed.results[0].errorCode).to.equal(0);
     expect(running.broker.groups.scheduledTimers).to.deep.equal(['offsets-retention']);
+    c.close();
+  });
+
+  it('keeps transactional offsets pending across a restart; the marker completes them, and the next load reads it', async () => {
+    await running?.close(); // the previous test's broker, on the same data dir
+    let c: RawClient;
+    ({ running, c } = await start());
+    await running.broker.controller.createTopic({ name: 'wt', numPartitions: 3, replicationFactor: 1, assignments: [], configs: {} }, false);
+    expect((await txnCommit(c, 3, 'txg', 3000, 77n)).topics[0].partitions[0].errorCode).to.equal(0);
+    c.close();
+    await running.close();
+
+    ({ running, c } = await start());
+    expect(await fetchStable(c, 'txg')).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    await endTransaction(running.broker, 'txg', 3000, true);
+    expect(await fetchStable(c, 'txg')).to.deep.equal([77, 0]);
+    c.close();
+    await running.close();
+
+    ({ running, c } = await start());
+    expect(await fetchStable(c, 'txg')).to.deep.equal([77, 0]);
     c.close();
   });
 });

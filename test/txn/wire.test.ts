@@ -11,6 +11,9 @@ import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import type { InitProducerIdResponse } from '../../src/protocol/generated/InitProducerIdResponse';
 import type { ListTransactionsResponse } from '../../src/protocol/generated/ListTransactionsResponse';
+import type { AddOffsetsToTxnResponse } from '../../src/protocol/generated/AddOffsetsToTxnResponse';
+import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
+import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../src/protocol/errors';
 import { buildBatchSync } from '../../src/records/records';
@@ -22,13 +25,18 @@ const READ_COMMITTED = 1;
 describe('transactions (wire)', function () {
   this.timeout(20000);
   const broker = withBroker({
-    config: { 'transaction.state.log.num.partitions': '4', 'transaction.abort.timed.out.transaction.cleanup.interval.ms': '100' },
+    config: {
+      'transaction.state.log.num.partitions': '4', 'offsets.topic.num.partitions': '3',
+      'transaction.abort.timed.out.transaction.cleanup.interval.ms': '100',
+    },
   });
   let raw: RawClient;
   const sequences = new Map<string, number>();
 
   before(async () => {
     raw = await RawClient.connect(broker.current().port);
+    // The group coordinator loads __consumer_offsets while the listener starts.
+    for (let i = 0; i < 200 && !broker.current().broker.groups.isActive(); i++) await new Promise((r) => setTimeout(r, 10));
     for (const name of ['wt', 'wt2']) {
       await broker.current().broker.controller.createTopic({ name, numPartitions: 2, replicationFactor: 1, assignments: [], configs: {} }, false);
     }
@@ -153,6 +161,35 @@ describe('transactions (wire)', function () {
     expect((await initProducerId('w3', { version: 3, producerId: pid + 1n, producerEpoch: 1 })).errorCode).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
     expect((await initProducerId('w3', { version: 4, producerId: pid + 1n, producerEpoch: 1 })).errorCode).to.equal(ErrorCode.PRODUCER_FENCED);
     expect((await initProducerId('w3', { timeoutMs: 900_001 })).errorCode).to.equal(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+  });
+
+  it('takes offsets only from a transaction that has the group (AddOffsetsToTxn); commit makes them visible', async () => {
+    const { producerId: pid } = await initProducerId('w5');
+    const commitOffset = (version: number) => raw.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, version, {
+      transactionalId: 'w5', groupId: 'w5-group', producerId: pid, producerEpoch: 0, generationId: -1, memberId: '', groupInstanceId: null,
+      topics: [{ name: 'wt', partitions: [{ partitionIndex: 1, committedOffset: 42n, committedLeaderEpoch: -1, committedMetadata: 'm' }] }],
+    }).then((res) => res.topics[0].partitions[0].errorCode);
+    const committed = async () => {
+      const res = await raw.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 7, {
+        groupId: 'w5-group', topics: [{ name: 'wt', partitionIndexes: [1] }], requireStable: true, groups: [],
+      });
+      const p = res.topics[0].partitions[0];
+      return [Number(p.committedOffset), p.errorCode];
+    };
+
+    expect(await commitOffset(4), 'the group is not in the transaction').to.equal(ErrorCode.TRANSACTION_ABORTABLE);
+    expect(await commitOffset(3)).to.equal(ErrorCode.INVALID_TXN_STATE);
+    const added = await raw.request<AddOffsetsToTxnResponse>(ApiKey.AddOffsetsToTxn, 3, {
+      transactionalId: 'w5', producerId: pid, producerEpoch: 0, groupId: 'w5-group',
+    });
+    expect(added.errorCode).to.equal(ErrorCode.NONE);
+    expect((await describe('w5')).topics).to.deep.equal([
+      { topic: '__consumer_offsets', partitions: [broker.current().broker.groups.partitionFor('w5-group')] },
+    ]);
+    expect(await commitOffset(4)).to.equal(ErrorCode.NONE);
+    expect(await committed()).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    expect(await endTxn('w5', pid, 0, true)).to.equal(ErrorCode.NONE);
+    expect(await committed()).to.deep.equal([42, ErrorCode.NONE]);
   });
 
   it('aborts a transaction past its timeout: its records are listed as aborted and its producer is fenced', async () => {

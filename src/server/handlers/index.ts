@@ -29,6 +29,7 @@ import { offsetCommit } from './offset-commit';
 import { offsetDelete } from './offset-delete';
 import { offsetFetch } from './offset-fetch';
 import { syncGroup } from './sync-group';
+import { txnOffsetCommit } from './txn-offset-commit';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addOffsetsToTxn } from './add-offsets-to-txn';
 import { addPartitionsToTxn } from './add-partitions-to-txn';
@@ -67,6 +68,7 @@ export const handlers: HandlerFactory[] = [
   describeGroups,
   deleteGroups,
   offsetDelete,
+  txnOffsetCommit,
   // transactions
   addPartitionsToTxn,
   addOffsetsToTxn,

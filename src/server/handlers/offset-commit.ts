@@ -12,9 +12,9 @@
 // - A commit keeps a classic member's session alive.
 import { ApiKey } from '../../protocol/generated';
 import type { OffsetCommitRequest } from '../../protocol/generated/OffsetCommitRequest';
-import type { OffsetCommitResponse, OffsetCommitResponseTopic } from '../../protocol/generated/OffsetCommitResponse';
-import { ErrorCode } from '../../protocol/errors';
+import type { OffsetCommitResponse } from '../../protocol/generated/OffsetCommitResponse';
 import type { CommitRequest } from '../../group/coordinator';
+import { commitKnownPartitions } from '../commit-partitions';
 import type { HandlerFactory } from '../router';
 
 export const offsetCommit: HandlerFactory = (broker) => ({
@@ -24,39 +24,19 @@ export const offsetCommit: HandlerFactory = (broker) => ({
   maxVersion: 9,
   async handle(req: OffsetCommitRequest, ctx): Promise<OffsetCommitResponse> {
     const v = ctx.apiVersion;
-    const topics: OffsetCommitResponseTopic[] = req.topics.map((t) => ({
-      name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })),
-    }));
-    const commit: CommitRequest = {
+    const commit: Omit<CommitRequest, 'partitions'> = {
       groupId: req.groupId,
       generationId: v >= 1 ? req.generationIdOrMemberEpoch ?? -1 : -1,
       memberId: v >= 1 ? req.memberId ?? '' : '',
       groupInstanceId: v >= 7 ? req.groupInstanceId ?? null : null,
       apiVersion: v,
       retentionTimeMs: v >= 2 && v <= 4 ? Number(req.retentionTimeMs ?? -1n) : -1,
-      partitions: [],
     };
-    // Where each partition sent to the coordinator goes back in the answer.
-    const slots: { topic: number; partition: number }[] = [];
-    req.topics.forEach((t, ti) => {
-      const meta = broker.controller.topic(t.name);
-      t.partitions.forEach((p, pi) => {
-        if (!meta || p.partitionIndex < 0 || p.partitionIndex >= meta.partitions.length) {
-          topics[ti].partitions[pi].errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-          return;
-        }
-        slots.push({ topic: ti, partition: pi });
-        commit.partitions.push({
-          topic: t.name, partition: p.partitionIndex, offset: Number(p.committedOffset),
-          leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
-          commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
-        });
-      });
-    });
-    if (commit.partitions.length > 0) {
-      const errors = await broker.groups.commitOffsets(commit);
-      errors.forEach((errorCode, i) => { topics[slots[i].topic].partitions[slots[i].partition].errorCode = errorCode; });
-    }
+    const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
+      topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
+      leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
+      commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
+    }), (partitions) => broker.groups.commitOffsets({ ...commit, partitions }));
     return { throttleTimeMs: 0, topics };
   },
 });

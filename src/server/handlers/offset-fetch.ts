@@ -3,8 +3,10 @@
 //   "" where nothing is committed, or the group does not exist. Null topics (v2+) mean every
 //   committed partition of the group.
 // - v8+ ask for several groups at once, each answered with its own error.
-// - require_stable (v7+) would answer UNSTABLE_OFFSET_COMMIT for partitions with pending
-//   transactional commits; there are none until transactions land.
+// - require_stable (v7+): a partition with a transactional offset (TxnOffsetCommit) whose
+//   transaction has not ended is answered UNSTABLE_OFFSET_COMMIT with offset -1, on the partition
+//   in every version (v8+ too: the group's own error stays NONE, as in Kafka 4). Without it, such a
+//   partition shows its last committed offset; pending transactional offsets are never shown.
 // - Group errors (COORDINATOR_LOAD_IN_PROGRESS...): at the top (v2-7) or per group (v8+); v0-1 have
 //   no such field and carry the error on each partition.
 import { ApiKey } from '../../protocol/generated';

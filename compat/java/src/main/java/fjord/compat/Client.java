@@ -199,7 +199,12 @@ public final class Client {
 
   /** Runs f until it succeeds or 10 s pass (metadata propagation). */
   static void retry(Callable<Void> f) throws Exception {
-    long deadline = System.currentTimeMillis() + 10_000;
+    retry(f, 10_000);
+  }
+
+  /** Runs f until it succeeds or timeoutMs pass. */
+  static void retry(Callable<Void> f, long timeoutMs) throws Exception {
+    long deadline = System.currentTimeMillis() + timeoutMs;
     while (true) {
       try {
         f.call();
@@ -237,6 +242,8 @@ public final class Client {
         case "group-static" -> Group.both(client, Group::staticMembership);
         case "txn-consume-transform-produce" -> System.out.println(new Txn(client).consumeTransformProduce());
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
+        case "compaction" -> new Cleanup(client).compaction();
+        case "retention" -> new Cleanup(client).retention();
         default -> {
           System.err.println("unknown scenario " + args[1]);
           code = 2;
