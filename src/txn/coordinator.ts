@@ -263,6 +263,7 @@ export class TransactionCoordinator {
     const meta = found;
     const refusal = this.checkProducer(meta, producerId, producerEpoch);
     if (refusal !== ErrorCode.NONE) return refusal;
+    if (meta!.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     if (meta!.state === TransactionState.Ongoing && partitions.every((tp) => meta!.partitions.has(topicPartitionKey(tp)))) {
       return ErrorCode.NONE;
     }
@@ -308,11 +309,14 @@ export class TransactionCoordinator {
     }
   }
 
-  /** The checks AddPartitionsToTxn and its verification share, in Kafka's order. */
+  /**
+   * The checks AddPartitionsToTxn and its verification share. A pending write (another
+   * AddPartitionsToTxn of the same transaction, which clients send while they produce) refuses only
+   * AddPartitionsToTxn: the verification reads the partitions already written, as Kafka's does.
+   */
   private checkProducer(meta: TransactionMetadata | undefined, producerId: number, producerEpoch: number): number {
     if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     if (meta.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (meta.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     if (meta.state === TransactionState.PrepareCommit || meta.state === TransactionState.PrepareAbort) return ErrorCode.CONCURRENT_TRANSACTIONS;
     return ErrorCode.NONE;
   }

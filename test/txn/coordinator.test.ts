@@ -176,6 +176,20 @@ describe('txn/coordinator', () => {
     expect(await c.addPartitions('t', producerId, 0, [T1])).to.equal(ErrorCode.NONE);
   });
 
+  it('verifies partitions against what is written, also while another AddPartitionsToTxn is being written', async () => {
+    const c = await start();
+    const { producerId } = await c.initProducerId('t', 60_000, null);
+    await c.addPartitions('t', producerId, 0, [T0]);
+    store.hold = true;
+    const adding = c.addPartitions('t', producerId, 0, [T1]);
+    expect(c.verifyPartitions('t', producerId, 0, [T0, T1], ErrorCode.INVALID_TXN_STATE)).to.deep.equal([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE]);
+    expect(c.verifyTransactionalWrite('t', producerId, 0, T0.topic, T0.partition, true)).to.equal(ErrorCode.NONE);
+    expect(c.verifyTransactionalWrite('t', producerId, 1, T0.topic, T0.partition, true)).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
+    store.release();
+    expect(await adding).to.equal(ErrorCode.NONE);
+    expect(c.verifyPartitions('t', producerId, 0, [T0, T1], ErrorCode.INVALID_TXN_STATE)).to.deep.equal([ErrorCode.NONE, ErrorCode.NONE]);
+  });
+
   it('fences a zombie: InitProducerId during its transaction aborts it with a new epoch, then hands out the next one', async () => {
     const c = await start();
     const { producerId } = await c.initProducerId('t', 60_000, null);
