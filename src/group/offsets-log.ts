@@ -38,7 +38,7 @@ import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../protocol/errors';
 import type { BatchInfo } from '../records/batch';
-import { ControlRecordType, decodeRecords, parseControlRecordType, type BuildRecord } from '../records/records';
+import { decodeRecords, readEndTxnMarker, type BuildRecord } from '../records/records';
 import {
   appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge, type TxnProducer,
 } from '../server/internal-append';
@@ -345,16 +345,14 @@ export class OffsetsLog {
   private async replayBatch(bytes: Buffer, b: BatchInfo, state: LoadState, partition: number): Promise<void> {
     let records;
     try {
+      if (b.isControl) {
+        const marker = readEndTxnMarker(bytes);
+        if (marker) state.endTransaction(b.producerId, marker.commit);
+        return;
+      }
       records = await decodeRecords(bytes);
     } catch (e) {
       this.log?.warn({ err: e, partition, baseOffset: b.baseOffset }, 'skipping an undecodable batch of __consumer_offsets');
-      return;
-    }
-    if (b.isControl) {
-      const type = records.length > 0 ? parseControlRecordType(records[0].key) : -1;
-      if (type === ControlRecordType.COMMIT || type === ControlRecordType.ABORT) {
-        state.endTransaction(b.producerId, type === ControlRecordType.COMMIT);
-      }
       return;
     }
     for (const record of records) {

@@ -910,15 +910,22 @@ export class PartitionLog {
         `Cannot increment the log start offset to ${offset} of partition ${this.topic}-${this.partition} since it is larger than the high watermark ${this.hw}`,
       );
     }
-    if (offset > this.startOffset) {
-      this.startOffset = offset;
-      this.epochs.truncateFromStart(offset);
-      const renames: Array<Promise<void>> = [];
-      while (this.segments.length > 1 && this.segments[1].baseOffset <= offset) renames.push(this.retire(this.segments.shift()!));
-      await Promise.all(renames);
-      await this.persistLogStartOffset?.();
-    }
+    await this.advanceLogStartOffset(offset);
     return this.startOffset;
+  }
+
+  /**
+   * Moves the log start offset up to `offset` (never back), retires the segments wholly below it
+   * and resolves once the new start is durable: what DeleteRecords and retention both do.
+   */
+  private async advanceLogStartOffset(offset: number): Promise<void> {
+    if (offset <= this.startOffset) return;
+    this.startOffset = offset;
+    this.epochs.truncateFromStart(offset);
+    const renames: Array<Promise<void>> = [];
+    while (this.segments.length > 1 && this.segments[1].baseOffset <= offset) renames.push(this.retire(this.segments.shift()!));
+    await Promise.all(renames);
+    await this.persistLogStartOffset?.();
   }
 
   /**
@@ -956,12 +963,9 @@ export class PartitionLog {
     }
     if (doomed.length === 0) return 0;
     if (doomed.length === this.segments.length) await this.roll(this.activeSegment.nextOffset);
-    this.segments.splice(0, doomed.length);
-    await Promise.all(doomed.map((s) => this.retire(s)));
     const previousStart = this.startOffset;
-    this.startOffset = Math.max(this.startOffset, this.segments[0].baseOffset);
-    this.epochs.truncateFromStart(this.startOffset);
-    await this.persistLogStartOffset?.();
+    // The log start is inside the first segment, so the segment after the doomed ones starts past it.
+    await this.advanceLogStartOffset(this.segments[doomed.length].baseOffset);
     this.logger.info(
       { dir: this.dir, segments: doomed.map((s) => s.baseOffset), bytes: doomed.reduce((n, s) => n + s.size, 0), retentionMs, retentionBytes, logStartOffset: this.startOffset, previousLogStartOffset: previousStart },
       'deleted segments past retention',
