@@ -20,7 +20,7 @@
 # KAFKA_HEAP_OPTS overrides the heap (default -Xmx768m, the machine is shared).
 set -euo pipefail
 
-KAFKA_VERSION=4.1.1
+KAFKA_VERSION=4.4.0
 SCALA_VERSION=2.13
 SLF4J_VERSION=1.7.36 # the slf4j-api line Kafka depends on; slf4j-simple prints its log to stderr
 CACHE="$HOME/.m2/fjord/apache-kafka-$KAFKA_VERSION" # the poms and classpaths; the jars are in ~/.m2/repository
@@ -69,7 +69,9 @@ java_cmd() { # java_cmd MAIN ARGS...: the JVM command line for one of Kafka's ma
     -cp "$(cat "$CACHE/broker/classpath")" "$@"
 }
 
-# configure PORT ADVERTISED_PORT DIR: writes DIR/server.properties and formats DIR on first use.
+# configure PORT ADVERTISED_PORT DIR: writes DIR/server.properties and formats DIR on first use. The last three
+# settings are the ones compat/run.js gives Fjord's broker (no initial rebalance delay, retention checked every
+# 500 ms, cleaner back-off 200 ms), so that the group and cleanup scenarios run alike on both.
 configure() {
   local port=$1 advertised=$2 dir=$3
   mkdir -p "$dir"
@@ -92,6 +94,8 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+log.retention.check.interval.ms=500
+log.cleaner.backoff.ms=200
 EOF
     mv "$dir/server.properties.tmp" "$dir/server.properties"
   fi
