@@ -22,7 +22,8 @@
 // - zstd: node:zlib when it has zstd (Node >= 22.15 / 23.8), otherwise @mongodb-js/zstd, pinned to ~1.2.2:
 //   the last line that ships prebuilt napi binaries in npm packages (2.x and later download binaries from
 //   GitHub at install or build from source, which `npm ci` here cannot do). It is async only, so on Node 20
-//   zstd has no sync variant (`hasSyncCodec(ZSTD)` tells).
+//   zstd has no sync compression (`hasSyncCodec(ZSTD)` tells); decompressSync runs it on a worker thread
+//   while the caller blocks on an Atomics flag (the Produce path validates batches synchronously).
 // Each native codec is loaded on first use; a platform without its binary gets a CompressionError from
 // that codec alone, not a broker that fails to start.
 //
@@ -54,6 +55,7 @@
 //   zstd         163-221         315-441              -              -            7.04
 
 import * as zlib from 'node:zlib';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
 export const Codec = {
   NONE: 0,
@@ -143,10 +145,75 @@ interface ZlibZstd {
 const builtinZstd: ZlibZstd | null =
   typeof (zlib as unknown as Partial<ZlibZstd>).zstdCompressSync === 'function' ? (zlib as unknown as ZlibZstd) : null;
 
-/** Whether compressSync/decompressSync work for this codec here (zstd needs Node >= 22.15). */
+/** Whether compressSync works for this codec here (zstd needs Node >= 22.15); decompressSync works for all five. */
 export function hasSyncCodec(codec: number): boolean {
   if (codec === Codec.ZSTD) return builtinZstd !== null;
   return codec >= 0 && codec <= 3;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// zstd decompression without node:zlib zstd: @mongodb-js/zstd on a worker, the caller blocked until it answers
+// ---------------------------------------------------------------------------------------------------------
+
+/** Runs in the worker: decompress each request, post the answer, then wake the blocked caller. */
+const ZSTD_WORKER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const zstd = require(workerData.pkg);
+const { port, flag } = workerData;
+port.on('message', ({ data, maxOutputBytes }) => {
+  zstd.decompress(Buffer.from(data.buffer, data.byteOffset, data.byteLength)).then(
+    (out) => maxOutputBytes !== undefined && out.length > maxOutputBytes
+      ? { error: 'zstd: output of ' + out.length + ' bytes exceeds the limit of ' + maxOutputBytes }
+      : { out },
+    (e) => ({ error: e instanceof Error ? e.message : String(e) }),
+  ).then((reply) => {
+    port.postMessage(reply);
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+  });
+});`;
+
+/** A worker that does not answer within this long is taken for dead and replaced. */
+const ZSTD_WORKER_TIMEOUT_MS = 10_000;
+
+interface ZstdWorker {
+  worker: Worker;
+  port: MessagePort;
+  /** 0 while a request is out, 1 once its answer has been posted. */
+  flag: Int32Array;
+}
+let zstdWorker: ZstdWorker | undefined;
+
+function startZstdWorker(): ZstdWorker {
+  let pkg: string;
+  try {
+    pkg = require.resolve('@mongodb-js/zstd');
+  } catch (e) {
+    throw new CompressionError(Codec.ZSTD, 'zstd codec unavailable: @mongodb-js/zstd failed to load on this platform', { cause: e });
+  }
+  const { port1, port2 } = new MessageChannel();
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(ZSTD_WORKER_SOURCE, { eval: true, workerData: { pkg, port: port2, flag }, transferList: [port2] });
+  worker.unref();
+  worker.on('error', () => { if (zstdWorker?.worker === worker) zstdWorker = undefined; });
+  return { worker, port: port1, flag };
+}
+
+function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer {
+  const w = (zstdWorker ??= startZstdWorker());
+  Atomics.store(w.flag, 0, 0);
+  // A view would carry its whole backing buffer (often a request's frame) across: send a copy of the bytes.
+  const bytes = new Uint8Array(data);
+  w.port.postMessage({ data: bytes, maxOutputBytes: opts?.maxOutputBytes }, [bytes.buffer]);
+  if (Atomics.wait(w.flag, 0, 0, ZSTD_WORKER_TIMEOUT_MS) === 'timed-out') {
+    zstdWorker = undefined;
+    void w.worker.terminate();
+    throw new CompressionError(Codec.ZSTD, `zstd: the decompression worker did not answer within ${ZSTD_WORKER_TIMEOUT_MS} ms`);
+  }
+  const reply = receiveMessageOnPort(w.port)?.message as { out?: Uint8Array; error?: string } | undefined;
+  // The library's messages already start with "zstd: ".
+  if (!reply?.out) throw new CompressionError(Codec.ZSTD, reply?.error ?? 'zstd: no answer from the decompression worker');
+  return Buffer.from(reply.out.buffer, reply.out.byteOffset, reply.out.byteLength);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -340,8 +407,7 @@ export function decompressSync(codec: number, data: Buffer, opts?: DecompressOpt
       case Codec.LZ4:
         return checkLimit(codec, lz4Lib().decompressFrameSync(data), opts);
       case Codec.ZSTD:
-        if (builtinZstd === null) throw new CompressionError(codec, 'zstd: no synchronous codec on this Node version; use decompress()');
-        return builtinZstd.zstdDecompressSync(data, zlibLimit(opts));
+        return builtinZstd === null ? zstdDecompressBlocking(data, opts) : builtinZstd.zstdDecompressSync(data, zlibLimit(opts));
       default:
         throw unknownCodec(codec);
     }
