@@ -61,6 +61,8 @@ export class Controller {
   private readonly creatingInternal = new Map<string, Promise<Outcome>>();
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
+  /** Called once a topic of that name has been deleted (its logs gone): the coordinators' internal topics. */
+  private readonly deletionListeners = new Map<string, () => void>();
 
   constructor(
     private readonly store: MetadataStore,
@@ -207,8 +209,18 @@ export class Controller {
       this.store.deleteTopic(name);
       await this.store.persist();
       await this.storage.topicDeleted(topic);
+      this.deletionListeners.get(name)?.();
       return { ...OK, topic };
     });
+  }
+
+  /**
+   * Calls `listener` each time the topic `name` has been deleted. Kafka lets DeleteTopics delete
+   * __consumer_offsets and __transaction_state; their coordinators resign and start over with a new,
+   * empty topic rather than stay down.
+   */
+  onTopicDeleted(name: string, listener: () => void): void {
+    this.deletionListeners.set(name, listener);
   }
 
   createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
