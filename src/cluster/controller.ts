@@ -236,10 +236,11 @@ export class Controller {
       return fail(ErrorCode.POLICY_VIOLATION, `Cannot add partitions to the internal topic ${name}: its keys would move to other partitions.`);
     }
     const current = topic.partitions.length;
+    // KRaft's texts (ReplicationControlManager.createPartitions).
+    if (count === current) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
     if (count < current) {
-      return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${count}.`);
+      return fail(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${current} partition(s); ${count} would not be an increase.`);
     }
-    if (count === current) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partitions.`);
     const added = count - current;
     let replicas: number[][];
     if (assignments) {

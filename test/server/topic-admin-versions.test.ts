@@ -62,6 +62,9 @@ describe('topic administration at every version: null, empty and contradictory f
       });
       expect(await each({ name: `cp-${v}`, count: 2, assignments: [{ brokerIds: [] }] })).to.include({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT });
       expect(await each({ name: 'no-such', count: 2, assignments: null })).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+      expect(await each({ name: `cp-${v}`, count: 0, assignments: null })).to.include({
+        errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: `The topic cp-${v} currently has 1 partition(s); 0 would not be an increase.`,
+      });
       expect(await each({ name: `cp-${v}`, count: 2, assignments: null })).to.include({ errorCode: ErrorCode.NONE, errorMessage: null });
     }
     expect(c.ended).to.equal(false);
