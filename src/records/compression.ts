@@ -82,9 +82,9 @@ export class CompressionError extends Error {
 
 export interface DecompressOptions {
   /**
-   * Refuse to produce more than this many bytes. gzip and snappy check before allocating (zlib's
-   * maxOutputLength, snappy's length preamble); lz4 and zstd check the result (their libraries decode in one
-   * call), so they bound what is kept, not the peak.
+   * Refuse to produce more than this many bytes. gzip, snappy and zstd check before allocating (zlib's
+   * maxOutputLength, snappy's length preamble, zstd's block headers); lz4 checks the result (its library
+   * decodes in one call), so it bounds what is kept, not the peak (at most 255x its input).
    */
   maxOutputBytes?: number;
 }
@@ -199,7 +199,54 @@ function startZstdWorker(): ZstdWorker {
   return { worker, port: port1, flag };
 }
 
+/** zstd frame magic (little-endian), and the range of skippable frames' magics. */
+const ZSTD_MAGIC = 0xfd2fb528;
+const ZSTD_SKIPPABLE_MASK = 0xfffffff0;
+const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
+/** The most one compressed block can decompress to (Block_Maximum_Size). */
+const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
+
+/**
+ * The most `data` can decompress to, from its frame and block headers alone (RFC 8878): raw and RLE
+ * blocks say their size, a compressed block yields at most 128 KB. @mongodb-js/zstd has no output
+ * limit and a few KB of RLE blocks claim gigabytes, so this is checked before it runs.
+ */
+export function zstdOutputBound(data: Buffer): number {
+  const malformed = () => new CompressionError(Codec.ZSTD, 'zstd: malformed frame');
+  let pos = 0;
+  let bound = 0;
+  while (pos < data.length) {
+    if (pos + 4 > data.length) throw malformed();
+    const magic = data.readUInt32LE(pos);
+    if ((magic & ZSTD_SKIPPABLE_MASK) >>> 0 === ZSTD_SKIPPABLE_MAGIC) {
+      if (pos + 8 > data.length) throw malformed();
+      pos += 8 + data.readUInt32LE(pos + 4);
+      continue;
+    }
+    if (magic !== ZSTD_MAGIC || pos + 5 > data.length) throw malformed();
+    const descriptor = data[pos + 4];
+    const singleSegment = (descriptor & 0x20) !== 0;
+    const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6];
+    const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 3];
+    pos += 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
+    for (let last = false; !last;) {
+      if (pos + 3 > data.length) throw malformed();
+      const header = data.readUIntLE(pos, 3);
+      last = (header & 1) === 1;
+      const type = (header >> 1) & 3;
+      const size = header >>> 3;
+      if (type === 3) throw malformed();
+      bound += type === 2 ? ZSTD_MAX_BLOCK_BYTES : size;
+      pos += 3 + (type === 1 ? 1 : size);
+    }
+    if (descriptor & 0x04) pos += 4; // content checksum
+  }
+  if (pos > data.length) throw malformed();
+  return bound;
+}
+
 function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer {
+  checkZstdBound(data, opts);
   const w = (zstdWorker ??= startZstdWorker());
   Atomics.store(w.flag, 0, 0);
   // A view would carry its whole backing buffer (often a request's frame) across: send a copy of the bytes.
@@ -214,6 +261,14 @@ function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer 
   // The library's messages already start with "zstd: ".
   if (!reply?.out) throw new CompressionError(Codec.ZSTD, reply?.error ?? 'zstd: no answer from the decompression worker');
   return Buffer.from(reply.out.buffer, reply.out.byteOffset, reply.out.byteLength);
+}
+
+function checkZstdBound(data: Buffer, opts?: DecompressOptions): void {
+  if (opts?.maxOutputBytes === undefined) return;
+  const bound = zstdOutputBound(data);
+  if (bound > opts.maxOutputBytes) {
+    throw new CompressionError(Codec.ZSTD, `zstd: its blocks may decompress to ${bound} bytes, over the limit of ${opts.maxOutputBytes}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -465,6 +520,7 @@ export async function decompress(codec: number, data: Buffer, opts?: DecompressO
         return checkLimit(codec, await lz4Lib().decompressFrame(data), opts);
       case Codec.ZSTD:
         if (builtinZstd !== null) return await promisifyZlib(builtinZstd.zstdDecompress.bind(builtinZstd), data, inflateChunk(data, opts));
+        checkZstdBound(data, opts);
         return checkLimit(codec, await zstdLib().decompress(data), opts);
       default:
         throw unknownCodec(codec);

@@ -9,6 +9,7 @@ import {
   decompressSync,
   hasSyncCodec,
   XERIAL_MAGIC,
+  zstdOutputBound,
 } from '../../src/records/compression';
 
 /** Deterministic, compressible text of `n` bytes. */
@@ -50,7 +51,7 @@ describe('records/compression', () => {
         for (const input of inputs) expect(decompressSync(codec, await compress(codec, input)).equals(input)).to.equal(true);
         expect(() => decompressSync(codec, payload(10))).to.throw(CompressionError, /^zstd: /);
         const big = await compress(codec, payload(65536));
-        expect(() => decompressSync(codec, big, { maxOutputBytes: 1000 })).to.throw(CompressionError, /exceeds the limit of 1000/);
+        expect(() => decompressSync(codec, big, { maxOutputBytes: 1000 })).to.throw(CompressionError, /over the limit of 1000/);
         // The worker survives its errors: the next call still works.
         expect(decompressSync(codec, big).equals(payload(65536))).to.equal(true);
       });
@@ -70,6 +71,38 @@ describe('records/compression', () => {
     expect([0, 1, 2, 3].map(hasSyncCodec)).to.deep.equal([true, true, true, true]);
     expect(hasSyncCodec(Codec.ZSTD)).to.equal(typeof (zlib as unknown as Record<string, unknown>).zstdCompressSync === 'function');
     expect(hasSyncCodec(5)).to.equal(false);
+  });
+
+  describe('zstd output bound (checked before the library runs: it has no limit of its own)', () => {
+    /** A zstd frame of `blocks` RLE blocks of 128 KB each: a few bytes that claim blocks x 128 KB. */
+    function rleFrame(blocks: number): Buffer {
+      const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58])]; // magic, descriptor (no size), window 8 MB
+      for (let i = 0; i < blocks; i++) {
+        const header = ((128 * 1024) << 3) | (1 << 1) | (i === blocks - 1 ? 1 : 0);
+        parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff, 0x61]));
+      }
+      return Buffer.concat(parts);
+    }
+
+    it('is at least what real frames decompress to, one frame or several', async () => {
+      for (const input of inputs) {
+        const c = await compress(Codec.ZSTD, input);
+        expect(zstdOutputBound(c), `${input.length} bytes`).to.be.at.least(input.length);
+        expect(zstdOutputBound(Buffer.concat([c, c]))).to.equal(2 * zstdOutputBound(c));
+      }
+      const rle = rleFrame(3);
+      expect(zstdOutputBound(rle)).to.equal(3 * 128 * 1024);
+      expect((await decompress(Codec.ZSTD, rle)).equals(Buffer.alloc(3 * 128 * 1024, 0x61))).to.equal(true);
+    });
+
+    it('refuses, before decompressing, a frame whose blocks claim more than the limit', async () => {
+      const bomb = rleFrame(20); // 84 bytes claiming 2.5 MB
+      expect(() => decompressSync(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 })).to.throw(CompressionError, /may decompress to 2621440 bytes|exceeds the limit/);
+      const e = await decompress(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 }).then(() => null, (err: Error) => err);
+      expect(e?.message).to.match(/may decompress to 2621440 bytes|exceeds the limit/);
+      expect(() => zstdOutputBound(bomb.subarray(0, 40))).to.throw(CompressionError, /malformed/);
+      expect(() => zstdOutputBound(Buffer.from('not zstd'))).to.throw(CompressionError, /malformed/);
+    });
   });
 
   describe('snappy framing', () => {
