@@ -82,9 +82,9 @@ export class CompressionError extends Error {
 
 export interface DecompressOptions {
   /**
-   * Refuse to produce more than this many bytes. gzip, snappy and zstd check before allocating (zlib's
-   * maxOutputLength, snappy's length preamble, zstd's block headers); lz4 checks the result (its library
-   * decodes in one call), so it bounds what is kept, not the peak (at most 255x its input).
+   * Refuse to produce more than this many bytes, checked before anything is allocated: zlib's
+   * maxOutputLength (gzip), the length preamble (snappy), the frame and block headers (lz4, zstd: these
+   * give an upper bound, so data whose headers allow more than the limit is refused even if it would fit).
    */
   maxOutputBytes?: number;
 }
@@ -152,6 +152,111 @@ export function hasSyncCodec(codec: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Output bounds from frame headers: lz4-napi and @mongodb-js/zstd decode in one call with no output limit
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * The position after the skippable frame (magic 0x184D2A50-5F, a 4-byte size, data) at `pos`, which
+ * zstd and LZ4 share, or -1 when there is none.
+ */
+function afterSkippableFrame(data: Buffer, pos: number): number {
+  if ((data.readUInt32LE(pos) & 0xfffffff0) >>> 0 !== 0x184d2a50) return -1;
+  return pos + 8 > data.length ? data.length + 1 : pos + 8 + data.readUInt32LE(pos + 4);
+}
+
+/** zstd frame magic (little-endian). */
+const ZSTD_MAGIC = 0xfd2fb528;
+/** The most one compressed block can decompress to (Block_Maximum_Size). */
+const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
+
+/**
+ * The most `data` can decompress to, from its frame and block headers alone (RFC 8878): raw and RLE
+ * blocks say their size, a compressed block yields at most 128 KB. @mongodb-js/zstd has no output
+ * limit and a few KB of RLE blocks claim gigabytes, so this is checked before it runs.
+ */
+export function zstdOutputBound(data: Buffer): number {
+  const malformed = () => new CompressionError(Codec.ZSTD, 'zstd: malformed frame');
+  let pos = 0;
+  let bound = 0;
+  while (pos < data.length) {
+    if (pos + 4 > data.length) throw malformed();
+    const skipped = afterSkippableFrame(data, pos);
+    if (skipped >= 0) {
+      pos = skipped;
+      continue;
+    }
+    if (data.readUInt32LE(pos) !== ZSTD_MAGIC || pos + 5 > data.length) throw malformed();
+    const descriptor = data[pos + 4];
+    const singleSegment = (descriptor & 0x20) !== 0;
+    const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6];
+    const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 3];
+    pos += 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
+    for (let last = false; !last;) {
+      if (pos + 3 > data.length) throw malformed();
+      const header = data.readUIntLE(pos, 3);
+      last = (header & 1) === 1;
+      const type = (header >> 1) & 3;
+      const size = header >>> 3;
+      if (type === 3) throw malformed();
+      bound += type === 2 ? ZSTD_MAX_BLOCK_BYTES : size;
+      pos += 3 + (type === 1 ? 1 : size);
+    }
+    if (descriptor & 0x04) pos += 4; // content checksum
+  }
+  if (pos > data.length) throw malformed();
+  return bound;
+}
+
+const LZ4_MAGIC = 0x184d2204;
+/** Block maximum sizes by the BD byte's bits 6-4 (4: 64 KB .. 7: 4 MB). */
+const LZ4_BLOCK_MAX_BYTES = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
+
+/**
+ * The most LZ4 frames can decompress to, from their headers alone: an uncompressed block says its
+ * size, a compressed one yields at most 255 bytes a byte and the frame's block maximum. lz4-napi
+ * decodes in one call with no limit.
+ */
+export function lz4OutputBound(data: Buffer): number {
+  const malformed = () => new CompressionError(Codec.LZ4, 'lz4: malformed frame');
+  let pos = 0;
+  let bound = 0;
+  while (pos < data.length) {
+    if (pos + 4 > data.length) throw malformed();
+    const skipped = afterSkippableFrame(data, pos);
+    if (skipped >= 0) {
+      pos = skipped;
+      continue;
+    }
+    if (data.readUInt32LE(pos) !== LZ4_MAGIC || pos + 7 > data.length) throw malformed();
+    const flags = data[pos + 4];
+    const blockMax = LZ4_BLOCK_MAX_BYTES[(data[pos + 5] >> 4) & 7];
+    if (blockMax === 0) throw malformed();
+    pos += 4 + 2 + (flags & 0x08 ? 8 : 0) + (flags & 0x01 ? 4 : 0) + 1;
+    for (;;) {
+      if (pos + 4 > data.length) throw malformed();
+      const word = data.readUInt32LE(pos);
+      pos += 4;
+      if (word === 0) break; // end mark
+      const size = word & 0x7fffffff;
+      // A compressed byte yields at most 255 (a match length byte), and a block at most its maximum.
+      bound += word & 0x80000000 ? size : Math.min(blockMax, 255 * size);
+      pos += size + (flags & 0x10 ? 4 : 0);
+    }
+    if (flags & 0x04) pos += 4; // content checksum
+  }
+  if (pos > data.length) throw malformed();
+  return bound;
+}
+
+function checkBound(codec: number, bound: (data: Buffer) => number, data: Buffer, opts?: DecompressOptions): void {
+  if (opts?.maxOutputBytes === undefined) return;
+  const most = bound(data);
+  if (most > opts.maxOutputBytes) {
+    throw new CompressionError(codec, `${CODEC_NAMES[codec]}: its blocks may decompress to ${most} bytes, over the limit of ${opts.maxOutputBytes}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // zstd decompression without node:zlib zstd: @mongodb-js/zstd on a worker, the caller blocked until it answers
 // ---------------------------------------------------------------------------------------------------------
 
@@ -199,54 +304,8 @@ function startZstdWorker(): ZstdWorker {
   return { worker, port: port1, flag };
 }
 
-/** zstd frame magic (little-endian), and the range of skippable frames' magics. */
-const ZSTD_MAGIC = 0xfd2fb528;
-const ZSTD_SKIPPABLE_MASK = 0xfffffff0;
-const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
-/** The most one compressed block can decompress to (Block_Maximum_Size). */
-const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
-
-/**
- * The most `data` can decompress to, from its frame and block headers alone (RFC 8878): raw and RLE
- * blocks say their size, a compressed block yields at most 128 KB. @mongodb-js/zstd has no output
- * limit and a few KB of RLE blocks claim gigabytes, so this is checked before it runs.
- */
-export function zstdOutputBound(data: Buffer): number {
-  const malformed = () => new CompressionError(Codec.ZSTD, 'zstd: malformed frame');
-  let pos = 0;
-  let bound = 0;
-  while (pos < data.length) {
-    if (pos + 4 > data.length) throw malformed();
-    const magic = data.readUInt32LE(pos);
-    if ((magic & ZSTD_SKIPPABLE_MASK) >>> 0 === ZSTD_SKIPPABLE_MAGIC) {
-      if (pos + 8 > data.length) throw malformed();
-      pos += 8 + data.readUInt32LE(pos + 4);
-      continue;
-    }
-    if (magic !== ZSTD_MAGIC || pos + 5 > data.length) throw malformed();
-    const descriptor = data[pos + 4];
-    const singleSegment = (descriptor & 0x20) !== 0;
-    const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6];
-    const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 3];
-    pos += 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
-    for (let last = false; !last;) {
-      if (pos + 3 > data.length) throw malformed();
-      const header = data.readUIntLE(pos, 3);
-      last = (header & 1) === 1;
-      const type = (header >> 1) & 3;
-      const size = header >>> 3;
-      if (type === 3) throw malformed();
-      bound += type === 2 ? ZSTD_MAX_BLOCK_BYTES : size;
-      pos += 3 + (type === 1 ? 1 : size);
-    }
-    if (descriptor & 0x04) pos += 4; // content checksum
-  }
-  if (pos > data.length) throw malformed();
-  return bound;
-}
-
 function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer {
-  checkZstdBound(data, opts);
+  checkBound(Codec.ZSTD, zstdOutputBound, data, opts);
   const w = (zstdWorker ??= startZstdWorker());
   Atomics.store(w.flag, 0, 0);
   // A view would carry its whole backing buffer (often a request's frame) across: send a copy of the bytes.
@@ -261,14 +320,6 @@ function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer 
   // The library's messages already start with "zstd: ".
   if (!reply?.out) throw new CompressionError(Codec.ZSTD, reply?.error ?? 'zstd: no answer from the decompression worker');
   return Buffer.from(reply.out.buffer, reply.out.byteOffset, reply.out.byteLength);
-}
-
-function checkZstdBound(data: Buffer, opts?: DecompressOptions): void {
-  if (opts?.maxOutputBytes === undefined) return;
-  const bound = zstdOutputBound(data);
-  if (bound > opts.maxOutputBytes) {
-    throw new CompressionError(Codec.ZSTD, `zstd: its blocks may decompress to ${bound} bytes, over the limit of ${opts.maxOutputBytes}`);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -460,6 +511,7 @@ export function decompressSync(codec: number, data: Buffer, opts?: DecompressOpt
       case Codec.SNAPPY:
         return snappyDecompressSync(data, opts);
       case Codec.LZ4:
+        checkBound(codec, lz4OutputBound, data, opts);
         return checkLimit(codec, lz4Lib().decompressFrameSync(data), opts);
       case Codec.ZSTD:
         return builtinZstd === null ? zstdDecompressBlocking(data, opts) : builtinZstd.zstdDecompressSync(data, zlibLimit(opts));
@@ -517,10 +569,11 @@ export async function decompress(codec: number, data: Buffer, opts?: DecompressO
       case Codec.SNAPPY:
         return await snappyDecompress(data, opts);
       case Codec.LZ4:
+        checkBound(codec, lz4OutputBound, data, opts);
         return checkLimit(codec, await lz4Lib().decompressFrame(data), opts);
       case Codec.ZSTD:
         if (builtinZstd !== null) return await promisifyZlib(builtinZstd.zstdDecompress.bind(builtinZstd), data, inflateChunk(data, opts));
-        checkZstdBound(data, opts);
+        checkBound(codec, zstdOutputBound, data, opts);
         return checkLimit(codec, await zstdLib().decompress(data), opts);
       default:
         throw unknownCodec(codec);

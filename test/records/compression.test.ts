@@ -8,6 +8,7 @@ import {
   decompress,
   decompressSync,
   hasSyncCodec,
+  lz4OutputBound,
   XERIAL_MAGIC,
   zstdOutputBound,
 } from '../../src/records/compression';
@@ -105,6 +106,42 @@ describe('records/compression', () => {
     });
   });
 
+  describe('lz4 output bound (lz4-napi has no limit of its own)', () => {
+    /** An LZ4 frame (64 KB blocks, no checksums) of `blocks` compressed blocks that each repeat one byte 64 KB times. */
+    function repeatFrame(blocks: number): Buffer {
+      // One LZ4 sequence: 1 literal 'a', then a match at offset 1 for the rest of the block; the last 5 bytes are literals.
+      const matchLength = 64 * 1024 - 1 - 5 - 4;
+      const extra: number[] = [];
+      for (let left = matchLength - 15; left >= 0; left -= 255) extra.push(Math.min(left, 255));
+      if ((matchLength - 15) % 255 === 0) extra.push(0);
+      const block = Buffer.from([0x1f, 0x61, 0x01, 0x00, ...extra, 0x50, 0x61, 0x61, 0x61, 0x61, 0x61]);
+      const parts = [Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82])];
+      for (let i = 0; i < blocks; i++) {
+        const size = Buffer.alloc(4);
+        size.writeUInt32LE(block.length);
+        parts.push(size, block);
+      }
+      parts.push(Buffer.alloc(4));
+      return Buffer.concat(parts);
+    }
+
+    it('is at least what real frames decompress to, and counts each compressed block as a full one', async () => {
+      for (const input of inputs) {
+        const c = await compress(Codec.LZ4, input);
+        expect(lz4OutputBound(c), `${input.length} bytes`).to.be.at.least(input.length);
+      }
+      const frame = repeatFrame(3);
+      expect(lz4OutputBound(frame)).to.equal(3 * 64 * 1024);
+      expect(decompressSync(Codec.LZ4, frame).equals(Buffer.alloc(3 * 64 * 1024, 0x61))).to.equal(true);
+    });
+
+    it('refuses, before decompressing, frames whose blocks claim more than the limit', () => {
+      const bomb = repeatFrame(20);
+      expect(() => decompressSync(Codec.LZ4, bomb, { maxOutputBytes: 1 << 20 })).to.throw(CompressionError, /may decompress to 1310720 bytes, over the limit/);
+      expect(() => lz4OutputBound(bomb.subarray(0, 30))).to.throw(CompressionError, /malformed/);
+    });
+  });
+
   describe('snappy framing', () => {
     it('writes xerial framing as the Java client does: header, then [int32 length][block] per 32 KB', async () => {
       const input = payload(100000);
@@ -194,7 +231,10 @@ describe('records/compression', () => {
       const c = await compress(codec, zeros);
       const e = await rejects(decompress(codec, c, { maxOutputBytes: 1000 }));
       expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
-      expect((await decompress(codec, c, { maxOutputBytes: zeros.length })).length).to.equal(zeros.length);
+      // lz4 and zstd are held to what their block headers allow, an upper bound of the output.
+      const atLimit = codec === Codec.LZ4 ? lz4OutputBound(c) : codec === Codec.ZSTD ? zstdOutputBound(c) : zeros.length;
+      expect(atLimit).to.be.within(zeros.length, zeros.length * 1.01);
+      expect((await decompress(codec, c, { maxOutputBytes: atLimit })).length).to.equal(zeros.length);
     }
     expect(() => decompressSync(Codec.GZIP, zlib.gzipSync(zeros), { maxOutputBytes: 10 })).to.throw(CompressionError);
     expect(() => decompressSync(Codec.SNAPPY, compressSync(Codec.SNAPPY, zeros), { maxOutputBytes: 10 })).to.throw(CompressionError, /exceeds/);
