@@ -156,12 +156,28 @@ export function hasSyncCodec(codec: number): boolean {
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * The position after the skippable frame (magic 0x184D2A50-5F, a 4-byte size, data) at `pos`, which
- * zstd and LZ4 share, or -1 when there is none.
+ * Adds up the output bounds of the frames in `data`: `frame` reads the frame at `pos`, whose magic
+ * is `magic`, and returns the position after it and the most it decompresses to. Skippable frames
+ * (magic 0x184D2A50-5F, a 4-byte size, data), which zstd and LZ4 share, yield nothing. Throws a
+ * CompressionError when the frames do not parse (the codec would refuse them too).
  */
-function afterSkippableFrame(data: Buffer, pos: number): number {
-  if ((data.readUInt32LE(pos) & 0xfffffff0) >>> 0 !== 0x184d2a50) return -1;
-  return pos + 8 > data.length ? data.length + 1 : pos + 8 + data.readUInt32LE(pos + 4);
+function framesBound(codec: number, magic: number, data: Buffer, frame: (pos: number) => [end: number, bound: number]): number {
+  let pos = 0;
+  let bound = 0;
+  while (pos + 8 <= data.length) {
+    const frameMagic = data.readUInt32LE(pos);
+    if ((frameMagic & 0xfffffff0) >>> 0 === 0x184d2a50) {
+      pos += 8 + data.readUInt32LE(pos + 4);
+    } else if (frameMagic === magic) {
+      const [end, frameBound] = frame(pos + 4);
+      pos = end;
+      bound += frameBound;
+    } else {
+      break;
+    }
+  }
+  if (pos !== data.length) throw new CompressionError(codec, `${CODEC_NAMES[codec]}: malformed frame`);
+  return bound;
 }
 
 /** zstd frame magic (little-endian). */
@@ -175,36 +191,24 @@ const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
  * limit and a few KB of RLE blocks claim gigabytes, so this is checked before it runs.
  */
 export function zstdOutputBound(data: Buffer): number {
-  const malformed = () => new CompressionError(Codec.ZSTD, 'zstd: malformed frame');
-  let pos = 0;
-  let bound = 0;
-  while (pos < data.length) {
-    if (pos + 4 > data.length) throw malformed();
-    const skipped = afterSkippableFrame(data, pos);
-    if (skipped >= 0) {
-      pos = skipped;
-      continue;
-    }
-    if (data.readUInt32LE(pos) !== ZSTD_MAGIC || pos + 5 > data.length) throw malformed();
-    const descriptor = data[pos + 4];
+  return framesBound(Codec.ZSTD, ZSTD_MAGIC, data, (at) => {
+    const descriptor = data[at];
     const singleSegment = (descriptor & 0x20) !== 0;
     const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][descriptor >> 6];
     const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 3];
-    pos += 5 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
-    for (let last = false; !last;) {
-      if (pos + 3 > data.length) throw malformed();
+    let pos = at + 1 + (singleSegment ? 0 : 1) + dictionaryIdBytes + contentSizeBytes;
+    let bound = 0;
+    for (let last = false; !last && pos + 3 <= data.length;) {
       const header = data.readUIntLE(pos, 3);
       last = (header & 1) === 1;
       const type = (header >> 1) & 3;
       const size = header >>> 3;
-      if (type === 3) throw malformed();
+      if (type === 3) return [Infinity, 0]; // reserved block type
       bound += type === 2 ? ZSTD_MAX_BLOCK_BYTES : size;
       pos += 3 + (type === 1 ? 1 : size);
     }
-    if (descriptor & 0x04) pos += 4; // content checksum
-  }
-  if (pos > data.length) throw malformed();
-  return bound;
+    return [pos + (descriptor & 0x04 ? 4 : 0), bound]; // content checksum
+  });
 }
 
 const LZ4_MAGIC = 0x184d2204;
@@ -217,35 +221,23 @@ const LZ4_BLOCK_MAX_BYTES = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 *
  * decodes in one call with no limit.
  */
 export function lz4OutputBound(data: Buffer): number {
-  const malformed = () => new CompressionError(Codec.LZ4, 'lz4: malformed frame');
-  let pos = 0;
-  let bound = 0;
-  while (pos < data.length) {
-    if (pos + 4 > data.length) throw malformed();
-    const skipped = afterSkippableFrame(data, pos);
-    if (skipped >= 0) {
-      pos = skipped;
-      continue;
-    }
-    if (data.readUInt32LE(pos) !== LZ4_MAGIC || pos + 7 > data.length) throw malformed();
-    const flags = data[pos + 4];
-    const blockMax = LZ4_BLOCK_MAX_BYTES[(data[pos + 5] >> 4) & 7];
-    if (blockMax === 0) throw malformed();
-    pos += 4 + 2 + (flags & 0x08 ? 8 : 0) + (flags & 0x01 ? 4 : 0) + 1;
-    for (;;) {
-      if (pos + 4 > data.length) throw malformed();
+  return framesBound(Codec.LZ4, LZ4_MAGIC, data, (at) => {
+    const flags = data[at];
+    const blockMax = LZ4_BLOCK_MAX_BYTES[(data[at + 1] >> 4) & 7];
+    if (blockMax === 0) return [Infinity, 0];
+    let pos = at + 2 + (flags & 0x08 ? 8 : 0) + (flags & 0x01 ? 4 : 0) + 1;
+    let bound = 0;
+    while (pos + 4 <= data.length) {
       const word = data.readUInt32LE(pos);
       pos += 4;
-      if (word === 0) break; // end mark
+      if (word === 0) return [pos + (flags & 0x04 ? 4 : 0), bound]; // end mark, then the content checksum
       const size = word & 0x7fffffff;
       // A compressed byte yields at most 255 (a match length byte), and a block at most its maximum.
       bound += word & 0x80000000 ? size : Math.min(blockMax, 255 * size);
       pos += size + (flags & 0x10 ? 4 : 0);
     }
-    if (flags & 0x04) pos += 4; // content checksum
-  }
-  if (pos > data.length) throw malformed();
-  return bound;
+    return [Infinity, 0]; // no end mark
+  });
 }
 
 function checkBound(codec: number, bound: (data: Buffer) => number, data: Buffer, opts?: DecompressOptions): void {
