@@ -53,6 +53,8 @@
 //   snappy       220-259         365-475           229-294        280-356         3.61
 //   lz4          336-480         464-538           518-746        559-722         4.07
 //   zstd         163-221         315-441              -              -            7.04
+// decompressSync of zstd through the worker (Node 20): ~130 us a call for a 24 KB frame (load average 7), of
+// which the decoding is a small part: the two thread hops dominate.
 
 import * as zlib from 'node:zlib';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
