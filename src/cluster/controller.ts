@@ -2,13 +2,26 @@
 // Metadata's auto-creation, DeleteTopics, CreatePartitions, AlterConfigs...) call it and turn its
 // results into their own response shapes; the rules and Kafka's error codes live here.
 //
-// Every check and the in-memory change happen before the first await, so two requests racing
-// to create the same topic see each other: the second gets TOPIC_ALREADY_EXISTS.
+// Operations that change topics (create, delete, create partitions, alter configs) run one at a
+// time, in the order they arrive, as Kafka's controller applies them from its event queue: each
+// one's checks see every earlier operation complete, metadata and logs alike. So a name being
+// deleted cannot be re-created until its logs are gone (a creation waits its turn), and two
+// requests racing to create the same topic get NONE and TOPIC_ALREADY_EXISTS. Reads (topic(),
+// topics()) are never queued: a topic leaves them when its deletion starts and appears when its
+// creation is persisted.
 import { ErrorCode } from '../protocol/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { validateTopicConfigs } from '../config/topic-config';
 import type { MetadataStore, TopicRecord } from './metadata-store';
-import { validateTopicName, topicCollision } from './topic-names';
+import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
+
+/**
+ * Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one CreateTopics (or, here, one
+ * CreatePartitions) may ask for at most this many partitions in all; more once ran Kafka's
+ * controller out of memory, and numPartitions=2147483647 did the same to Fjord.
+ */
+export const MAX_PARTITIONS_PER_REQUEST = 10_000;
+const TOO_MANY_PARTITIONS = 'Excessively large number of partitions per request.';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -25,6 +38,7 @@ export interface Outcome {
 
 const OK: Outcome = { errorCode: ErrorCode.NONE, errorMessage: null };
 const fail = (errorCode: number, errorMessage: string): Outcome => ({ errorCode, errorMessage });
+const isOutcome = (x: object): x is Outcome => typeof (x as Partial<Outcome>).errorCode === 'number';
 
 export interface NewTopic {
   name: string;
@@ -45,6 +59,10 @@ export interface TopicStorage {
 export class Controller {
   /** Internal topics being created, by name. */
   private readonly creatingInternal = new Map<string, Promise<Outcome>>();
+  /** Settles when the last queued operation has finished (whether it succeeded or threw). */
+  private queueTail: Promise<unknown> = Promise.resolve();
+  /** Called once a topic of that name has been deleted (its logs gone): the coordinators' internal topics. */
+  private readonly deletionListeners = new Map<string, () => void>();
 
   constructor(
     private readonly store: MetadataStore,
@@ -73,15 +91,52 @@ export class Controller {
     return this.store.topics();
   }
 
+  /**
+   * Kafka's validateTotalNumberOfPartitions, checked before anything else of a CreateTopics
+   * request: the partitions it asks for (num.partitions for -1, the assignments when given) must
+   * not exceed MAX_PARTITIONS_PER_REQUEST, or the whole request is POLICY_VIOLATION.
+   */
+  checkPartitionsToCreate(topics: readonly Pick<NewTopic, 'numPartitions' | 'assignments'>[]): Outcome | null {
+    let total = 0;
+    for (const t of topics) {
+      if (t.assignments.length > 0) total += t.assignments.length;
+      else if (t.numPartitions === -1) total += this.config.getInt('num.partitions');
+      else if (t.numPartitions > 0) total += t.numPartitions;
+    }
+    return total > MAX_PARTITIONS_PER_REQUEST ? fail(ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS) : null;
+  }
+
+  /**
+   * The same cap for CreatePartitions, on the partitions a request adds to existing topics (Kafka
+   * caps one controller operation at 10,000 records, one per new partition).
+   */
+  checkPartitionsToAdd(grows: readonly { name: string; count: number }[]): Outcome | null {
+    let total = 0;
+    for (const g of grows) {
+      const current = this.store.topic(g.name)?.partitions.length;
+      if (current !== undefined && g.count > current) total += g.count - current;
+    }
+    return total > MAX_PARTITIONS_PER_REQUEST ? fail(ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS) : null;
+  }
+
   /** Validates and (unless validateOnly) creates a topic; the created or would-be record on success. */
-  async createTopic(t: NewTopic, validateOnly: boolean): Promise<Outcome & { topic?: TopicRecord }> {
-    const planned = this.planTopic(t);
-    if ('errorCode' in planned) return planned;
-    if (validateOnly) return { ...OK, topic: planned.topic };
-    const topic = this.store.createTopic(planned.topic.name, planned.topic.partitions.map((p) => p.replicas), t.configs);
-    await this.store.persist();
-    await this.storage.partitionsCreated(topic, 0);
-    return { ...OK, topic };
+  createTopic(t: NewTopic, validateOnly: boolean): Promise<Outcome & { topic?: TopicRecord }> {
+    return this.inTurn(async () => {
+      const planned = this.planTopic(t);
+      if ('errorCode' in planned) return planned;
+      if (validateOnly) return { ...OK, topic: planned.topic };
+      const topic = this.store.createTopic(planned.topic.name, planned.topic.partitions.map((p) => p.replicas), t.configs);
+      await this.store.persist();
+      await this.storage.partitionsCreated(topic, 0);
+      return { ...OK, topic };
+    });
+  }
+
+  /** Runs `op` once every operation queued before it has finished. */
+  private inTurn<T>(op: () => Promise<T>): Promise<T> {
+    const result = this.queueTail.then(op);
+    this.queueTail = result.catch(() => undefined);
+    return result;
   }
 
   /**
@@ -144,26 +199,48 @@ export class Controller {
     };
   }
 
-  async deleteTopic(name: string): Promise<Outcome & { topic?: TopicRecord }> {
-    if (!this.config.getBool('delete.topic.enable')) {
-      return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
-    }
-    const topic = this.store.topic(name);
-    if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-    this.store.deleteTopic(name);
-    await this.store.persist();
-    await this.storage.topicDeleted(topic);
-    return { ...OK, topic };
+  deleteTopic(name: string): Promise<Outcome & { topic?: TopicRecord }> {
+    return this.inTurn(async () => {
+      if (!this.config.getBool('delete.topic.enable')) {
+        return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
+      }
+      const topic = this.store.topic(name);
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      this.store.deleteTopic(name);
+      await this.store.persist();
+      await this.storage.topicDeleted(topic);
+      this.deletionListeners.get(name)?.();
+      return { ...OK, topic };
+    });
   }
 
-  async createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
+  /**
+   * Calls `listener` each time the topic `name` has been deleted. Kafka lets DeleteTopics delete
+   * __consumer_offsets and __transaction_state; their coordinators resign and start over with a new,
+   * empty topic rather than stay down.
+   */
+  onTopicDeleted(name: string, listener: () => void): void {
+    this.deletionListeners.set(name, listener);
+  }
+
+  createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
+    return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly));
+  }
+
+  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
     const topic = this.store.topic(name);
     if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-    const current = topic.partitions.length;
-    if (count < current) {
-      return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${count}.`);
+    // A group's (or transactional id's) partition is its key's hash modulo the partition count:
+    // more partitions would move every coordinator key away from its state.
+    if (isInternalTopic(name)) {
+      return fail(ErrorCode.POLICY_VIOLATION, `Cannot add partitions to the internal topic ${name}: its keys would move to other partitions.`);
     }
-    if (count === current) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partitions.`);
+    const current = topic.partitions.length;
+    // KRaft's texts (ReplicationControlManager.createPartitions).
+    if (count === current) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partition(s).`);
+    if (count < current) {
+      return fail(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${current} partition(s); ${count} would not be an increase.`);
+    }
     const added = count - current;
     let replicas: number[][];
     if (assignments) {
@@ -184,16 +261,26 @@ export class Controller {
     return OK;
   }
 
-  /** Replaces a topic's overrides (AlterConfigs) or applies a computed set (IncrementalAlterConfigs). */
-  async setTopicConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<Outcome> {
-    if (!this.store.topic(name)) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-    const configError = validateTopicConfigs(configs, this.config);
-    if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
-    if (validateOnly) return OK;
-    const changed = this.store.setTopicConfigs(name, configs);
-    await this.store.persist();
-    this.storage.configsChanged(changed);
-    return OK;
+  /**
+   * Replaces a topic's overrides with what `next` makes of the current ones, in the topic's turn (so
+   * IncrementalAlterConfigs edits what the previous change left): a whole new set for AlterConfigs,
+   * edited overrides for IncrementalAlterConfigs, or an error Outcome.
+   */
+  setTopicConfigs(name: string, next: (current: Readonly<Record<string, string>>) => Record<string, string> | Outcome,
+    validateOnly: boolean): Promise<Outcome> {
+    return this.inTurn(async () => {
+      const topic = this.store.topic(name);
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      const configs = next(topic.configs);
+      if (isOutcome(configs)) return configs;
+      const configError = validateTopicConfigs(configs, this.config);
+      if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
+      if (validateOnly) return OK;
+      const changed = this.store.setTopicConfigs(name, configs);
+      await this.store.persist();
+      this.storage.configsChanged(changed);
+      return OK;
+    });
   }
 
   private replicationFactorError(rf: number): Outcome | null {

@@ -188,6 +188,8 @@ export class GroupCoordinator {
   /** Set by load(): nothing is written before the groups are read back. */
   private store!: OffsetsStore;
   private numPartitions = 1;
+  /** Counts load() calls: a load that an unload() overtook while it read drops what it read. */
+  private loads = 0;
 
   constructor(
     private readonly config: GroupCoordinatorConfig,
@@ -215,10 +217,11 @@ export class GroupCoordinator {
    */
   async load(store: OffsetsStore, numPartitions: number): Promise<void> {
     if (this.isClosed()) return;
+    const load = ++this.loads;
     this.store = store;
     this.numPartitions = numPartitions;
     const loaded = await store.loadAll();
-    if (this.isClosed()) return; // closed while reading
+    if (this.isClosed() || load !== this.loads) return; // closed, or unloaded and loaded again, while reading
     for (const l of loaded) this.loadGroup(l);
     this.status = 'active';
     // The load may have read the log before those markers were written (if not, nothing is pending for them).
@@ -231,6 +234,23 @@ export class GroupCoordinator {
   close(): void {
     if (this.status === 'closed') return;
     this.status = 'closed';
+    this.resign();
+  }
+
+  /**
+   * Kafka's onResignation, for a deleted __consumer_offsets: parked requests get NOT_COORDINATOR,
+   * every group and timer goes, and requests get COORDINATOR_LOAD_IN_PROGRESS until load() is
+   * called again (with the new topic).
+   */
+  unload(): void {
+    if (this.status === 'closed') return;
+    this.status = 'loading';
+    this.loads++;
+    this.resign();
+    this.groups.clear();
+  }
+
+  private resign(): void {
     this.timers.cancelAll();
     for (const group of this.groups.values()) {
       for (const m of group.members.values()) {

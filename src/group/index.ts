@@ -30,9 +30,21 @@ export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaMa
 /**
  * Creates __consumer_offsets (offsets.topic.num.partitions, compacted) unless it exists, then
  * loads the coordinator from it. An existing topic keeps its partition count, as in Kafka. Never
- * rejects: a failure is logged and the coordinator stays unavailable.
+ * rejects: a failure is logged and the coordinator stays unavailable. If the topic is deleted
+ * (Kafka allows it), the coordinator drops its groups and starts over with a new topic.
  */
-export async function startGroupCoordinator(
+export function startGroupCoordinator(
+  coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
+): Promise<void> {
+  controller.onTopicDeleted(OFFSETS_TOPIC, () => {
+    log.warn(`${OFFSETS_TOPIC} was deleted: every group is dropped and the topic created again`);
+    coordinator.unload();
+    void loadGroupCoordinator(coordinator, config, controller, replicas, log);
+  });
+  return loadGroupCoordinator(coordinator, config, controller, replicas, log);
+}
+
+async function loadGroupCoordinator(
   coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
 ): Promise<void> {
   try {

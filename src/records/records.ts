@@ -33,7 +33,7 @@ import {
   TimestampTypeId,
   writeInt64,
 } from './batch';
-import { compress, CompressionError, compressSync, decompress, decompressSync, DecompressOptions, hasSyncCodec } from './compression';
+import { compress, compressSync, decompress, decompressSync, DecompressOptions } from './compression';
 
 export interface RecordHeader {
   key: string;
@@ -273,7 +273,7 @@ export async function decodeRecords(batchBytes: Buffer, opts?: DecompressOptions
   return collect(data, 0, data.length, b);
 }
 
-/** decodeRecords without a promise; throws CompressionError for zstd where no sync codec exists (Node 20). */
+/** decodeRecords without a promise (zstd on Node 20 blocks on a worker: see compression.ts). */
 export function decodeRecordsSync(batchBytes: Buffer, opts?: DecompressOptions): DecodedRecord[] {
   const b = batchAt(batchBytes, 0);
   if (b.compression === Compression.NONE) return collect(batchBytes, RECORDS_OFFSET, b.size, b);
@@ -394,10 +394,23 @@ function compressedSection(records: Buffer, b: BatchInfo): Buffer {
 }
 
 /**
+ * A compressed section that does not decompress, as Kafka answers it: its codec streams throw
+ * KafkaException ("Failed to decompress record stream", or from opening the stream), which the
+ * ReplicaManager answers UNKNOWN_SERVER_ERROR; a stream that ends early is an EOFException, read as
+ * INVALID_RECORD "premature EOF" (zlib says so with Z_BUF_ERROR; the other codecs do not tell).
+ */
+function undecodable(e: unknown): RecordValidationError {
+  if ((e as { cause?: { code?: string } }).cause?.code === 'Z_BUF_ERROR') {
+    return { ok: false, errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'Incorrect declared batch size, premature EOF reached', recordErrors: [] };
+  }
+  return { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: `Failed to decompress record stream: ${(e as Error).message}`, recordErrors: [] };
+}
+
+/**
  * Kafka's record-level checks (LogValidator.validateRecord and the batch iterators) on the batch `batch` of
  * `records` (a scanBatches result): record structure and count, keys on compacted topics, each record's
- * timestamp. Compressed batches are decompressed (Kafka does the same on every compressed produce).
- * Undecodable compressed data is reported as CORRUPT_MESSAGE.
+ * timestamp. Compressed batches are decompressed (Kafka does the same on every compressed produce);
+ * undecodable data is answered as undecodable() says.
  */
 export async function validateRecords(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): Promise<RecordValidation> {
   if (batch.compression === Compression.NONE) return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
@@ -405,22 +418,19 @@ export async function validateRecords(records: Buffer, batch: BatchInfo, opts: R
   try {
     data = await decompress(batch.compression, compressedSection(records, batch), { maxOutputBytes: opts.maxDecompressedBytes });
   } catch (e) {
-    return { ok: false, errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: (e as Error).message, recordErrors: [] };
+    return undecodable(e);
   }
   return validateWalk(data, 0, data.length, batch, opts);
 }
 
-/** validateRecords without a promise (throws CompressionError for zstd on Node 20: use the async one). */
+/** validateRecords without a promise, for the Produce path (zstd on Node 20 blocks on a worker: see compression.ts). */
 export function validateRecordsSync(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation {
   if (batch.compression === Compression.NONE) return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
-  if (!hasSyncCodec(batch.compression) && batch.compression === Compression.ZSTD) {
-    throw new CompressionError(batch.compression, 'zstd: no synchronous codec on this Node version; use validateRecords()');
-  }
   let data: Buffer;
   try {
     data = decompressSync(batch.compression, compressedSection(records, batch), { maxOutputBytes: opts.maxDecompressedBytes });
   } catch (e) {
-    return { ok: false, errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: (e as Error).message, recordErrors: [] };
+    return undecodable(e);
   }
   return validateWalk(data, 0, data.length, batch, opts);
 }

@@ -16,7 +16,7 @@ import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config'
 import type { TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../protocol/errors';
-import { scanBatches, assignOffsets, checkTimestamps, TimestampType } from '../records/batch';
+import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType } from '../records/batch';
 import { buildEndTxnMarker, validateRecordsSync } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
 import {
@@ -68,6 +68,12 @@ export interface Partition {
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
 }
+
+/**
+ * The most a compressed batch may decompress to while it is validated (Kafka streams it and has no
+ * bound): a 1 MB batch of ordinary data stays far below it, a decompression bomb is refused.
+ */
+const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
 
 export const failedAppend = (errorCode: number): PartitionAppend => ({
   errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
@@ -196,13 +202,18 @@ export class ReplicaManager implements TopicStorage {
     const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
       config.messageTimestampAfterMaxMs, timestampType);
     if (timestampError) return failedAppend(timestampError.errorCode);
-    // Compaction needs every record to have a key: the one feature that makes us read records.
-    if (config.compact) {
+    // Records are read only when a feature needs it: compaction needs every record to have a key, and a
+    // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
+    // would fail at its offset forever). The batch is still stored as sent, never re-compressed. As in
+    // Kafka, only record-level errors carry a message and record errors.
+    if (config.compact || batch.compression !== Compression.NONE) {
       const checked = validateRecordsSync(records, batch, {
-        nowMs: opts.nowMs, timestampType,
-        compacted: true,
+        nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES,
       });
-      if (!checked.ok) return { ...failedAppend(checked.errorCode), errorMessage: checked.errorMessage, recordErrors: checked.recordErrors };
+      if (!checked.ok) {
+        const recordLevel = checked.recordErrors.length > 0;
+        return { ...failedAppend(checked.errorCode), errorMessage: recordLevel ? checked.errorMessage : null, recordErrors: checked.recordErrors };
+      }
     }
 
     const producerBatch = producerBatchOf(batch);

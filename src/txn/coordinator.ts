@@ -102,6 +102,8 @@ export class TransactionCoordinator {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Marker and Complete writes still running, awaited by close(). */
   private readonly completions = new Set<Promise<void>>();
+  /** Counts load() calls: a load that an unload() overtook while it read drops what it read. */
+  private loads = 0;
 
   constructor(
     private readonly config: TransactionCoordinatorConfig,
@@ -123,14 +125,15 @@ export class TransactionCoordinator {
   async load(store: TransactionStore): Promise<void> {
     if (this.status !== 'inactive') return;
     this.status = 'loading';
+    const load = ++this.loads;
     let loaded;
     try {
       loaded = await store.loadAll();
     } catch (err) {
-      if (this.status === 'loading') this.status = 'inactive';
+      if (this.status === 'loading' && load === this.loads) this.status = 'inactive';
       throw err;
     }
-    if (this.status !== 'loading') return; // closed meanwhile
+    if (this.status !== 'loading' || load !== this.loads) return; // closed or unloaded meanwhile
     for (const { transactionalId, value } of loaded) {
       this.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
         producerId: value.producerId, producerEpoch: value.producerEpoch, txnTimeoutMs: value.transactionTimeoutMs,
@@ -154,6 +157,19 @@ export class TransactionCoordinator {
     const t = setInterval(run, ms);
     t.unref();
     this.timers.push(t);
+  }
+
+  /**
+   * Kafka's onResignation, for a deleted __transaction_state: every transactional id is forgotten
+   * and the timers stop; requests get NOT_COORDINATOR until load() is called again. Marker writes in
+   * flight stop retrying.
+   */
+  unload(): void {
+    if (this.status === 'closed') return;
+    this.status = 'inactive';
+    this.loads++;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    this.transactions.clear();
   }
 
   /** Stops the timers and waits for the marker writes in flight (they stop retrying). */

@@ -29,7 +29,8 @@ export function createTransactionCoordinator(config: BrokerConfig, replicas: Rep
 
 /**
  * Starts the coordinator once: creates __transaction_state unless `onlyIfExists`, then loads it.
- * Never rejects: a failure is logged and the coordinator stays unavailable (a later call tries again).
+ * Never rejects: a failure is logged and the coordinator stays unavailable (a later call tries again,
+ * as does the first after the topic is deleted).
  */
 export class TransactionCoordinatorStarter {
   private starting: Promise<void> | undefined;
@@ -40,7 +41,15 @@ export class TransactionCoordinatorStarter {
     private readonly controller: Controller,
     private readonly replicas: ReplicaManager,
     private readonly log: Logger,
-  ) {}
+  ) {
+    // Deleting __transaction_state (Kafka allows it) forgets every transactional id; the next
+    // FindCoordinator creates the topic again, as the first one did.
+    controller.onTopicDeleted(TRANSACTION_STATE_TOPIC, () => {
+      log.warn(`${TRANSACTION_STATE_TOPIC} was deleted: every transactional id is forgotten`);
+      coordinator.unload();
+      this.starting = undefined;
+    });
+  }
 
   start(onlyIfExists = false): Promise<void> {
     if (onlyIfExists && !this.controller.topic(TRANSACTION_STATE_TOPIC)) return Promise.resolve();

@@ -8,7 +8,9 @@ import {
   decompress,
   decompressSync,
   hasSyncCodec,
+  lz4OutputBound,
   XERIAL_MAGIC,
+  zstdOutputBound,
 } from '../../src/records/compression';
 
 /** Deterministic, compressible text of `n` bytes. */
@@ -45,9 +47,14 @@ describe('records/compression', () => {
     });
 
     if (codec === Codec.ZSTD && !hasSyncCodec(Codec.ZSTD)) {
-      it('ZSTD: no sync codec on this Node: the sync calls say so with a CompressionError', () => {
+      it('ZSTD: no sync compression on this Node (a CompressionError says so); decompressSync blocks on a worker', async () => {
         expect(() => compressSync(codec, payload(10))).to.throw(CompressionError, /use compress\(\)/);
-        expect(() => decompressSync(codec, payload(10))).to.throw(CompressionError, /use decompress\(\)/);
+        for (const input of inputs) expect(decompressSync(codec, await compress(codec, input)).equals(input)).to.equal(true);
+        expect(() => decompressSync(codec, payload(10))).to.throw(CompressionError, /^zstd: /);
+        const big = await compress(codec, payload(65536));
+        expect(() => decompressSync(codec, big, { maxOutputBytes: 1000 })).to.throw(CompressionError, /over the limit of 1000/);
+        // The worker survives its errors: the next call still works.
+        expect(decompressSync(codec, big).equals(payload(65536))).to.equal(true);
       });
       continue;
     }
@@ -65,6 +72,74 @@ describe('records/compression', () => {
     expect([0, 1, 2, 3].map(hasSyncCodec)).to.deep.equal([true, true, true, true]);
     expect(hasSyncCodec(Codec.ZSTD)).to.equal(typeof (zlib as unknown as Record<string, unknown>).zstdCompressSync === 'function');
     expect(hasSyncCodec(5)).to.equal(false);
+  });
+
+  describe('zstd output bound (checked before the library runs: it has no limit of its own)', () => {
+    /** A zstd frame of `blocks` RLE blocks of 128 KB each: a few bytes that claim blocks x 128 KB. */
+    function rleFrame(blocks: number): Buffer {
+      const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58])]; // magic, descriptor (no size), window 8 MB
+      for (let i = 0; i < blocks; i++) {
+        const header = ((128 * 1024) << 3) | (1 << 1) | (i === blocks - 1 ? 1 : 0);
+        parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff, 0x61]));
+      }
+      return Buffer.concat(parts);
+    }
+
+    it('is at least what real frames decompress to, one frame or several', async () => {
+      for (const input of inputs) {
+        const c = await compress(Codec.ZSTD, input);
+        expect(zstdOutputBound(c), `${input.length} bytes`).to.be.at.least(input.length);
+        expect(zstdOutputBound(Buffer.concat([c, c]))).to.equal(2 * zstdOutputBound(c));
+      }
+      const rle = rleFrame(3);
+      expect(zstdOutputBound(rle)).to.equal(3 * 128 * 1024);
+      expect((await decompress(Codec.ZSTD, rle)).equals(Buffer.alloc(3 * 128 * 1024, 0x61))).to.equal(true);
+    });
+
+    it('refuses, before decompressing, a frame whose blocks claim more than the limit', async () => {
+      const bomb = rleFrame(20); // 84 bytes claiming 2.5 MB
+      expect(() => decompressSync(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 })).to.throw(CompressionError, /may decompress to 2621440 bytes|exceeds the limit/);
+      const e = await decompress(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 }).then(() => null, (err: Error) => err);
+      expect(e?.message).to.match(/may decompress to 2621440 bytes|exceeds the limit/);
+      expect(() => zstdOutputBound(bomb.subarray(0, 40))).to.throw(CompressionError, /malformed/);
+      expect(() => zstdOutputBound(Buffer.from('not zstd'))).to.throw(CompressionError, /malformed/);
+    });
+  });
+
+  describe('lz4 output bound (lz4-napi has no limit of its own)', () => {
+    /** An LZ4 frame (64 KB blocks, no checksums) of `blocks` compressed blocks that each repeat one byte 64 KB times. */
+    function repeatFrame(blocks: number): Buffer {
+      // One LZ4 sequence: 1 literal 'a', then a match at offset 1 for the rest of the block; the last 5 bytes are literals.
+      const matchLength = 64 * 1024 - 1 - 5 - 4;
+      const extra: number[] = [];
+      for (let left = matchLength - 15; left >= 0; left -= 255) extra.push(Math.min(left, 255));
+      if ((matchLength - 15) % 255 === 0) extra.push(0);
+      const block = Buffer.from([0x1f, 0x61, 0x01, 0x00, ...extra, 0x50, 0x61, 0x61, 0x61, 0x61, 0x61]);
+      const parts = [Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82])];
+      for (let i = 0; i < blocks; i++) {
+        const size = Buffer.alloc(4);
+        size.writeUInt32LE(block.length);
+        parts.push(size, block);
+      }
+      parts.push(Buffer.alloc(4));
+      return Buffer.concat(parts);
+    }
+
+    it('is at least what real frames decompress to, and counts each compressed block as a full one', async () => {
+      for (const input of inputs) {
+        const c = await compress(Codec.LZ4, input);
+        expect(lz4OutputBound(c), `${input.length} bytes`).to.be.at.least(input.length);
+      }
+      const frame = repeatFrame(3);
+      expect(lz4OutputBound(frame)).to.equal(3 * 64 * 1024);
+      expect(decompressSync(Codec.LZ4, frame).equals(Buffer.alloc(3 * 64 * 1024, 0x61))).to.equal(true);
+    });
+
+    it('refuses, before decompressing, frames whose blocks claim more than the limit', () => {
+      const bomb = repeatFrame(20);
+      expect(() => decompressSync(Codec.LZ4, bomb, { maxOutputBytes: 1 << 20 })).to.throw(CompressionError, /may decompress to 1310720 bytes, over the limit/);
+      expect(() => lz4OutputBound(bomb.subarray(0, 30))).to.throw(CompressionError, /malformed/);
+    });
   });
 
   describe('snappy framing', () => {
@@ -156,7 +231,10 @@ describe('records/compression', () => {
       const c = await compress(codec, zeros);
       const e = await rejects(decompress(codec, c, { maxOutputBytes: 1000 }));
       expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
-      expect((await decompress(codec, c, { maxOutputBytes: zeros.length })).length).to.equal(zeros.length);
+      // lz4 and zstd are held to what their block headers allow, an upper bound of the output.
+      const atLimit = codec === Codec.LZ4 ? lz4OutputBound(c) : codec === Codec.ZSTD ? zstdOutputBound(c) : zeros.length;
+      expect(atLimit).to.be.within(zeros.length, zeros.length * 1.01);
+      expect((await decompress(codec, c, { maxOutputBytes: atLimit })).length).to.equal(zeros.length);
     }
     expect(() => decompressSync(Codec.GZIP, zlib.gzipSync(zeros), { maxOutputBytes: 10 })).to.throw(CompressionError);
     expect(() => decompressSync(Codec.SNAPPY, compressSync(Codec.SNAPPY, zeros), { maxOutputBytes: 10 })).to.throw(CompressionError, /exceeds/);

@@ -232,13 +232,23 @@ describe('records/records', () => {
       expect(v.ok && v.innerOffsetsSequential).to.equal(false);
     });
 
-    it('undecodable compressed data is CORRUPT_MESSAGE', async () => {
+    // Kafka's codec streams throw KafkaException, which its ReplicaManager answers UNKNOWN_SERVER_ERROR.
+    it('undecodable compressed data is UNKNOWN_SERVER_ERROR, with or without a promise', async () => {
       const b = await buildBatch({ records: RECORDS, compression: Codec.LZ4 });
       b[RECORDS_OFFSET + 10] ^= 0xff;
       b[RECORDS_OFFSET + 11] ^= 0xff;
       b.writeUInt32BE(computeBatchCrc(b, 0, b.length), CRC_OFFSET);
-      const v = notOk(await validateRecords(b, info(b), opts));
-      expect(v.code).to.equal(ErrorCode.CORRUPT_MESSAGE);
+      expect(notOk(await validateRecords(b, info(b), opts)).code).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+      expect(notOk(validateRecordsSync(b, info(b), opts)).code).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    });
+
+    it('a gzip stream cut short is INVALID_RECORD "premature EOF" (Kafka: an EOFException)', async () => {
+      const whole = await buildBatch({ records: RECORDS, compression: Codec.GZIP });
+      const b = Buffer.from(whole.subarray(0, whole.length - 12));
+      b.writeInt32BE(b.length - 12, 8);
+      b.writeUInt32BE(computeBatchCrc(b, 0, b.length), CRC_OFFSET);
+      const v = notOk(validateRecordsSync(b, info(b), opts));
+      expect(v).to.include({ code: ErrorCode.INVALID_RECORD, message: 'Incorrect declared batch size, premature EOF reached' });
     });
 
     it('works on a batch in the middle of a Produce buffer, after assignOffsets', async () => {

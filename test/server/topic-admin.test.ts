@@ -154,7 +154,7 @@ describe('topic administration', function () {
     });
     expect(grown.results.map((r) => r.errorCode)).to.deep.equal([ErrorCode.INVALID_REQUEST, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_REQUEST]);
     const single = await c.request<CreatePartitionsResponse>(ApiKey.CreatePartitions, 3, { topics: [{ name: 'by-id', count: 1, assignments: null }], timeoutMs: 1000, validateOnly: false });
-    expect(single.results[0]).to.include({ errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: 'Topic already has 1 partitions.' });
+    expect(single.results[0]).to.include({ errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: 'Topic already has 1 partition(s).' });
     const id = created.topics[0].topicId!;
     const del = await c.request<DeleteTopicsResponse>(ApiKey.DeleteTopics, 6, { topics: [{ name: null, topicId: id }, { name: null, topicId: '2'.repeat(32) }], timeoutMs: 1000 });
     expect(del.responses.map((r) => [r.name, r.errorCode])).to.deep.equal([['by-id', ErrorCode.NONE], [null, ErrorCode.UNKNOWN_TOPIC_ID]]);

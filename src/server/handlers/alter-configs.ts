@@ -29,7 +29,7 @@ async function alterResource(broker: Broker, r: AlterConfigsResource, validateOn
         if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for topic configs: ${c.name}` };
         configs[c.name] = c.value;
       }
-      return broker.controller.setTopicConfigs(r.resourceName, configs, validateOnly);
+      return broker.controller.setTopicConfigs(r.resourceName, () => configs, validateOnly);
     }
     case ResourceType.BROKER:
       return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(r.configs.map((c) => c.name));

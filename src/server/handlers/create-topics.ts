@@ -2,6 +2,8 @@
 // - numPartitions / replicationFactor -1 take num.partitions / default.replication.factor;
 //   explicit assignments exclude both. Rules and error codes live in the Controller.
 // - A name given twice in one request: INVALID_REQUEST for each entry of that name.
+// - More than 10,000 partitions asked for in all (Kafka's MAX_PARTITIONS_PER_BATCH, counted as
+//   Kafka counts them, validateOnly or not): POLICY_VIOLATION for every topic, nothing created.
 // - validateOnly checks everything and creates nothing.
 // - From v5 a successful answer carries partitions, replication factor and the topic's
 //   effective configs; from v7 its topic id.
@@ -22,6 +24,8 @@ export const createTopics: HandlerFactory = (broker) => ({
   maxVersion: 7,
   async handle(req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
     const repeated = repeatedNames(req.topics.map((t) => t.name));
+    const tooMany = broker.controller.checkPartitionsToCreate(req.topics.filter((t) => !repeated.has(t.name)));
+    if (tooMany) return { throttleTimeMs: 0, topics: req.topics.map((t) => failed(t.name, tooMany.errorCode, tooMany.errorMessage)) };
     const topics: CreatableTopicResult[] = [];
     for (const t of req.topics) {
       if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));

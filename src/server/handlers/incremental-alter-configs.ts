@@ -31,14 +31,16 @@ async function alterResource(broker: Broker, r: AlterConfigsResource, validateOn
   }
   switch (r.resourceType) {
     case ResourceType.TOPIC: {
-      const topic = broker.controller.topic(r.resourceName);
-      if (!topic) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
+      if (!broker.controller.topic(r.resourceName)) {
+        return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
+      }
       const unknownOp = r.configs.find((c) => c.configOperation < 0 || c.configOperation > 3);
       if (unknownOp) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown config operation ${unknownOp.configOperation}` };
-      const applied = applyAlterConfigOps(topic.configs,
-        r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value })), broker.config);
-      if ('error' in applied) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message };
-      return broker.controller.setTopicConfigs(r.resourceName, applied.configs, validateOnly);
+      const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
+      return broker.controller.setTopicConfigs(r.resourceName, (current) => {
+        const applied = applyAlterConfigOps(current, ops, broker.config);
+        return 'error' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message } : applied.configs;
+      }, validateOnly);
     }
     case ResourceType.BROKER:
       return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(names);
