@@ -8,6 +8,12 @@
 // while the first copy is still being written. Transaction markers (appendTxnMarker) go the
 // same way.
 //
+// A failed write (a full disk) drops the appends it held and those behind it (PartitionLog),
+// which then refuses appends until this file has rebuilt the partition's producer state from the
+// log, exactly as after a restart: the state had recorded the dropped batches, and a producer's
+// retry of one must be appended, not answered as a duplicate. A retried batch whose first copy is
+// still being written is acknowledged only once that write is done.
+//
 // The last stable offset of a partition lives here, in lastStableOffset(partition): the
 // producer state knows the open transactions, the log its high watermark.
 import type { Logger } from 'pino';
@@ -67,6 +73,8 @@ export interface Partition {
   producers: ProducerStateManager;
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
+  /** Set while the producer state is rebuilt after a failed write. */
+  rebuilding?: Promise<void>;
 }
 
 export const failedAppend = (errorCode: number): PartitionAppend => ({
@@ -98,6 +106,7 @@ export class ReplicaManager implements TopicStorage {
   private constructor(
     readonly logs: LogManager,
     private readonly config: BrokerConfig,
+    private readonly logger: Logger,
   ) {
     // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
@@ -129,7 +138,7 @@ export class ReplicaManager implements TopicStorage {
       } : undefined,
       producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
     });
-    manager = new ReplicaManager(logs, config);
+    manager = new ReplicaManager(logs, config, log);
     // Logs of topics the metadata no longer knows were deleted while we were down.
     const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
     for (const topic of orphans) await logs.deleteTopic(topic);
@@ -210,7 +219,8 @@ export class ReplicaManager implements TopicStorage {
       const check = partition.producers.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
-          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
+          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
+          done: log.whenWritten(check.lastOffset + 1) };
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
       if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
@@ -234,7 +244,7 @@ export class ReplicaManager implements TopicStorage {
       partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
-    const done = appended.done.then(() => this.onAppended(partition, bytes.length));
+    const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
@@ -270,7 +280,7 @@ export class ReplicaManager implements TopicStorage {
     const done = appended.done.then(() => {
       producers.onHighWatermarkUpdated(log.highWatermark);
       this.onAppended(partition, bytes.length);
-    });
+    }, (e) => this.onWriteFailed(partition, e));
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,
@@ -283,12 +293,33 @@ export class ReplicaManager implements TopicStorage {
     this.fetchPurgatory.checkAndComplete(partitionKey(partition.topic, partition.index));
   }
 
+  /** An append failed: rebuild the producer state once (see the file comment), then pass the error on. */
+  private onWriteFailed(partition: Partition, e: unknown): never {
+    const { log } = partition;
+    if (log.refusingWrites && !partition.rebuilding) {
+      partition.rebuilding = recoverProducerState(log).then((producers) => {
+        partition.producers = producers;
+        log.resumeWrites();
+      }, (err) => {
+        // The log cannot even be read back: it stays refusing writes, as an offline log would.
+        this.logger.error({ dir: log.dir, err }, 'could not rebuild producer state after a failed write');
+      }).finally(() => {
+        partition.rebuilding = undefined;
+      });
+    }
+    throw e;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.expiryTimer);
     this.fetchPurgatory.shutdown();
     this.timer.close();
     for (const p of this.partitions.values()) {
-      if (p.producers.activeProducers().size > 0) await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset);
+      await p.rebuilding;
+      if (p.producers.activeProducers().size === 0) continue;
+      // Without it (a full disk) the next start replays more of the log.
+      await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
+        .catch((err) => this.logger.warn({ dir: p.log.dir, err }, 'could not write the producer-state snapshot'));
     }
     await this.logs.close();
   }

@@ -408,7 +408,13 @@ export class LogManager {
         }
       }),
     );
-    await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
+    try {
+      await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
+    } catch (e) {
+      // A full disk: the old checkpoints stay, and without the marker the next start recovers.
+      clean = false;
+      this.logger.error({ err: e }, 'could not write the checkpoints at shutdown');
+    }
     await this.deletionsSettled();
     if (clean) {
       await fs.promises.writeFile(path.join(this.dataDir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }));
