@@ -10,6 +10,7 @@ import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
 import { ReplicaManager } from './server/replica-manager';
+import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './log';
 import { Listener } from './server/listener';
@@ -116,12 +117,22 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     });
   }
 
-  const store = await MetadataStore.open(config.dataDir, config.nodeId);
+  // Before anything reads or writes the data dir: a second process on it is refused.
+  const lock = await DataDirLock.acquire(config.dataDir);
+  let store: MetadataStore;
+  let replicas: ReplicaManager;
+  let producerIds: ProducerIdManager;
+  try {
+    store = await MetadataStore.open(config.dataDir, config.nodeId);
+    replicas = await ReplicaManager.open(config, store.topics(), log);
+    producerIds = await ProducerIdManager.open(config.dataDir);
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
   const listen = config.listener;
   const advertised = config.advertisedListener;
   const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-  const replicas = await ReplicaManager.open(config, store.topics(), log);
-  const producerIds = await ProducerIdManager.open(config.dataDir);
   const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
   // The group coordinator creates __consumer_offsets if needed and loads it while the listener starts.
   const groupsStarted = startGroupCoordinator(broker.groups, config, broker.controller, replicas, log);
@@ -154,7 +165,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         await transactionsStarted;
         await broker.stopTransactions();
         await replicas.close();
-        await store.close();
+        try {
+          await store.close();
+        } finally {
+          await lock.release();
+        }
         if (tempDir) await rm(tempDir, { recursive: true, force: true });
       })();
       return closing;
