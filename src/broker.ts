@@ -134,8 +134,10 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const advertised = config.advertisedListener;
   const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
   const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
-  // The group coordinator creates __consumer_offsets if needed and loads it while the listener starts.
-  const groupsStarted = startGroupCoordinator(broker.groups, config, broker.controller, replicas, log);
+  // The listener opens while the logs load (after a crash, while they are recovered): a partition
+  // not loaded yet answers a retriable error. Once they are, the group coordinator creates
+  // __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+  const groupsStarted = replicas.loaded.then(() => startGroupCoordinator(broker.groups, config, broker.controller, replicas, log), () => undefined);
   // After the groups: markers that finish an interrupted transaction complete its pending offsets.
   const transactionsStarted = groupsStarted.then(() => broker.startTransactions(true));
   const listener = new Listener(broker.router, {
@@ -146,6 +148,15 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   }, log);
   const port = await listener.listen(listen.host, listen.port);
   if (self.port === 0) self.port = port;
+  log.info({ port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
+  try {
+    await replicas.loaded;
+  } catch (e) {
+    await listener.close();
+    await replicas.close().catch(() => undefined);
+    await lock.release();
+    throw e;
+  }
 
   const host = listen.host === '' ? advertised.host : listen.host;
   log.info({ host, port, advertised: `${self.host}:${self.port}`, nodeId: config.nodeId, clusterId: store.clusterId,

@@ -62,6 +62,12 @@ export const SWAP_FILE_SUFFIX = '.swap';
 
 /** Bytes read at a time when scanning batch headers (about one index interval of small batches). */
 const HEADER_SCAN_CHUNK = 8192;
+/**
+ * Bytes read at a time when replaying every batch header of a range (forEachBatch): large, so
+ * that a replay after a crash costs one read per MiB rather than one per batch (batches over
+ * 8 KiB each needed a read of their own: 1 GiB of 16 KiB batches took about 10 s).
+ */
+const REPLAY_CHUNK = 1 << 20;
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, '0') + suffix;
@@ -118,14 +124,17 @@ export interface RecoveryResult {
 
 /** Reads batch headers through one small buffer, never past `limit`. */
 class HeaderReader {
-  private readonly buf = Buffer.allocUnsafe(HEADER_SCAN_CHUNK);
+  private readonly buf: Buffer;
   private start = 0;
   private length = 0;
 
   constructor(
     private readonly file: FileHandle,
     private readonly limit: number,
-  ) {}
+    chunkBytes = HEADER_SCAN_CHUNK,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(limit, BATCH_HEADER_SIZE)));
+  }
 
   get bytes(): Buffer {
     return this.buf;
@@ -589,7 +598,7 @@ export class LogSegment {
     const limit = Math.min(maxPosition, this.size);
     const first = await this.findBatch(fromOffset, limit);
     if (!first) return;
-    const reader = new HeaderReader(this.file, limit);
+    const reader = new HeaderReader(this.file, limit, REPLAY_CHUNK);
     for (let position = first.position; position < limit; ) {
       const at = await reader.at(position);
       if (at < 0) throw corrupt(this, position, 'batch header runs past the end of the segment');

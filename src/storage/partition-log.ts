@@ -447,6 +447,11 @@ export class PartitionLog {
     return this.startOffset;
   }
 
+  /** Base offset of the segment taking appends: it changes when the log rolls. */
+  get activeSegmentBaseOffset(): number {
+    return this.activeSegment.baseOffset;
+  }
+
   /** The next offset to assign (Kafka's LEO). */
   get logEndOffset(): number {
     return this.nextOffset;
