@@ -215,11 +215,16 @@ export class ReplicaManager implements TopicStorage {
   async topicDeleted(topic: TopicRecord): Promise<void> {
     // A topic deleted while the broker starts: its logs may still be loading.
     await this.loaded.catch(() => undefined);
+    const snapshots: Array<Promise<void>> = [];
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
+      const partition = this.partitions.get(key);
+      if (partition) snapshots.push(partition.producers.snapshotsWritten());
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
     }
+    // A snapshot still being written must not land in the directory of a topic re-created under the name.
+    await Promise.all(snapshots);
     await this.logs.deleteTopic(topic.name);
   }
 
@@ -374,6 +379,7 @@ export class ReplicaManager implements TopicStorage {
     this.timer.close();
     for (const p of this.partitions.values()) {
       await p.rebuilding;
+      await p.producers.snapshotsWritten();
       if (p.producers.activeProducers().size === 0) continue;
       // Without it (a full disk) the next start replays more of the log.
       await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)

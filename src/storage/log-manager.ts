@@ -12,9 +12,11 @@
  * Start-up: with the clean-shutdown marker, logs are opened without
  * validation; without it (a crash), each log validates the segments after
  * its checkpointed recovery point and cuts a torn or corrupt tail. The
- * marker is removed (and the removal fsynced) before any new write, so a
+ * marker is removed (and the removal fsynced) before any log is opened, so a
  * crash later on is always recovered. Directories left by an interrupted
- * topic deletion are removed.
+ * topic deletion are removed. start() does the loading in the background,
+ * a few logs at a time, telling the caller as each is ready, so that the
+ * broker can serve the partitions already loaded (open() waits for all).
  *
  * Checkpoints: recovery points every recoveryPointCheckpointIntervalMs (as
  * Kafka's log.flush.offset.checkpoint.interval.ms) and on close; a stale one
@@ -40,6 +42,7 @@ import type { Logger } from 'pino';
 import type { TopicLogConfig } from '../config/topic-config';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirectory, readCheckpoint } from './checkpoint-file';
 import { StorageError } from './errors';
+import { writeFileAtomically } from '../util/durable-file';
 import { LogCleaner, type CleanerConfig } from './log-cleaner';
 import { PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
@@ -496,8 +499,9 @@ export class LogManager {
     }
     await this.deletionsSettled();
     if (clean) {
-      await fs.promises.writeFile(path.join(this.dataDir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }));
-      await fsyncDirectory(this.dataDir);
+      // Atomically: a marker cut short by a full disk must not exist (it would skip recovery).
+      await writeFileAtomically(path.join(this.dataDir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }))
+        .catch((e) => this.logger.error({ err: e }, 'could not write the clean-shutdown marker; the next start recovers the logs'));
     }
   }
 }

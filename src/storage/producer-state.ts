@@ -360,6 +360,11 @@ export class ProducerStateManager {
     return write;
   }
 
+  /** Resolves when every snapshot write started so far has finished (or failed). */
+  snapshotsWritten(): Promise<void> {
+    return this.snapshotWrites;
+  }
+
   /**
    * The state from the newest readable snapshot at or below `maxOffset` (the
    * log end offset), and that snapshot's offset: replay the log from there.

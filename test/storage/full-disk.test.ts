@@ -5,6 +5,7 @@
 // real 8 MiB tmpfs when this process may mount one (root on Linux; skipped otherwise).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { cp } from 'node:fs/promises';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -124,18 +125,22 @@ async function latestOffset(c: RawClient): Promise<{ errorCode: number; offset: 
 }
 
 /** The log holds exactly the acknowledged records, each once, at the offsets they were given, offsets 0.. without a gap. */
-async function expectExactlyAcked(c: RawClient, broker: RunningBroker, producer: Producer): Promise<void> {
+async function expectExactlyAcked(c: RawClient, broker: RunningBroker, acked: ReadonlyMap<string, number>): Promise<void> {
   const { offsets, values, highWatermark } = await readAll(c, broker);
   expect(offsets).to.deep.equal(offsets.map((_, i) => i), 'offsets are not 0, 1, 2, ...');
   expect(new Set(values).size).to.equal(values.length, 'a record is there twice');
-  expect(values.length).to.equal(producer.acked.size, 'the log does not hold exactly the acknowledged records');
-  values.forEach((v, i) => expect(producer.acked.get(v), v).to.equal(offsets[i]));
+  expect(values.length).to.equal(acked.size, 'the log does not hold exactly the acknowledged records');
+  values.forEach((v, i) => expect(acked.get(v), v).to.equal(offsets[i]));
   expect(highWatermark).to.equal(values.length);
   expect(await latestOffset(c)).to.deep.equal({ errorCode: ErrorCode.NONE, offset: values.length });
 }
 
 interface Disk {
   dataDir: string;
+  /** Where a copy of the data dir taken while the disk is full goes: what a crash then would leave. */
+  crashImage: string;
+  /** The topic's segment.bytes: small, so that segments roll (index files, producer snapshots) while the disk fills. */
+  segmentBytes: number;
   /** Makes the disk full, or reports whether it is (a real disk fills from the writes themselves). */
   fill(): void;
   free(): void;
@@ -145,7 +150,9 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
   let broker = await startBroker({ dataDir: disk.dataDir, logLevel: 'silent', config: { 'num.partitions': '1' } });
   let c = await RawClient.connect(broker.port);
   try {
-    await broker.broker.controller.createTopic({ name: TOPIC, numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+    await broker.broker.controller.createTopic({
+      name: TOPIC, numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'segment.bytes': String(disk.segmentBytes) },
+    }, false);
     const producer = new Producer(c);
     expect(await producer.sendPipelined(5)).to.deep.equal([0, 0, 0, 0, 0]);
 
@@ -158,9 +165,11 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
 
     // Still full: what was acknowledged reads back (Fetch and ListOffsets), and a retry of the
     // failed batch is not answered as a duplicate of the write that failed.
-    await expectExactlyAcked(c, broker, producer);
+    await expectExactlyAcked(c, broker, producer.acked);
     for (let i = 0; i < 3; i++) expect(await producer.sendPipelined(1)).to.deep.equal([ErrorCode.KAFKA_STORAGE_ERROR]);
     expect(producer.acked.size).to.equal(ackedWhileFilling);
+    await cp(disk.dataDir, disk.crashImage, { recursive: true });
+    const ackedAtCrash = new Map(producer.acked);
 
     // Space returns: the same log takes writes again, from the offset after the last acknowledged one.
     disk.free();
@@ -172,7 +181,7 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
     expect(codes).to.deep.equal([ErrorCode.NONE]);
     expect(producer.acked.get(Producer.value(producer.nextSeq - RECORDS_PER_BATCH))).to.equal(ackedWhileFilling);
     expect(await producer.sendPipelined(5)).to.deep.equal([0, 0, 0, 0, 0]);
-    await expectExactlyAcked(c, broker, producer);
+    await expectExactlyAcked(c, broker, producer.acked);
 
     // A restart finds the same log, and the producer's last batch is still known as a duplicate.
     c.close();
@@ -180,11 +189,18 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
     broker = await startBroker({ dataDir: disk.dataDir, logLevel: 'silent' });
     c = await RawClient.connect(broker.port);
     producer.reconnect(c);
-    await expectExactlyAcked(c, broker, producer);
+    await expectExactlyAcked(c, broker, producer.acked);
     producer.nextSeq -= RECORDS_PER_BATCH;
     expect(await producer.sendPipelined(1)).to.deep.equal([ErrorCode.NONE]);
     expect(await producer.sendPipelined(2)).to.deep.equal([0, 0]);
-    await expectExactlyAcked(c, broker, producer);
+    await expectExactlyAcked(c, broker, producer.acked);
+
+    // A crash while the disk was full: recovery finds every acknowledged record and nothing else.
+    c.close();
+    await broker.close();
+    broker = await startBroker({ dataDir: disk.crashImage, logLevel: 'silent' });
+    c = await RawClient.connect(broker.port);
+    await expectExactlyAcked(c, broker, ackedAtCrash);
   } finally {
     c.close();
     disk.free();
@@ -207,6 +223,8 @@ describe('a full disk', function () {
     const batchBytes = new Producer(undefined as unknown as RawClient).batch(0).length;
     await fullDiskScenario({
       dataDir: path.join(root, 'simulated'),
+      crashImage: path.join(root, 'simulated-crash'),
+      segmentBytes: 20_000,
       // Two and a half batches still fit: the third is cut short.
       fill: () => simulateFullDisk(Math.floor(batchBytes * 2.5)),
       free: () => simulateFullDisk(undefined),
@@ -227,6 +245,8 @@ describe('a full disk', function () {
       fs.writeFileSync(ballast, Buffer.alloc(1 << 20));
       await fullDiskScenario({
         dataDir: path.join(mountPoint, 'data'),
+        crashImage: path.join(root, 'tmpfs-crash'),
+        segmentBytes: 256 * 1024,
         fill: () => undefined,
         free: () => fs.rmSync(ballast, { force: true }),
       });
