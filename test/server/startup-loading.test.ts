@@ -2,7 +2,7 @@
 // online yet answers NOT_LEADER_OR_FOLLOWER (Kafka's answer for a partition it does not host yet),
 // which clients retry; once it is online the same requests succeed, at the right offsets.
 import { expect } from 'chai';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -79,6 +79,48 @@ describe('start-up after a crash', function () {
     } finally {
       c.close();
       await starting.then((b) => b.close(), () => undefined);
+    }
+  });
+
+  it('snapshots producer state at every roll, so that after a crash only the active segment is replayed', async () => {
+    const dataDir = path.join(root, 'rolls');
+    const first = await startBroker({ dataDir, logLevel: 'silent' });
+    await first.broker.controller.createTopic({
+      name: 'rolling', numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'segment.bytes': '2000' },
+    }, false);
+    const c = await RawClient.connect(first.port);
+    const send = async (seq: number) => (await c.request<ProduceResponse>(ApiKey.Produce, 9, {
+      transactionalId: null, acks: -1, timeoutMs: 1000,
+      topicData: [{ name: 'rolling', partitionData: [{ index: 0, records: buildBatchSync({
+        producerId: 77, producerEpoch: 0, baseSequence: seq, records: Array.from({ length: 5 }, () => ({ value: 'x'.repeat(100) })),
+      }) }] }],
+    })).responses[0].partitionResponses[0];
+    for (let seq = 0; seq < 100; seq += 5) expect((await send(seq)).errorCode).to.equal(ErrorCode.NONE);
+    const partition = first.broker.replicas.partition('rolling', 0)!;
+    await partition.producers.snapshotsWritten();
+    const snapshots = (await readdir(partition.log.dir)).filter((f) => f.endsWith('.snapshot')).map((f) => Number(f.slice(0, 20)));
+    expect(snapshots.length).to.be.above(0);
+    // Taken at the log end right after a roll: the replay after a crash starts in the active segment.
+    expect(Math.max(...snapshots)).to.be.at.least(partition.log.activeSegmentBaseOffset);
+    const crashed = path.join(root, 'rolls-crashed');
+    await cp(dataDir, crashed, { recursive: true });
+    c.close();
+    await first.close();
+
+    const second = await startBroker({ dataDir: crashed, logLevel: 'silent' });
+    const c2 = await RawClient.connect(second.port);
+    try {
+      const retried = (await c2.request<ProduceResponse>(ApiKey.Produce, 9, {
+        transactionalId: null, acks: -1, timeoutMs: 1000,
+        topicData: [{ name: 'rolling', partitionData: [{ index: 0, records: buildBatchSync({
+          producerId: 77, producerEpoch: 0, baseSequence: 95, records: Array.from({ length: 5 }, () => ({ value: 'x'.repeat(100) })),
+        }) }] }],
+      })).responses[0].partitionResponses[0];
+      expect([retried.errorCode, Number(retried.baseOffset)]).to.deep.equal([ErrorCode.NONE, 95]);
+      expect(second.broker.replicas.partition('rolling', 0)!.log.logEndOffset).to.equal(100);
+    } finally {
+      c2.close();
+      await second.close();
     }
   });
 });
