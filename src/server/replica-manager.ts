@@ -296,6 +296,7 @@ export class ReplicaManager implements TopicStorage {
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
     const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined); // acks=0 never awaits it: a failed write must not be an unhandled rejection
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
@@ -332,6 +333,7 @@ export class ReplicaManager implements TopicStorage {
       producers.onHighWatermarkUpdated(log.highWatermark);
       this.onAppended(partition, bytes.length);
     }, (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined);
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,

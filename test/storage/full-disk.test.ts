@@ -168,6 +168,15 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
     await expectExactlyAcked(c, broker, producer.acked);
     for (let i = 0; i < 3; i++) expect(await producer.sendPipelined(1)).to.deep.equal([ErrorCode.KAFKA_STORAGE_ERROR]);
     expect(producer.acked.size).to.equal(ackedWhileFilling);
+    // A fire-and-forget producer (acks=0) on a full disk gets no answer; its failed write must not hurt the broker.
+    const fireAndForget = await RawClient.connect(broker.port);
+    fireAndForget.send(ApiKey.Produce, 9, {
+      transactionalId: null, acks: 0, timeoutMs: 5000,
+      topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatchSync({ records: [{ value: 'acks=0' }] }) }] }],
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    fireAndForget.close();
+    await expectExactlyAcked(c, broker, producer.acked);
     await cp(disk.dataDir, disk.crashImage, { recursive: true });
     const ackedAtCrash = new Map(producer.acked);
 
@@ -211,10 +220,16 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
 describe('a full disk', function () {
   this.timeout(60000);
   let root: string;
+  // A failed write nobody awaits (acks=0) would crash a broker run by the CLI (Node's default for unhandled rejections).
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => unhandled.push(e);
   before(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-full-disk-'));
+    process.on('unhandledRejection', onUnhandled);
   });
+  afterEach(() => expect(unhandled.splice(0), 'unhandled rejections').to.deep.equal([]));
   after(() => {
+    process.off('unhandledRejection', onUnhandled);
     simulateFullDisk(undefined);
     fs.rmSync(root, { recursive: true, force: true });
   });
