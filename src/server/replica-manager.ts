@@ -14,6 +14,11 @@
 // retry of one must be appended, not answered as a duplicate. A retried batch whose first copy is
 // still being written is acknowledged only once that write is done.
 //
+// Start-up: open() returns before the logs are loaded (after a crash, recovered); each partition
+// goes online as soon as its log and producer state are ready, and until then requests for it get
+// NOT_LEADER_OR_FOLLOWER (partitionLoading()). `loaded` settles once all are online; the
+// coordinators start after it.
+//
 // The last stable offset of a partition lives here, in lastStableOffset(partition): the
 // producer state knows the open transactions, the log its high watermark.
 import type { Logger } from 'pino';
