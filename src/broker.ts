@@ -152,7 +152,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   try {
     await replicas.loaded;
   } catch (e) {
+    // A log could not be loaded: stop as close() does, and fail the start.
     await listener.close();
+    broker.groups.close();
+    await transactionsStarted;
+    await broker.stopTransactions();
     await replicas.close().catch(() => undefined);
     await lock.release();
     throw e;
