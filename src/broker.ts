@@ -10,6 +10,7 @@ import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
 import { ReplicaManager } from './server/replica-manager';
+import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './log';
 import { Listener } from './server/listener';
@@ -116,15 +117,27 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     });
   }
 
-  const store = await MetadataStore.open(config.dataDir, config.nodeId);
+  // Before anything reads or writes the data dir: a second process on it is refused.
+  const lock = await DataDirLock.acquire(config.dataDir);
+  let store: MetadataStore;
+  let replicas: ReplicaManager;
+  let producerIds: ProducerIdManager;
+  try {
+    store = await MetadataStore.open(config.dataDir, config.nodeId);
+    replicas = await ReplicaManager.open(config, store.topics(), log);
+    producerIds = await ProducerIdManager.open(config.dataDir);
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
   const listen = config.listener;
   const advertised = config.advertisedListener;
   const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-  const replicas = await ReplicaManager.open(config, store.topics(), log);
-  const producerIds = await ProducerIdManager.open(config.dataDir);
   const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
-  // The group coordinator creates __consumer_offsets if needed and loads it while the listener starts.
-  const groupsStarted = startGroupCoordinator(broker.groups, config, broker.controller, replicas, log);
+  // The listener opens while the logs load (after a crash, while they are recovered): a partition
+  // not loaded yet answers a retriable error. Once they are, the group coordinator creates
+  // __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+  const groupsStarted = replicas.loaded.then(() => startGroupCoordinator(broker.groups, config, broker.controller, replicas, log), () => undefined);
   // After the groups: markers that finish an interrupted transaction complete its pending offsets.
   const transactionsStarted = groupsStarted.then(() => broker.startTransactions(true));
   const listener = new Listener(broker.router, {
@@ -135,6 +148,19 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   }, log);
   const port = await listener.listen(listen.host, listen.port);
   if (self.port === 0) self.port = port;
+  log.info({ port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
+  try {
+    await replicas.loaded;
+  } catch (e) {
+    // A log could not be loaded: stop as close() does, and fail the start.
+    await listener.close();
+    broker.groups.close();
+    await transactionsStarted;
+    await broker.stopTransactions();
+    await replicas.close().catch(() => undefined);
+    await lock.release();
+    throw e;
+  }
 
   const host = listen.host === '' ? advertised.host : listen.host;
   log.info({ host, port, advertised: `${self.host}:${self.port}`, nodeId: config.nodeId, clusterId: store.clusterId,
@@ -154,7 +180,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         await transactionsStarted;
         await broker.stopTransactions();
         await replicas.close();
-        await store.close();
+        try {
+          await store.close();
+        } finally {
+          await lock.release();
+        }
         if (tempDir) await rm(tempDir, { recursive: true, force: true });
       })();
       return closing;

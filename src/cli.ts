@@ -113,7 +113,7 @@ async function start(args: StartArgs): Promise<void> {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // Expected failures (data dir of another node, port in use, ...) need no stack trace.
-    const expected = err.name === 'MetadataStoreError' || err.name === 'ConfigError' || typeof err.code === 'string';
+    const expected = err.name === 'MetadataStoreError' || err.name === 'ConfigError' || err.name === 'DataDirLockedError' || typeof err.code === 'string';
     if (expected) logger.fatal(`failed to start: ${err.message}`);
     else logger.fatal({ err }, `failed to start: ${err.message}`);
     process.exitCode = 1;

@@ -16,6 +16,8 @@ export function leaderPartition(
 ): { partition: Partition; leaderEpoch: number } | { errorCode: number } {
   const meta = broker.controller.topic(topicName)?.partitions[index];
   const partition = meta ? broker.replicas.partition(topicName, index) : undefined;
+  // Still loading at start-up: Kafka answers this for a partition it does not host (yet); clients retry.
+  if (meta && !partition && broker.replicas.partitionLoading(topicName, index)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   if (!meta || !partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   if (partition.log.offline) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
   if (currentLeaderEpoch !== NO_LEADER_EPOCH) {

@@ -8,6 +8,17 @@
 // while the first copy is still being written. Transaction markers (appendTxnMarker) go the
 // same way.
 //
+// A failed write (a full disk) drops the appends it held and those behind it (PartitionLog),
+// which then refuses appends until this file has rebuilt the partition's producer state from the
+// log, exactly as after a restart: the state had recorded the dropped batches, and a producer's
+// retry of one must be appended, not answered as a duplicate. A retried batch whose first copy is
+// still being written is acknowledged only once that write is done.
+//
+// Start-up: open() returns before the logs are loaded (after a crash, recovered); each partition
+// goes online as soon as its log and producer state are ready, and until then requests for it get
+// NOT_LEADER_OR_FOLLOWER (partitionLoading()). `loaded` settles once all are online; the
+// coordinators start after it.
+//
 // The last stable offset of a partition lives here, in lastStableOffset(partition): the
 // producer state knows the open transactions, the log its high watermark.
 import type { Logger } from 'pino';
@@ -67,6 +78,10 @@ export interface Partition {
   producers: ProducerStateManager;
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
+  /** Set while the producer state is rebuilt after a failed write. */
+  rebuilding?: Promise<void>;
+  /** The active segment when the producer state was last snapshotted: a roll takes a new snapshot. */
+  snapshotSegment: number;
 }
 
 /**
@@ -94,6 +109,11 @@ export function lastStableOffset(partition: Partition): number {
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
+  /** Partitions going online (adopt()). */
+  private readonly adopting = new Map<string, Promise<void>>();
+  /** Settles once every partition of the metadata is online after start-up; rejects if a log could not be loaded. */
+  loaded: Promise<void> = Promise.resolve();
+  private loading = true;
   readonly timer = new Timer();
   readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
   /** Set by the broker while transaction.partition.verification.enable is true. */
@@ -104,6 +124,7 @@ export class ReplicaManager implements TopicStorage {
   private constructor(
     readonly logs: LogManager,
     private readonly config: BrokerConfig,
+    private readonly logger: Logger,
   ) {
     // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
@@ -116,11 +137,21 @@ export class ReplicaManager implements TopicStorage {
     for (const p of this.partitions.values()) p.producers.removeExpired(nowMs, expirationMs);
   }
 
-  /** Opens (and after a crash recovers) every log, then rebuilds producer state from snapshots and the log. */
+  /**
+   * Starts opening (and after a crash recovering) every log in the background and resolves at once
+   * (see `loaded`). As each log is ready its producer state is rebuilt from the latest snapshot and
+   * the log after it, and the partition goes online: until then partitionLoading() says so, and
+   * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
+   */
   static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
     const byName = new Map(topics.map((t) => [t.name, t]));
     let manager: ReplicaManager | undefined;
-    const logs = await LogManager.open({
+    const loadedEarly: PartitionLog[] = [];
+    const goOnline = (l: PartitionLog) => {
+      const topic = byName.get(l.topic);
+      if (topic) manager!.adopt(topic, l.partition).catch(() => undefined); // `loaded` reports the failure
+    };
+    const logs = await LogManager.start({
       dataDir: config.dataDir,
       defaults: resolveTopicConfig(config, {}),
       configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
@@ -134,13 +165,44 @@ export class ReplicaManager implements TopicStorage {
         ioBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
       } : undefined,
       producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
+      onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
     });
-    manager = new ReplicaManager(logs, config);
-    // Logs of topics the metadata no longer knows were deleted while we were down.
-    const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
-    for (const topic of orphans) await logs.deleteTopic(topic);
-    for (const topic of topics) await manager.partitionsCreated(topic, 0);
-    return manager;
+    const opened = new ReplicaManager(logs, config, log);
+    manager = opened;
+    loadedEarly.forEach(goOnline);
+    opened.loaded = (async () => {
+      await logs.loaded;
+      // Logs of topics the metadata no longer knows were deleted while we were down.
+      const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
+      for (const topic of orphans) await logs.deleteTopic(topic);
+      for (const topic of topics) await opened.partitionsCreated(topic, 0);
+      opened.loading = false;
+    })();
+    opened.loaded.catch(() => undefined); // the broker awaits it
+    return opened;
+  }
+
+  /** True while the partition is not online yet because the broker is still loading it. */
+  partitionLoading(topic: string, index: number): boolean {
+    const key = partitionKey(topic, index);
+    return !this.partitions.has(key) && (this.loading || this.adopting.has(key));
+  }
+
+  /** Opens (or creates) the partition's log, rebuilds its producer state and puts it online; once per partition. */
+  private adopt(topic: TopicRecord, index: number): Promise<void> {
+    const key = partitionKey(topic.name, index);
+    let adopting = this.adopting.get(key);
+    if (!adopting) {
+      adopting = (async () => {
+        const log = await this.logs.getOrCreate(topic.name, index, this.topicConfig(topic));
+        const producers = await recoverProducerState(log);
+        this.partitions.set(key, {
+          topic: topic.name, index, log, producers, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
+        });
+      })().finally(() => this.adopting.delete(key));
+      this.adopting.set(key, adopting);
+    }
+    return adopting;
   }
 
   partition(topic: string, index: number): Partition | undefined {
@@ -154,23 +216,26 @@ export class ReplicaManager implements TopicStorage {
   // ------------------------------------------------------------- TopicStorage
 
   async partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void> {
-    const config = this.topicConfig(topic);
+    this.logs.updateConfig(topic.name, this.topicConfig(topic));
     for (const p of topic.partitions) {
       if (p.index < fromPartition || this.partition(topic.name, p.index)) continue;
-      const log = await this.logs.getOrCreate(topic.name, p.index, config);
-      const producers = await recoverProducerState(log);
-      this.partitions.set(partitionKey(topic.name, p.index), {
-        topic: topic.name, index: p.index, log, producers, appendedBytes: 0,
-      });
+      await this.adopt(topic, p.index);
     }
   }
 
   async topicDeleted(topic: TopicRecord): Promise<void> {
+    // A topic deleted while the broker starts: its logs may still be loading.
+    await this.loaded.catch(() => undefined);
+    const snapshots: Array<Promise<void>> = [];
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
+      const partition = this.partitions.get(key);
+      if (partition) snapshots.push(partition.producers.snapshotsWritten());
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
     }
+    // A snapshot still being written must not land in the directory of a topic re-created under the name.
+    await Promise.all(snapshots);
     await this.logs.deleteTopic(topic.name);
   }
 
@@ -221,7 +286,8 @@ export class ReplicaManager implements TopicStorage {
       const check = partition.producers.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
-          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset, done: Promise.resolve() };
+          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
+          done: log.whenWritten(check.lastOffset + 1) };
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
       if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
@@ -245,7 +311,8 @@ export class ReplicaManager implements TopicStorage {
       partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
-    const done = appended.done.then(() => this.onAppended(partition, bytes.length));
+    const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined); // acks=0 never awaits it: a failed write must not be an unhandled rejection
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
@@ -281,25 +348,60 @@ export class ReplicaManager implements TopicStorage {
     const done = appended.done.then(() => {
       producers.onHighWatermarkUpdated(log.highWatermark);
       this.onAppended(partition, bytes.length);
-    });
+    }, (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined);
     return {
       errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
       logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,
     };
   }
 
-  /** Bytes are in the log: delayed fetches on the partition may have what they wait for. */
+  /**
+   * Bytes are in the log: delayed fetches on the partition may have what they wait for. After a
+   * roll, the producer state is snapshotted at the log end, as Kafka does at every roll, so that
+   * recovery after a crash replays at most the active segment.
+   */
   private onAppended(partition: Partition, bytes: number): void {
     partition.appendedBytes += bytes;
     this.fetchPurgatory.checkAndComplete(partitionKey(partition.topic, partition.index));
+    const { log } = partition;
+    if (log.activeSegmentBaseOffset !== partition.snapshotSegment) {
+      partition.snapshotSegment = log.activeSegmentBaseOffset;
+      const end = log.logEndOffset;
+      partition.producers.writeSnapshot(log.dir, end, log.whenWritten(end))
+        .catch((err) => this.logger.warn({ dir: log.dir, err }, 'could not write the producer-state snapshot at a roll'));
+    }
+  }
+
+  /** An append failed: rebuild the producer state once (see the file comment), then pass the error on. */
+  private onWriteFailed(partition: Partition, e: unknown): never {
+    const { log } = partition;
+    if (log.refusingWrites && !partition.rebuilding) {
+      partition.rebuilding = recoverProducerState(log).then((producers) => {
+        partition.producers = producers;
+        log.resumeWrites();
+      }, (err) => {
+        // The log cannot even be read back: it stays refusing writes, as an offline log would.
+        this.logger.error({ dir: log.dir, err }, 'could not rebuild producer state after a failed write');
+      }).finally(() => {
+        partition.rebuilding = undefined;
+      });
+    }
+    throw e;
   }
 
   async close(): Promise<void> {
     clearInterval(this.expiryTimer);
+    this.loading = false;
     this.fetchPurgatory.shutdown();
     this.timer.close();
     for (const p of this.partitions.values()) {
-      if (p.producers.activeProducers().size > 0) await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset);
+      await p.rebuilding;
+      await p.producers.snapshotsWritten();
+      if (p.producers.activeProducers().size === 0) continue;
+      // Without it (a full disk) the next start replays more of the log.
+      await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
+        .catch((err) => this.logger.warn({ dir: p.log.dir, err }, 'could not write the producer-state snapshot'));
     }
     await this.logs.close();
   }

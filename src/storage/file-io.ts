@@ -1,4 +1,4 @@
-/** Small file helpers shared by the segment code. */
+/** Small read helpers shared by the segment code (writes: src/util/durable-file.ts). */
 import * as fs from 'fs';
 
 type FileHandle = fs.promises.FileHandle;
@@ -12,20 +12,6 @@ export async function readFully(file: FileHandle, buf: Buffer, offset: number, l
     done += bytesRead;
   }
   return done;
-}
-
-export async function writeFully(file: FileHandle, chunks: readonly Buffer[], position: number): Promise<void> {
-  let total = 0;
-  for (const c of chunks) total += c.length;
-  const { bytesWritten } = await file.writev(chunks as Buffer[], position);
-  if (bytesWritten === total) return;
-  // A short write (rare: a full disk, a signal): write the rest plainly; a real error throws.
-  const all = Buffer.concat(chunks as Buffer[]);
-  let done = bytesWritten;
-  while (done < total) {
-    const r = await file.write(all, done, total - done, position + done);
-    done += r.bytesWritten;
-  }
 }
 
 export async function readOptionalFile(file: string): Promise<Buffer | undefined> {

@@ -13,7 +13,8 @@
  *   leader-epoch-cache.ts  epoch -> start offset, leader-epoch-checkpoint
  *   checkpoint-file.ts     Kafka's text checkpoint files, written crash-safely
  *   batch-header.ts        the batch header fields storage reads (layout in src/records)
- *   file-io.ts             read/write-fully helpers
+ *   file-io.ts             read helpers (writes go through src/util/durable-file.ts)
+ *   dir-lock.ts            the data dir's `.lock`: one process per data dir
  *   producer-state.ts      idempotent producer state and open transactions; its recovery from snapshot + log
  *   log-cleaner.ts         which compacted log to clean and when (dirty ratio, compaction lags, checkpoint, throttle)
  *   cleaner.ts             compacting one log: offset map, record filter, segment groups, swap

@@ -27,6 +27,7 @@ import { CheckpointFile, CorruptCheckpointError, checkpointNumber, readCheckpoin
 import { CleaningAbortedError, cleanLog } from './cleaner';
 import type { PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
+import { isOutOfSpace } from '../util/durable-file';
 
 export const CLEANER_OFFSET_CHECKPOINT_FILE = 'cleaner-offset-checkpoint';
 
@@ -193,6 +194,11 @@ export class LogCleaner {
       );
     } catch (e) {
       if (e instanceof CleaningAbortedError || !log.isOpen) return false; // closed, deleted or shutting down: nothing wrong with it
+      if (isOutOfSpace(e)) {
+        // The cleaned copy did not fit (it was dropped, the log is untouched): try again on a later pass.
+        this.opts.logger.warn({ topic: log.topic, partition: log.partition, err: e }, 'cleaning failed for want of space; will retry');
+        return false;
+      }
       this.uncleanable.add(log);
       this.opts.logger.error({ topic: log.topic, partition: log.partition, err: e }, 'cleaning failed; the log is left uncleaned until restart');
     }

@@ -12,9 +12,11 @@
  * Start-up: with the clean-shutdown marker, logs are opened without
  * validation; without it (a crash), each log validates the segments after
  * its checkpointed recovery point and cuts a torn or corrupt tail. The
- * marker is removed (and the removal fsynced) before any new write, so a
+ * marker is removed (and the removal fsynced) before any log is opened, so a
  * crash later on is always recovered. Directories left by an interrupted
- * topic deletion are removed.
+ * topic deletion are removed. start() does the loading in the background,
+ * a few logs at a time, telling the caller as each is ready, so that the
+ * broker can serve the partitions already loaded (open() waits for all).
  *
  * Checkpoints: recovery points every recoveryPointCheckpointIntervalMs (as
  * Kafka's log.flush.offset.checkpoint.interval.ms) and on close; a stale one
@@ -40,6 +42,7 @@ import type { Logger } from 'pino';
 import type { TopicLogConfig } from '../config/topic-config';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirectory, readCheckpoint } from './checkpoint-file';
 import { StorageError } from './errors';
+import { writeFileAtomically } from '../util/durable-file';
 import { LogCleaner, type CleanerConfig } from './log-cleaner';
 import { PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
@@ -74,6 +77,24 @@ export interface LogManagerOptions {
   producers?: (log: PartitionLog) => ProducerStateManager | undefined;
   /** Wall clock in ms (tests replace it). */
   now?: () => number;
+  /** start(): called as each log found at start-up is loaded. */
+  onLogLoaded?: (log: PartitionLog) => void;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+  reject: (e: unknown) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 type OffsetsByPartition = Map<string, number>;
@@ -107,6 +128,10 @@ export class LogManager {
   private readonly topics = new Map<string, Map<number, PartitionLog>>();
   private readonly topicConfigs = new Map<string, TopicLogConfig>();
   private readonly creating = new Map<string, Promise<PartitionLog>>();
+  /** Logs found at start-up and not loaded yet, with their checkpointed offsets. */
+  private readonly notLoaded = new Map<string, { recoveryPoint?: number; logStartOffset?: number }>();
+  /** Settles when every log found at start-up is loaded (see start()). */
+  loaded: Promise<void> = Promise.resolve();
   private readonly deletions = new Set<Promise<void>>();
 
   private readonly recoveryPointCheckpoint: CheckpointFile;
@@ -125,8 +150,21 @@ export class LogManager {
     this.logStartOffsetCheckpoint = new CheckpointFile(path.join(this.dataDir, LOG_START_OFFSET_CHECKPOINT_FILE));
   }
 
-  /** Loads every `<topic>-<partition>` directory of dataDir (see the file comment). */
+  /** Loads every `<topic>-<partition>` directory of dataDir (see the file comment); resolves once all are loaded. */
   static async open(opts: LogManagerOptions): Promise<LogManager> {
+    const manager = await LogManager.start(opts);
+    await manager.loaded;
+    return manager;
+  }
+
+  /**
+   * open() that resolves as soon as the directories are listed: the logs are opened (after a
+   * crash, recovered) in the background, OPEN_CONCURRENCY at a time, `opts.onLogLoaded` hears of
+   * each as it is ready, and `loaded` settles when all are (rejects if one fails: then every log
+   * is closed). Meanwhile get() knows only the loaded logs, isLoading() the others, getOrCreate()
+   * waits for them, and the checkpoints keep the values of those not loaded yet.
+   */
+  static async start(opts: LogManagerOptions): Promise<LogManager> {
     const started = process.hrtime.bigint();
     await fs.promises.mkdir(opts.dataDir, { recursive: true });
     const manager = new LogManager(opts);
@@ -134,8 +172,13 @@ export class LogManager {
     const hadCleanShutdown = await exists(marker);
     const recoveryPoints = await manager.readOffsets(RECOVERY_POINT_CHECKPOINT_FILE);
     const startOffsets = await manager.readOffsets(LOG_START_OFFSET_CHECKPOINT_FILE);
+    if (hadCleanShutdown) {
+      // Before any log can take an append: a crash from now on must be recovered.
+      await fs.promises.rm(marker, { force: true });
+      await fsyncDirectory(opts.dataDir);
+    }
 
-    const toOpen: Array<{ topic: string; partition: number }> = [];
+    const toOpen: Array<{ topic: string; partition: number; loaded: Deferred<PartitionLog> }> = [];
     for (const entry of await fs.promises.readdir(opts.dataDir, { withFileTypes: true })) {
       if (!entry.isDirectory()) continue;
       if (DELETE_DIR_RE.test(entry.name)) {
@@ -143,47 +186,72 @@ export class LogManager {
         continue;
       }
       const m = PARTITION_DIR_RE.exec(entry.name);
-      if (m) toOpen.push({ topic: m[1], partition: Number(m[2]) });
+      if (!m) continue;
+      const key = partitionKey(m[1], Number(m[2]));
+      const loaded = deferred<PartitionLog>();
+      toOpen.push({ topic: m[1], partition: Number(m[2]), loaded });
+      manager.creating.set(key, loaded.promise);
+      manager.notLoaded.set(key, { recoveryPoint: recoveryPoints.get(key), logStartOffset: startOffsets.get(key) });
     }
 
     let next = 0;
     const worker = async () => {
-      while (next < toOpen.length) {
-        const { topic, partition } = toOpen[next++];
+      while (next < toOpen.length && !manager.closed) {
+        const { topic, partition, loaded } = toOpen[next++];
         const key = partitionKey(topic, partition);
-        const log = await manager.openLog(topic, partition, manager.configOf(topic), {
-          hadCleanShutdown,
-          recoveryPoint: recoveryPoints.get(key),
-          logStartOffset: startOffsets.get(key),
-        });
-        manager.addLog(log);
+        try {
+          const log = await manager.openLog(topic, partition, manager.configOf(topic), { hadCleanShutdown, ...manager.notLoaded.get(key) });
+          manager.addLog(log);
+          manager.notLoaded.delete(key);
+          loaded.resolve(log);
+          opts.onLogLoaded?.(log);
+        } catch (e) {
+          loaded.reject(e);
+          throw e;
+        } finally {
+          manager.creating.delete(key);
+        }
       }
     };
-    try {
-      await Promise.all(Array.from({ length: OPEN_CONCURRENCY }, worker));
-    } catch (e) {
-      // Leave the checkpoints alone: they still describe the logs that did not load.
-      manager.closed = true;
-      await Promise.allSettled(manager.allLogs().map((l) => l.close({ flush: false })));
-      throw e;
-    }
-
-    if (hadCleanShutdown) {
-      await fs.promises.rm(marker, { force: true });
-      await fsyncDirectory(opts.dataDir);
-    }
-    manager.startTimers(opts);
-    if (opts.cleaner) {
-      manager.cleaner = await LogCleaner.open({
-        dataDir: opts.dataDir, config: opts.cleaner, logs: () => manager.allLogs(), producers: opts.producers, logger: opts.log, now: opts.now,
-      });
-      manager.cleaner.start();
-    }
-    opts.log.info(
-      { dataDir: opts.dataDir, partitions: toOpen.length, cleanShutdown: hadCleanShutdown, ms: Number(process.hrtime.bigint() - started) / 1e6 },
-      'logs loaded',
-    );
+    manager.loaded = (async () => {
+      try {
+        await Promise.all(Array.from({ length: OPEN_CONCURRENCY }, worker));
+      } catch (e) {
+        // Leave the checkpoints alone: they still describe the logs that did not load.
+        manager.closed = true;
+        for (const { loaded } of toOpen) loaded.reject(e);
+        await Promise.allSettled(manager.allLogs().map((l) => l.close({ flush: false })));
+        throw e;
+      }
+      if (manager.closed) {
+        // Closed while loading: the logs never opened are left as they are on disk.
+        const closedError = new StorageError('KAFKA_STORAGE_ERROR', 'The log manager is closed');
+        for (const { topic, partition, loaded } of toOpen) {
+          loaded.reject(closedError);
+          manager.creating.delete(partitionKey(topic, partition));
+        }
+        return;
+      }
+      manager.startTimers(opts);
+      if (opts.cleaner) {
+        manager.cleaner = await LogCleaner.open({
+          dataDir: opts.dataDir, config: opts.cleaner, logs: () => manager.allLogs(), producers: opts.producers, logger: opts.log, now: opts.now,
+        });
+        manager.cleaner.start();
+      }
+      opts.log.info(
+        { dataDir: opts.dataDir, partitions: toOpen.length, cleanShutdown: hadCleanShutdown, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        'logs loaded',
+      );
+    })();
+    manager.loaded.catch(() => undefined); // the caller awaits it; a failure must not go unhandled meanwhile
+    for (const { loaded } of toOpen) loaded.promise.catch(() => undefined);
     return manager;
+  }
+
+  /** True while the log of this partition, found at start-up, is still being loaded. */
+  isLoading(topic: string, partition: number): boolean {
+    return this.notLoaded.has(partitionKey(topic, partition));
   }
 
   private async readOffsets(file: string): Promise<OffsetsByPartition> {
@@ -370,11 +438,25 @@ export class LogManager {
   // ---------------------------------------------------------------- checkpoints
 
   checkpointRecoveryPoints(): Promise<void> {
-    return this.recoveryPointCheckpoint.write(() => this.allLogs().map((l) => [l.topic, l.partition, l.recoveryPoint]));
+    return this.recoveryPointCheckpoint.write(() => this.checkpointEntries((l) => l.recoveryPoint, (o) => o.recoveryPoint));
   }
 
   checkpointLogStartOffsets(): Promise<void> {
-    return this.logStartOffsetCheckpoint.write(() => this.allLogs().map((l) => [l.topic, l.partition, l.logStartOffset]));
+    return this.logStartOffsetCheckpoint.write(() => this.checkpointEntries((l) => l.logStartOffset, (o) => o.logStartOffset));
+  }
+
+  /** Every loaded log's value, and the value read at start-up for each log still loading. */
+  private checkpointEntries(
+    ofLog: (log: PartitionLog) => number,
+    ofNotLoaded: (offsets: { recoveryPoint?: number; logStartOffset?: number }) => number | undefined,
+  ): Array<[string, number, number]> {
+    const entries: Array<[string, number, number]> = this.allLogs().map((l) => [l.topic, l.partition, ofLog(l)]);
+    for (const [key, offsets] of this.notLoaded) {
+      const value = ofNotLoaded(offsets);
+      const m = PARTITION_DIR_RE.exec(key);
+      if (value !== undefined && m) entries.push([m[1], Number(m[2]), value]);
+    }
+    return entries;
   }
 
   /** Total and free bytes of the data dir's file system (DescribeLogDirs v4). */
@@ -408,11 +490,18 @@ export class LogManager {
         }
       }),
     );
-    await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
+    try {
+      await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
+    } catch (e) {
+      // A full disk: the old checkpoints stay, and without the marker the next start recovers.
+      clean = false;
+      this.logger.error({ err: e }, 'could not write the checkpoints at shutdown');
+    }
     await this.deletionsSettled();
     if (clean) {
-      await fs.promises.writeFile(path.join(this.dataDir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }));
-      await fsyncDirectory(this.dataDir);
+      // Atomically: a marker cut short by a full disk must not exist (it would skip recovery).
+      await writeFileAtomically(path.join(this.dataDir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }))
+        .catch((e) => this.logger.error({ err: e }, 'could not write the clean-shutdown marker; the next start recovers the logs'));
     }
   }
 }

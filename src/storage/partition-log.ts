@@ -17,8 +17,27 @@
  * asks for) completes. Appends queued while a write is running are
  * coalesced into one positional writev. Roll decisions happen in the writer,
  * against the real segment. Truncation is queued in the same loop, so it is
- * ordered with appends. An I/O error takes the log offline (Kafka marks the
- * log dir offline): pending and later appends fail with KAFKA_STORAGE_ERROR.
+ * ordered with appends.
+ *
+ * A failed write (a full disk: ENOSPC, a short write, any I/O error while
+ * appending). An append is acknowledged only once every byte of it is in the
+ * file. When a write fails, nothing of it stays: the active segment is cut
+ * back to its last whole write, the failed appends and every append queued
+ * behind them (their offsets follow the failed ones) fail with
+ * KAFKA_STORAGE_ERROR, and the log end offset goes back to the high
+ * watermark. No client was told of those offsets (a produce is answered only
+ * once its write is done, a retried batch only once the first copy's is) and
+ * no reader saw them (reads stop at the high watermark), so the next append
+ * takes them again and no acknowledged offset is ever reused. The log then
+ * refuses appends until resumeWrites(): the ReplicaManager first rebuilds the
+ * partition's producer state, which had recorded the failed batches. Reads
+ * carry on throughout. Kafka instead marks the whole log dir offline until a
+ * restart; Fjord keeps it online because the cut above leaves the log exactly
+ * as a restart's recovery would (and with the same producer state), so
+ * appends work again as soon as space is freed. Only when the cut itself, an
+ * fsync of the log, or another operation fails (other than for want of
+ * space) does the log go offline for good (KAFKA_STORAGE_ERROR for reads and
+ * writes until a restart), as Kafka's does.
  *
  * Durability (what survives what):
  *  - A completed write is in the OS page cache: it survives a crash of the
@@ -76,6 +95,7 @@ import { CorruptCheckpointError, fsyncDirectory } from './checkpoint-file';
 import { StorageError } from './errors';
 import { LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache } from './leader-epoch-cache';
 import { readFully } from './file-io';
+import { isOutOfSpace } from '../util/durable-file';
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LogSegment, SWAP_FILE_SUFFIX, SegmentSettings } from './log-segment';
 import { NO_TIMESTAMP } from './time-index';
 import type { AbortedTxn } from './transaction-index';
@@ -224,7 +244,12 @@ export class PartitionLog {
   private queue: Array<PendingAppend | PendingTask> = [];
   private writerRunning = false;
   private idleWaiters: Array<() => void> = [];
+  /** Set when the log went offline for good (see the file comment). */
   private failure?: StorageError;
+  /** Set after a failed write, until resumeWrites(). */
+  private writesRefused?: StorageError;
+  /** The latest append's `done`: a retried batch still being written waits for it. */
+  private lastAppendDone: Promise<void> = Promise.resolve();
   private state: 'open' | 'closing' | 'closed' = 'open';
 
   private flushChain: Promise<void> = Promise.resolve();
@@ -422,6 +447,11 @@ export class PartitionLog {
     return this.startOffset;
   }
 
+  /** Base offset of the segment taking appends: it changes when the log rolls. */
+  get activeSegmentBaseOffset(): number {
+    return this.activeSegment.baseOffset;
+  }
+
   /** The next offset to assign (Kafka's LEO). */
   get logEndOffset(): number {
     return this.nextOffset;
@@ -491,6 +521,7 @@ export class PartitionLog {
 
   private ensureWritable(): void {
     if (this.failure) throw this.failure;
+    if (this.writesRefused) throw this.writesRefused;
     if (this.state !== 'open') throw new StorageError('KAFKA_STORAGE_ERROR', `Log ${this.dir} is closed`);
   }
 
@@ -568,9 +599,29 @@ export class PartitionLog {
       reject = rej;
     });
     done.catch(() => undefined); // the caller may not await it; it still sees the rejection if it does
+    this.lastAppendDone = done;
     this.queue.push({ kind: 'append', batches, baseOffset, nextOffset: next, maxTimestamp, abortedTxn, truncations: this.truncations, resolve, reject });
     this.startWriter();
     return { baseOffset, lastOffset: next - 1, done };
+  }
+
+  /**
+   * Resolves once every offset below `end` is written, at once when it is; rejects when the
+   * write holding them fails. For a retried batch whose first copy may still be in flight: it is
+   * acknowledged no sooner than that copy.
+   */
+  whenWritten(end: number): Promise<void> {
+    return end <= this.hw ? Promise.resolve() : this.lastAppendDone;
+  }
+
+  /** True after a failed write, until resumeWrites(): appends are refused, reads go on. */
+  get refusingWrites(): boolean {
+    return this.writesRefused !== undefined;
+  }
+
+  /** Takes appends again after a failed write (the caller has rebuilt what recorded the failed appends). */
+  resumeWrites(): void {
+    this.writesRefused = undefined;
   }
 
   private enqueueTask(run: () => Promise<void>): Promise<void> {
@@ -600,8 +651,12 @@ export class PartitionLog {
           await head.run();
           head.resolve();
         } catch (e) {
-          this.goOffline(e);
-          head.reject(this.failure);
+          // Out of space, a task (retention's roll, a truncation) changed nothing it cannot redo.
+          if (isOutOfSpace(e)) head.reject(this.ioError('Writing', e));
+          else {
+            this.goOffline(e);
+            head.reject(this.failure);
+          }
         }
         continue;
       }
@@ -610,14 +665,38 @@ export class PartitionLog {
         await this.writeAppends(group);
         for (const a of group) a.resolve();
       } catch (e) {
-        this.goOffline(e);
-        for (const a of group) a.reject(this.failure);
+        await this.abandonAppends(group, e);
       }
     }
     this.writerRunning = false;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
+  }
+
+  /**
+   * After a failed write (see the file comment): cuts the active segment back to its last whole
+   * write, rejects `group` and every append queued behind it, moves the log end offset back to the
+   * high watermark and refuses appends until resumeWrites().
+   */
+  private async abandonAppends(group: PendingAppend[], e: unknown): Promise<void> {
+    const failed = group.concat(this.queue.filter((a): a is PendingAppend => a.kind === 'append'));
+    this.queue = this.queue.filter((a) => a.kind !== 'append');
+    const error = this.ioError('Appending to', e);
+    this.writesRefused = error;
+    try {
+      await this.activeSegment.discardUnwrittenTail();
+    } catch (cutError) {
+      this.goOffline(cutError);
+    }
+    this.nextOffset = this.hw;
+    this.epochs.truncateFromEnd(this.nextOffset);
+    this.logger.error({ dir: this.dir, err: e, failedAppends: failed.length, logEndOffset: this.nextOffset }, 'a write failed; its appends and those queued behind it are dropped');
+    for (const a of failed) a.reject(this.failure ?? error);
+  }
+
+  private ioError(what: string, e: unknown): StorageError {
+    return e instanceof StorageError ? e : new StorageError('KAFKA_STORAGE_ERROR', `${what} ${this.dir} failed: ${(e as Error).message}`, { cause: e });
   }
 
   /** Takes the appends at the head of the queue that fit the active segment (rolling first if needed) and writes them. */
@@ -655,7 +734,12 @@ export class PartitionLog {
       this.hw = end;
       this.hwMark = { segment, position: segment.size };
     }
-    if (end - this.recoveryPointValue >= config.flushMessages) await this.flushUpTo(end);
+    if (end - this.recoveryPointValue >= config.flushMessages) {
+      await this.flushUpTo(end).catch((e) => {
+        this.flushFailed(e);
+        throw e;
+      });
+    }
   }
 
   /**
@@ -676,13 +760,22 @@ export class PartitionLog {
     this.segments.push(segment);
     this.dirChanged = true;
     this.logger.debug({ dir: this.dir, baseOffset: newBaseOffset }, 'rolled a new segment');
-    this.flushUpTo(newBaseOffset).catch((e) => this.goOffline(e));
+    this.flushUpTo(newBaseOffset).catch((e) => this.flushFailed(e));
     return segment;
+  }
+
+  /**
+   * Without space, a flush could not write index tails: nothing is lost (the recovery point stays,
+   * so a crash rebuilds them). A failed fsync of the log may have lost data: offline.
+   */
+  private flushFailed(e: unknown): void {
+    if (isOutOfSpace(e)) this.logger.warn({ dir: this.dir, err: e }, 'flush failed for want of space; the recovery point stays');
+    else this.goOffline(e);
   }
 
   private goOffline(e: unknown): void {
     if (this.failure) return;
-    this.failure = e instanceof StorageError ? e : new StorageError('KAFKA_STORAGE_ERROR', `I/O error in log ${this.dir}: ${(e as Error).message}`, { cause: e });
+    this.failure = this.ioError('I/O in log', e);
     this.logger.error({ dir: this.dir, err: e }, 'log is offline after an I/O error');
   }
 
@@ -1089,19 +1182,28 @@ export class PartitionLog {
     if (this.state !== 'open') return;
     this.state = 'closing';
     await this.whenWriterIdle();
-    const write = options.flush !== false && !this.failure;
-    if (write) await this.flushUpTo(this.hw);
+    let write = options.flush !== false && !this.failure;
+    let unclean: unknown;
+    if (write) {
+      await this.flushUpTo(this.hw).catch((e) => {
+        unclean = e;
+        write = false;
+      });
+    }
     await this.flushChain;
     for (const s of this.segments) {
       try {
         if (write) await s.close();
         else await s.closeWithoutWriting();
       } catch (e) {
+        unclean ??= e;
         this.logger.error({ dir: this.dir, segment: s.baseOffset, err: e }, 'error closing a segment');
       }
     }
     for (const entry of [...this.retiring]) await this.finishRetiring(entry);
     await this.epochs.persisted().catch(() => undefined);
     this.state = 'closed';
+    // Files not written out (a full disk): the caller must not mark the shutdown clean, so the next start recovers.
+    if (unclean !== undefined && options.flush !== false) throw this.ioError('Closing', unclean);
   }
 }

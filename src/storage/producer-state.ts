@@ -344,16 +344,25 @@ export class ProducerStateManager {
    * it covers), atomically: temp file, fsync, rename, fsync of the directory.
    * The state is captured now, so appends made while the write is in flight
    * are not in it. Keeps the latest few snapshots and deletes older ones.
+   * `whenWritten`: the state already holds batches still being written; the
+   * file is written once they are in the log, and not at all if their write
+   * fails (a snapshot must not know of batches the log does not have).
    */
-  writeSnapshot(dir: string, offset: number): Promise<void> {
+  writeSnapshot(dir: string, offset: number, whenWritten?: Promise<void>): Promise<void> {
     const bytes = encodeSnapshot(this.producers.values());
     const write = this.snapshotWrites.then(async () => {
+      await whenWritten;
       const file = path.join(dir, snapshotFileName(offset));
       await writeFileAtomically(file, bytes);
       await pruneSnapshots(dir);
     });
     this.snapshotWrites = write.catch(() => {}); // one failure must not block later writes
     return write;
+  }
+
+  /** Resolves when every snapshot write started so far has finished (or failed). */
+  snapshotsWritten(): Promise<void> {
+    return this.snapshotWrites;
   }
 
   /**
@@ -446,12 +455,16 @@ export function producerBatchOf(batch: BatchInfo): ProducerBatch | null {
  * end, then every batch after it replayed from the log, markers with the
  * coordinator epoch their record carries. Aborted transactions met on the way
  * go back into the transaction index (a crash loses the entries not flushed).
+ * After a replay the state is snapshotted at the log end, in the background,
+ * so that the next crash replays only what comes after (a failed write, a full
+ * disk, only means a longer replay then). Call with no append in flight.
  */
 export async function recoverProducerState(log: PartitionLog): Promise<ProducerStateManager> {
-  const loaded = ProducerStateManager.loadLatest(log.dir, log.logEndOffset);
+  const end = log.logEndOffset;
+  const loaded = ProducerStateManager.loadLatest(log.dir, end);
   const state = loaded?.state ?? new ProducerStateManager();
   const from = Math.max(loaded?.offset ?? 0, log.logStartOffset);
-  if (from >= log.logEndOffset) return state;
+  if (from >= end) return state;
   await log.forEachBatch(from, (buf) => {
     const read = readBatchHeader(buf, 0, { verifyCrc: false });
     if (read.status !== 'ok') return;
@@ -466,6 +479,7 @@ export async function recoverProducerState(log: PartitionLog): Promise<ProducerS
     });
     if (completed?.isAborted) log.restoreAbortedTxn(completed);
   });
+  state.writeSnapshot(log.dir, end).catch(() => undefined);
   return state;
 }
 

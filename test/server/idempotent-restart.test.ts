@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
@@ -17,6 +17,7 @@ describe('idempotent producers across a broker restart', function () {
   after(async () => {
     for (const b of running) await b.close();
     await rm(dataDir, { recursive: true, force: true });
+    await rm(`${dataDir}-crash`, { recursive: true, force: true });
   });
 
   for (const crash of [false, true]) {
@@ -38,7 +39,10 @@ describe('idempotent producers across a broker restart', function () {
       expect(Number((await send(first.port, 2)).baseOffset)).to.equal(2);
       // A crash leaves no snapshot and no clean-shutdown marker: the second broker rebuilds from the log.
       if (!crash) await first.close();
-      const second = await startBroker({ dataDir, logLevel: 'silent' });
+      // A crash, as the next process finds it: the files as they are now (one broker per data dir, so a copy).
+      const restartDir = crash ? `${dataDir}-crash` : dataDir;
+      if (crash) await cp(dataDir, restartDir, { recursive: true });
+      const second = await startBroker({ dataDir: restartDir, logLevel: 'silent' });
       running.push(second);
       const retried = await send(second.port, 2);
       expect([retried.errorCode, Number(retried.baseOffset)]).to.deep.equal([ErrorCode.NONE, 2]);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
@@ -212,6 +212,7 @@ describe('transactions across a broker restart', function () {
   after(async () => {
     for (const b of running) await b.close();
     await rm(dataDir, { recursive: true, force: true });
+    await rm(`${dataDir}-crash`, { recursive: true, force: true });
   });
 
   for (const crash of [false, true]) {
@@ -228,7 +229,10 @@ describe('transactions across a broker restart', function () {
       c1.raw.close();
       // A crash leaves no snapshot, no clean-shutdown marker and no flushed .txnindex: the second broker replays the log.
       if (!crash) await first.close();
-      const second = await startBroker({ dataDir, logLevel: 'silent', config: NO_VERIFICATION });
+      // A crash, as the next process finds it: the files as they are now (one broker per data dir, so a copy).
+      const restartDir = crash ? `${dataDir}-crash` : dataDir;
+      if (crash) await cp(dataDir, restartDir, { recursive: true });
+      const second = await startBroker({ dataDir: restartDir, logLevel: 'silent', config: NO_VERIFICATION });
       running.push(second);
       const c2 = await TxnClient.connect(second);
       expect(await c2.fetch(topic, 0, READ_COMMITTED)).to.deep.include({ highWatermark: 4, lastStableOffset: 1, values: ['aborted'], aborted: [[1, 0]] });

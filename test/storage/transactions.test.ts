@@ -15,7 +15,7 @@ class TxnPartition {
   constructor(readonly log: PartitionLog, readonly producers: ProducerStateManager) {}
 
   get partition(): Partition {
-    return { topic: 't', index: 0, log: this.log, producers: this.producers, appendedBytes: 0 };
+    return { topic: 't', index: 0, log: this.log, producers: this.producers, appendedBytes: 0, snapshotSegment: this.log.activeSegmentBaseOffset };
   }
 
   get lso(): number {

@@ -12,6 +12,8 @@
 //   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
 //   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
 //   INVALID_PRODUCER_EPOCH, a transaction being ended NOT_ENOUGH_REPLICAS (which clients retry).
+// - A partition still loading at start-up (after a crash, being recovered) answers
+//   NOT_LEADER_OR_FOLLOWER, as Kafka does for a partition it does not host yet: clients retry.
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
 //   the client notices (Kafka does the same).
 import { ApiKey } from '../../protocol/generated';
@@ -41,6 +43,7 @@ export const produce: HandlerFactory = (broker) => ({
         let result: PartitionAppend;
         const partition = broker.replicas.partition(t.name, p.index);
         if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        else if (topic && !partition && broker.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
         else if (!topic || !partition) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         else if (req.acks === -1 && partition.log.config.minInsyncReplicas > topic.partitions[p.index].replicas.length) {
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
