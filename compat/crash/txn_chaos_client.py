@@ -34,9 +34,12 @@ def setup(bootstrap, topic_in, topic_out, partitions, count):
         f.result(timeout=30)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for n in range(int(count)):
-        producer.produce(topic_in, value=str(n).encode(), partition=n % int(partitions))
-        if n % 1000 == 0:
-            producer.poll(0)
+        while True:
+            try:
+                producer.produce(topic_in, value=str(n).encode(), partition=n % int(partitions))
+                break
+            except BufferError:  # the local queue is full: wait for deliveries
+                producer.poll(0.1)
     if producer.flush(30) != 0:
         raise RuntimeError("input records not delivered")
 
