@@ -3,7 +3,7 @@
 //   npm run bench [-- --quick] [--rounds N] [--only KEY,...] [--targets fjord,kafka] [--cpu-prof]
 //                 [--no-snapshot] [--out FILE] [--md FILE]
 //
-// Targets: Fjord (`bin/fjord start`) and Apache Kafka 4.1 (compat/lib/apache-kafka.sh: a KRaft combined
+// Targets: Fjord (`bin/fjord start`) and Apache Kafka 4.4 (compat/lib/apache-kafka.sh: a KRaft combined
 // node from Maven Central artifacts, formatted before the clock starts), each a fresh process with a
 // temporary data dir for every workload and round, each with its default durability (no fsync per
 // message). Load: Kafka's own ProducerPerformance / ConsumerPerformance / EndToEndLatency (kafka-tools,
@@ -210,7 +210,7 @@ export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): T
 export function kafkaTarget(): Target {
   return {
     name: 'kafka',
-    describe: () => 'Apache Kafka 4.1.1 (KRaft combined node, compat/lib/apache-kafka.sh, -Xms256m -Xmx768m, G1)',
+    describe: () => 'Apache Kafka 4.4.0 (KRaft combined node, compat/lib/apache-kafka.sh, -Xms256m -Xmx768m, G1)',
     async start() {
       const port = await freePort();
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kafka-bench-'));
