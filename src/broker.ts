@@ -39,6 +39,7 @@ export interface RunningBroker {
   /** host:port as clients should dial it. */
   bootstrap: string;
   broker: Broker;
+  listener: Listener;
   close(): Promise<void>;
 }
 
@@ -141,7 +142,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxConnectionsPerIp: config.getInt('max.connections.per.ip'),
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
-    maxQueuedBytes: Number(config.getLong('queued.max.request.bytes')),
+    maxQueuedBytes: config.getLong('queued.max.request.bytes'),
   }, log);
   const port = await listener.listen(listen.host, listen.port);
   if (self.port === 0) self.port = port;
@@ -156,6 +157,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     port,
     bootstrap: `${host}:${port}`,
     broker,
+    listener,
     close() {
       closing ??= (async () => {
         await listener.close();

@@ -340,7 +340,7 @@ export class BrokerConfig {
     this.logFlushIntervalMs = Number(flushMs !== null ? flushMs : this.get('log.flush.scheduler.interval.ms'));
 
     // ---- connection limits (KafkaConfig.validateValues)
-    const queuedMaxBytes = Number(this.getLong('queued.max.request.bytes'));
+    const queuedMaxBytes = this.getLong('queued.max.request.bytes');
     if (queuedMaxBytes > 0 && queuedMaxBytes < this.getInt('socket.request.max.bytes')) {
       throw new ConfigError('queued.max.request.bytes must be larger or equal to socket.request.max.bytes', 'queued.max.request.bytes', queuedMaxBytes);
     }

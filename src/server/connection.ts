@@ -49,6 +49,9 @@ interface InFlight {
   pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
 }
 
+/** Frames read from one connection before the event loop serves the others. */
+const FRAMES_PER_TURN = 16;
+
 /** Responses buffered for the socket above this many bytes: no new handler starts until it drains. */
 const WRITE_HIGH_WATER = 4 * 1024 * 1024;
 
@@ -123,9 +126,15 @@ export class Connection {
   }
 
   private readFramesNow(): void {
+    let frames = 0;
     while (!this.closed && this.input !== null) {
       if (this.prefixFilled < 4) {
         if (this.prefixFilled === 0 && !this.mayReadFrame()) break;
+        if (this.prefixFilled === 0 && frames++ === FRAMES_PER_TURN) {
+          // Other connections get their turn before this one reads on (a flood is many frames per read).
+          setImmediate(this.resumeReading);
+          break;
+        }
         if (!this.readSizePrefix() || this.input === null) continue;
       }
       const size = this.sizePrefix.readInt32BE(0);
