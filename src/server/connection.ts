@@ -12,7 +12,9 @@
 // broker-wide RequestBudget (queued.max.requests, queued.max.request.bytes); no new handler starts
 // while more than WRITE_HIGH_WATER bytes of responses wait for a peer that does not read, so a slow
 // reader holds at most that plus the responses already being built. Reading pauses meanwhile.
-// A frame that arrives in pieces is assembled in one buffer of its size.
+// A frame that arrives in pieces is assembled in one buffer of its size; above 1 MiB, one whose memory
+// grows with the bytes that arrive and is given back to the OS at once if the peer leaves mid-frame
+// (a claimed size alone takes nothing).
 //
 // Bad input closes this connection only, with a warn-level line naming the peer and the reason:
 // a size <= 0 or above socket.request.max.bytes, a truncated or garbled body, an unknown API key,
@@ -49,6 +51,24 @@ interface InFlight {
   pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
 }
 
+/** A frame larger than this that arrives in pieces is assembled in a resizable buffer. */
+const LARGE_FRAME_BYTES = 1 << 20;
+
+/** An ES2024 resizable ArrayBuffer (Node 20 has them; TypeScript's ES2022 library does not). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+}
+
+/**
+ * V8 reserves address space for maxByteLength and commits pages only as the buffer grows; a resize
+ * to 0 gives them back to the OS at once, where a dropped Buffer waits for a garbage collection
+ * (and then often stays in the allocator: 40 MB partial frames left ~560 MB resident, issue 11).
+ */
+function resizableBuffer(maxByteLength: number): ResizableArrayBuffer {
+  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
+  return new Resizable(0, { maxByteLength });
+}
+
 /** Frames read from one connection before the event loop serves the others. */
 const FRAMES_PER_TURN = 16;
 
@@ -69,6 +89,8 @@ export class Connection {
   /** A frame arriving over several reads, and how much of it is in. */
   private frame: Buffer | null = null;
   private frameFilled = 0;
+  /** The same for a frame over LARGE_FRAME_BYTES: its memory is committed as the bytes arrive. */
+  private largeFrame: ResizableArrayBuffer | null = null;
   private readonly resumeReading = () => this.readFrames();
 
   constructor(
@@ -101,6 +123,8 @@ export class Connection {
     this.inFlight.length = 0;
     if (this.prefixFilled === 4) this.budget.releaseBytes(this.sizePrefix.readInt32BE(0));
     this.frame = null;
+    this.largeFrame?.resize(0);
+    this.largeFrame = null;
     this.input = null;
     this.budget.forget(this.resumeReading);
     this.socket.destroy();
@@ -138,7 +162,7 @@ export class Connection {
         if (!this.readSizePrefix() || this.input === null) continue;
       }
       const size = this.sizePrefix.readInt32BE(0);
-      if (this.frame === null && this.input.length >= size) {
+      if (this.frameFilled === 0 && this.input.length >= size) {
         // The whole frame is in this read: a view, never a copy.
         const frame = this.input.subarray(0, size);
         this.consume(size);
@@ -146,20 +170,37 @@ export class Connection {
         this.onFrame(frame);
         continue;
       }
-      // One buffer of the frame's size: its pages are touched only as the bytes arrive.
-      this.frame ??= Buffer.allocUnsafe(size);
       const n = Math.min(size - this.frameFilled, this.input.length);
-      this.input.copy(this.frame, this.frameFilled, 0, n);
+      if (size > LARGE_FRAME_BYTES) {
+        this.largeFrame ??= resizableBuffer(size);
+        this.largeFrame.resize(this.frameFilled + n);
+        this.input.copy(new Uint8Array(this.largeFrame), this.frameFilled, 0, n);
+      } else {
+        this.frame ??= Buffer.allocUnsafe(size);
+        this.input.copy(this.frame, this.frameFilled, 0, n);
+      }
       this.frameFilled += n;
       this.consume(n);
-      if (this.frameFilled === size) {
-        const frame = this.frame;
-        this.frame = null;
-        this.frameFilled = 0;
-        this.prefixFilled = 0;
-        this.onFrame(frame);
-      }
+      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame());
     }
+  }
+
+  /**
+   * The frame assembled over several reads. A large one is copied out of its resizable buffer, whose
+   * memory goes back at once: the request's views (Produce records, group metadata) may outlive it.
+   */
+  private takeAssembledFrame(): Buffer {
+    let frame = this.frame;
+    if (this.largeFrame) {
+      frame = Buffer.allocUnsafe(this.frameFilled);
+      frame.set(new Uint8Array(this.largeFrame));
+      this.largeFrame.resize(0);
+    }
+    this.frame = null;
+    this.largeFrame = null;
+    this.frameFilled = 0;
+    this.prefixFilled = 0;
+    return frame!;
   }
 
   /** Reads (what arrived of) the 4-byte size; true once it is complete, valid and reserved. */
