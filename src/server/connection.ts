@@ -91,7 +91,24 @@ export class Connection {
   private frameFilled = 0;
   /** The same for a frame over LARGE_FRAME_BYTES: its memory is committed as the bytes arrive. */
   private largeFrame: ResizableArrayBuffer | null = null;
-  private readonly resumeReading = () => this.readFrames();
+  /** Frames read in this turn of the event loop (FRAMES_PER_TURN), and whether a read is scheduled. */
+  private framesThisTurn = 0;
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
+  private readScheduled = false;
+  /** Reads on in a later turn: other connections' I/O comes first (see readFrames). */
+  private readonly scheduleRead = (): void => {
+    if (this.readScheduled || this.closed) return;
+    this.readScheduled = true;
+    setImmediate(() => {
+      this.readScheduled = false;
+      this.framesThisTurn = 0;
+      this.readFrames();
+    });
+  };
 
   constructor(
     private readonly socket: Socket,
@@ -126,14 +143,15 @@ export class Connection {
     this.largeFrame?.resize(0);
     this.largeFrame = null;
     this.input = null;
-    this.budget.forget(this.resumeReading);
+    this.budget.forget(this.scheduleRead);
     this.socket.destroy();
     this.onClose(this);
   }
 
   private onData(data: Buffer): void {
     if (this.closed) return;
-    this.input = data;
+    // Reading pauses while bytes wait in `input`; should a read still arrive, it queues behind them.
+    this.input = this.input === null ? data : Buffer.concat([this.input, data]);
     this.readFrames();
   }
 
@@ -150,13 +168,11 @@ export class Connection {
   }
 
   private readFramesNow(): void {
-    let frames = 0;
     while (!this.closed && this.input !== null) {
       if (this.prefixFilled < 4) {
         if (this.prefixFilled === 0 && !this.mayReadFrame()) break;
-        if (this.prefixFilled === 0 && frames++ === FRAMES_PER_TURN) {
-          // Other connections get their turn before this one reads on (a flood is many frames per read).
-          setImmediate(this.resumeReading);
+        if (this.prefixFilled === 0 && this.framesThisTurn++ === FRAMES_PER_TURN) {
+          this.scheduleRead();
           break;
         }
         if (!this.readSizePrefix() || this.input === null) continue;
@@ -229,7 +245,7 @@ export class Connection {
   private mayReadFrame(): boolean {
     if (this.inFlight.length >= this.limits.maxInFlight) return false;
     if (this.budget.exhausted) {
-      this.budget.whenFree(this.resumeReading);
+      this.budget.whenFree(this.scheduleRead);
       return false;
     }
     return true;
@@ -368,12 +384,15 @@ export class Connection {
   }
 
   private flush(): void {
-    let wrote = false;
     while (this.inFlight.length > 0 && this.inFlight[0].ready) {
       const entry = this.inFlight.shift()!;
       if (entry.chunks === null) continue;
-      if (!wrote) this.socket.cork();
-      wrote = true;
+      if (!this.corked) {
+        // The responses completed in this tick (a read's worth of pipelined requests) go out in one write.
+        this.corked = true;
+        this.socket.cork();
+        process.nextTick(this.uncork);
+      }
       const last = entry.chunks.length - 1;
       for (let i = 0; i < last; i++) this.socket.write(entry.chunks[i]);
       const pooled = entry.pooled;
@@ -382,10 +401,10 @@ export class Connection {
         if (!err) for (const b of pooled) this.pool.give(b);
       } : undefined);
     }
-    if (wrote) this.socket.uncork();
-    // Answered requests make room under the in-flight cap: read what waits.
-    if (this.input !== null) this.readFrames();
-    else this.updateFlow();
+    // Answered requests make room under the in-flight cap: read what waits, in a later turn (reading
+    // here, in a response's promise callback, would chain reads in microtasks that never yield).
+    if (this.input !== null) this.scheduleRead();
+    this.updateFlow();
   }
 
   /** Stops reading from the socket while frames cannot be taken or the peer reads too slowly. */

@@ -53,7 +53,10 @@ export class RequestBudget {
     this.wake();
   }
 
-  /** Calls `resume` once (the next time something is freed while the budget is no longer exhausted). */
+  /**
+   * Calls `resume` once, the next time something is freed while the budget is no longer exhausted;
+   * from inside another connection's call, so `resume` only schedules the read.
+   */
   whenFree(resume: () => void): void {
     this.waiting.add(resume);
   }
@@ -62,13 +65,10 @@ export class RequestBudget {
     this.waiting.delete(resume);
   }
 
-  /** Resumes the waiting connections, outside the caller's stack (it may be another connection's). */
   private wake(): void {
     if (this.exhausted || this.waiting.size === 0) return;
     const resumes = [...this.waiting];
     this.waiting.clear();
-    queueMicrotask(() => {
-      for (const r of resumes) r();
-    });
+    for (const r of resumes) r();
   }
 }
