@@ -3,46 +3,21 @@
 // while they send and after they are gone, and checks it still answers.
 // Run: npm run build && node dist/bench/hostile-frames.js [--connections 20] [--body-mb 30]
 // [--fjord path/to/bin/fjord] [--set key=value] (e.g. queued.max.request.bytes).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-function memoryMb(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(/\d+/.exec(status.split('\n').find((l) => l.startsWith(field))!)![0]);
-  return { rss: Math.round(kb('VmRSS:') / 1024), hwm: Math.round(kb('VmHWM:') / 1024) };
-}
+import { arg, startFjord } from './fjord-process';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const connections = Number(arg('connections', '20'));
   const bodyBytes = Number(arg('body-mb', '30')) * 1024 * 1024;
-  const bin = arg('fjord', path.join(__dirname, '..', '..', 'bin', 'fjord'));
-  const sets = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--set' ? ['--set', a] : []));
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fjord-hostile-'));
-  const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', '--log-format', 'json', ...sets],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.includes('broker listening'));
-      if (line) resolve(JSON.parse(line).port);
-    });
-  });
-  const pid = child.pid!;
-  console.log(`idle: ${JSON.stringify(memoryMb(pid))} MB`);
+  const sets = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--set' ? [a] : []));
+  const broker = await startFjord(arg('fjord', '') || undefined, sets);
+  const { port } = broker;
+  console.log(`idle: ${JSON.stringify(broker.memoryMb())} MB`);
 
   let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, memoryMb(pid).rss)), 50);
+  const sampler = setInterval(() => (peak = Math.max(peak, broker.memoryMb().rss)), 50);
   const prefix = Buffer.alloc(4);
   prefix.writeInt32BE(40 * 1024 * 1024);
   const chunk = Buffer.alloc(1 << 20, 1);
@@ -61,11 +36,11 @@ async function main(): Promise<void> {
     accepted++;
   }));
   await tick(500);
-  const whileOpen = memoryMb(pid).rss;
+  const whileOpen = broker.memoryMb().rss;
   for (const s of sockets) s.destroy();
   await tick(3000);
   clearInterval(sampler);
-  const after = memoryMb(pid);
+  const after = broker.memoryMb();
 
   // Still serving: an ApiVersions v0 round trip.
   const answered = await new Promise<boolean>((resolve) => {
@@ -75,9 +50,7 @@ async function main(): Promise<void> {
   });
   console.log(`${connections} x (40 MB prefix + ${bodyBytes / 1048576} MB), ${accepted} sent in full: peak RSS ${peak} MB, with them open ${whileOpen} MB, ` +
     `3 s after they closed ${after.rss} MB (VmHWM ${after.hwm} MB); still answering: ${answered}`);
-  child.kill('SIGTERM');
-  await tick(500);
-  rmSync(dataDir, { recursive: true, force: true });
+  await broker.stop();
 }
 
 main().catch((e) => {

@@ -2,57 +2,22 @@
 // Starts `bin/fjord start` as a child (its own process and data dir), creates a 6-partition topic
 // and sends Produce requests (acks=1; one 16 KiB batch of 16 x 1 KiB records per partition, so
 // ~96 KiB a request) with up to 5 unanswered at once, as the Java producer does, for --seconds.
-// Prints records/s. Run: npm run build && node dist/bench/pipelined-produce.js [--seconds 10]
+// Prints records/s and the broker's CPU time per request (less sensitive to a busy machine). Run: npm run build && node dist/bench/pipelined-produce.js [--seconds 10]
 // [--fjord path/to/bin/fjord] (another checkout's build, to compare two commits).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Writer } from '../src/protocol/primitives';
-import { ApiKey, getApiSpec, encodeRequestHeader, requestHeaderVersion } from '../src/protocol/generated';
+import { ApiKey } from '../src/protocol/generated';
 import { buildBatchSync } from '../src/records/records';
+import { RawClient } from '../test/helpers/raw-client';
+import { arg, startFjord } from './fjord-process';
 
 const PARTITIONS = 6;
 const RECORDS_PER_BATCH = 16;
 const IN_FLIGHT = 5;
 const PRODUCE_VERSION = 9;
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-function frame(apiKey: number, version: number, body: unknown, correlationId: number): Buffer {
-  const w = new Writer();
-  const size = w.reserve(4);
-  encodeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: 'bench' },
-    requestHeaderVersion(apiKey, version));
-  getApiSpec(apiKey)!.encodeRequest(w, body, version);
-  size.writeInt32BE(w.length - 4);
-  return w.finishOne();
-}
-
-/** Starts the broker and resolves with its port once it logs that it listens. */
-function startFjord(bin: string, dataDir: string): Promise<{ port: number; stop: () => void }> {
-  const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', '--log-format', 'json'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.includes('broker listening'));
-      if (line) resolve({ port: JSON.parse(line).port, stop: () => child.kill('SIGTERM') });
-    });
-    child.on('exit', (code) => reject(new Error(`fjord exited with ${code}`)));
-  });
-}
-
 async function main(): Promise<void> {
   const seconds = Number(arg('seconds', '10'));
-  const bin = arg('fjord', path.join(__dirname, '..', '..', 'bin', 'fjord'));
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fjord-bench-'));
-  const broker = await startFjord(bin, dataDir);
+  const broker = await startFjord(arg('fjord', '') || undefined);
   const socket = net.connect({ port: broker.port, host: '127.0.0.1' });
   socket.setNoDelay(true);
   await new Promise((r) => socket.once('connect', r));
@@ -69,7 +34,7 @@ async function main(): Promise<void> {
   });
   let correlationId = 1;
   const created = new Promise<void>((r) => (onResponse = r));
-  socket.write(frame(ApiKey.CreateTopics, 5, {
+  socket.write(RawClient.frame(ApiKey.CreateTopics, 5, {
     topics: [{ name: 'bench', numPartitions: PARTITIONS, replicationFactor: 1, assignments: [], configs: [] }],
     timeoutMs: 30000, validateOnly: false,
   }, correlationId++));
@@ -78,7 +43,7 @@ async function main(): Promise<void> {
   const value = Buffer.alloc(1000, 'x');
   const batch = buildBatchSync({ records: Array.from({ length: RECORDS_PER_BATCH }, () => ({ key: null, value, headers: [] })) });
   // One frame sent again and again (the broker answers each; the correlation id does not matter here).
-  const produce = frame(ApiKey.Produce, PRODUCE_VERSION, {
+  const produce = RawClient.frame(ApiKey.Produce, PRODUCE_VERSION, {
     transactionalId: null, acks: 1, timeoutMs: 30000,
     topicData: [{ name: 'bench', partitionData: Array.from({ length: PARTITIONS }, (_, index) => ({ index, records: batch })) }],
   }, correlationId);
@@ -87,6 +52,7 @@ async function main(): Promise<void> {
   let sent = 0;
   const deadline = Date.now() + seconds * 1000;
   const started = process.hrtime.bigint();
+  const ticksBefore = broker.cpuTicks();
   await new Promise<void>((done) => {
     const sendMore = () => {
       while (sent - answered < IN_FLIGHT && Date.now() < deadline) {
@@ -103,11 +69,11 @@ async function main(): Promise<void> {
   });
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const records = answered * PARTITIONS * RECORDS_PER_BATCH;
-  console.log(`${Math.round(records / elapsed)} records/s (${answered} requests in ${elapsed.toFixed(1)} s)`);
+  const cpuMs = (broker.cpuTicks() - ticksBefore) * 10;
+  console.log(`${Math.round(records / elapsed)} records/s (${answered} requests in ${elapsed.toFixed(1)} s), ` +
+    `broker CPU ${(cpuMs * 1000 / answered).toFixed(0)} us a request`);
   socket.destroy();
-  broker.stop();
-  await new Promise((r) => setTimeout(r, 500));
-  rmSync(dataDir, { recursive: true, force: true });
+  await broker.stop();
 }
 
 main().catch((e) => {

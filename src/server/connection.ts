@@ -152,6 +152,7 @@ export class Connection {
     if (this.closed) return;
     // Reading pauses while bytes wait in `input`; should a read still arrive, it queues behind them.
     this.input = this.input === null ? data : Buffer.concat([this.input, data]);
+    this.framesThisTurn = 0;
     this.readFrames();
   }
 
