@@ -12,9 +12,10 @@
 // broker-wide RequestBudget (queued.max.requests, queued.max.request.bytes); no new handler starts
 // while more than WRITE_HIGH_WATER bytes of responses wait for a peer that does not read, so a slow
 // reader holds at most that plus the responses already being built. Reading pauses meanwhile.
-// A frame that arrives in pieces is assembled in one buffer of its size; above 1 MiB, one whose memory
-// grows with the bytes that arrive and is given back to the OS at once if the peer leaves mid-frame
-// (a claimed size alone takes nothing).
+// Fairness: at most FRAMES_PER_TURN frames of one socket read are taken before the other connections
+// get a turn of the event loop. A frame that arrives in pieces is assembled in one buffer of its size;
+// above 1 MiB, one whose memory grows with the bytes that arrive and is given back to the OS at once if
+// the peer leaves mid-frame (a claimed size alone commits at most 1 MiB).
 //
 // Bad input closes this connection only, with a warn-level line naming the peer and the reason:
 // a size <= 0 or above socket.request.max.bytes, a truncated or garbled body, an unknown API key,
@@ -69,7 +70,7 @@ function resizableBuffer(maxByteLength: number): ResizableArrayBuffer {
   return new Resizable(0, { maxByteLength });
 }
 
-/** Frames read from one connection before the event loop serves the others. */
+/** Frames taken from one socket read before the other connections get a turn of the event loop. */
 const FRAMES_PER_TURN = 16;
 
 /** Responses buffered for the socket above this many bytes: no new handler starts until it drains. */
@@ -91,13 +92,8 @@ export class Connection {
   private frameFilled = 0;
   /** The same for a frame over LARGE_FRAME_BYTES: its memory is committed as the bytes arrive. */
   private largeFrame: ResizableArrayBuffer | null = null;
-  /** Frames read in this turn of the event loop (FRAMES_PER_TURN), and whether a read is scheduled. */
+  /** Frames taken since the last socket read or scheduled read (FRAMES_PER_TURN), and whether one is scheduled. */
   private framesThisTurn = 0;
-  private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.socket.uncork();
-  };
   private readScheduled = false;
   /** Reads on in a later turn: other connections' I/O comes first (see readFrames). */
   private readonly scheduleRead = (): void => {
@@ -108,6 +104,12 @@ export class Connection {
       this.framesThisTurn = 0;
       this.readFrames();
     });
+  };
+  /** Responses are corked until the end of the tick (see flush). */
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
   };
 
   constructor(

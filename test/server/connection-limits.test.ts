@@ -8,7 +8,10 @@ import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTo
 import type { ListOffsetsResponse } from '../../src/protocol/generated/ListOffsetsResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
 import { ErrorCode } from '../../src/protocol/errors';
+import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { BrokerConfig } from '../../src/config/broker-config';
+import { Compression } from '../../src/records/batch';
+import { buildBatchSync } from '../../src/records/records';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 
@@ -66,6 +69,56 @@ describe('connection ordering and limits', function () {
         });
         expect(offsets.topics[0].partitions.map((p) => p.errorCode)).to.deep.equal([0, 0, 0, 0]);
       }
+      c.close();
+    });
+  });
+
+  describe('pipelined Produce requests (they overlap)', () => {
+    const broker = withBroker();
+
+    it('get offsets in request order, compressed or not', async () => {
+      const c = await RawClient.connect(broker.current().port);
+      await c.request(ApiKey.CreateTopics, 5, { topics: [{ name: 'ordered', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+        timeoutMs: 30000, validateOnly: false });
+      const frames = Array.from({ length: 40 }, (_, i) => {
+        const records = Array.from({ length: 1 + (i % 3) }, () => ({ key: null, value: Buffer.alloc(200 * (i % 5), i), headers: [] }));
+        const batch = buildBatchSync({ records, compression: i % 2 === 0 ? Compression.GZIP : Compression.NONE });
+        return RawClient.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 30000,
+          topicData: [{ name: 'ordered', partitionData: [{ index: 0, records: batch }] }] }, 100 + i);
+      });
+      c.sendBytes(Buffer.concat(frames));
+      let expected = 0n;
+      for (let i = 0; i < 40; i++) {
+        const { correlationId, body } = await c.receive<ProduceResponse>(ApiKey.Produce, 9);
+        expect(correlationId).to.equal(100 + i);
+        const p = body.responses[0].partitionResponses[0];
+        expect([p.errorCode, p.baseOffset]).to.deep.equal([ErrorCode.NONE, expected]);
+        expected += BigInt(1 + (i % 3));
+      }
+      c.close();
+    });
+
+    it('reads a request over 1 MiB sent in pieces while another connection abandons the same frame halfway', async () => {
+      const c = await RawClient.connect(broker.current().port);
+      await c.request(ApiKey.CreateTopics, 5, { topics: [{ name: 'large', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }],
+        timeoutMs: 30000, validateOnly: false });
+      const batch = (fill: number) => buildBatchSync({ records: [{ key: null, value: Buffer.alloc(900_000, fill), headers: [] }] });
+      const frame = RawClient.frame(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 30000,
+        topicData: [{ name: 'large', partitionData: [{ index: 0, records: batch(1) }, { index: 1, records: batch(2) }] }] }, 7);
+      expect(frame.length).to.be.above(1 << 20);
+      // Half of it on another connection, which then leaves.
+      const quitter = await RawClient.connect(broker.current().port);
+      quitter.sendBytes(frame.subarray(0, frame.length / 2));
+      await tick(50);
+      quitter.close();
+      for (let at = 0; at < frame.length; at += 100_000) {
+        c.sendBytes(frame.subarray(at, at + 100_000));
+        await tick(2);
+      }
+      const { correlationId, body } = await c.receive<ProduceResponse>(ApiKey.Produce, 9);
+      expect(correlationId).to.equal(7);
+      expect(body.responses[0].partitionResponses.map((p) => [p.index, p.errorCode, p.baseOffset])).to.deep.equal([[0, 0, 0n], [1, 0, 0n]]);
+      expect(await apiVersions(c)).to.equal(ErrorCode.NONE);
       c.close();
     });
   });
