@@ -12,8 +12,8 @@ import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 
 const CONNECTIONS = Number(process.env.FLOOD_CONNECTIONS ?? 500);
-const ROUNDS = 4;
-const SAMPLES = 150;
+const ROUNDS = 6;
+const SAMPLES = 200;
 
 /** The bystander's round-trip times, one ApiVersions at a time, in ms. */
 async function roundTrips(c: RawClient): Promise<number[]> {
