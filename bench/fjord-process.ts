@@ -57,6 +57,9 @@ export function startFjord(bin = path.join(__dirname, '..', '..', 'bin', 'fjord'
         },
       });
     });
-    void exited.then(() => reject(new Error('fjord exited before listening')));
+    void exited.then(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      reject(new Error('fjord exited before listening'));
+    });
   });
 }
