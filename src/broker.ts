@@ -40,8 +40,15 @@ export interface RunningBroker {
   /** host:port as clients should dial it. */
   bootstrap: string;
   broker: Broker;
+  listener: Listener;
   close(): Promise<void>;
 }
+
+/**
+ * Requests decoded and unanswered on one connection before it stops reading. Kafka reads one at a
+ * time; a few more let pipelined Produce requests overlap (clients send up to 5).
+ */
+const MAX_IN_FLIGHT_PER_CONNECTION = 100;
 
 /** How long a fetch session must sit unused before a full cache may evict it (Kafka's default). */
 const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
@@ -143,8 +150,12 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const listener = new Listener(broker.router, {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
-    maxInFlight: 100,
+    maxInFlight: MAX_IN_FLIGHT_PER_CONNECTION,
     maxConnections: config.getInt('max.connections'),
+    maxConnectionsPerIp: config.getInt('max.connections.per.ip'),
+    maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
+    maxQueuedRequests: config.getInt('queued.max.requests'),
+    maxQueuedBytes: config.getLong('queued.max.request.bytes'),
   }, log);
   const port = await listener.listen(listen.host, listen.port);
   if (self.port === 0) self.port = port;
@@ -172,6 +183,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     port,
     bootstrap: `${host}:${port}`,
     broker,
+    listener,
     close() {
       closing ??= (async () => {
         await listener.close();

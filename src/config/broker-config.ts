@@ -13,6 +13,7 @@ import {
   BROKER_CONFIGS,
   ConfigEntry,
   ConfigError,
+  INT_MAX,
   ConfigKey,
   ConfigSource,
   ConfigSynonym,
@@ -149,6 +150,29 @@ export function formatListeners(eps: Endpoint[]): string {
   return eps.map((e) => `${e.name}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`).join(',');
 }
 
+/**
+ * max.connections.per.ip.overrides, as Kafka reads it: `host:count` pairs separated by commas, each
+ * split at its last ':' (so IPv6 addresses work); a host may hold only Kafka's host characters.
+ */
+export function parseConnectionOverrides(raw: string): Map<string, number> {
+  const key = 'max.connections.per.ip.overrides';
+  const out = new Map<string, number>();
+  if (raw.trim() === '') return out;
+  const invalid: string[] = [];
+  for (const entry of raw.trim().split(/\s*,\s*/)) {
+    const colon = entry.lastIndexOf(':');
+    const host = entry.slice(0, colon).trim();
+    const count = entry.slice(colon + 1).trim();
+    if (colon < 0 || !/^[+-]?\d+$/.test(count) || Math.abs(Number(count)) > INT_MAX) {
+      throw new ConfigError(`Error parsing configuration property '${key}': '${entry}' is not host:count`, key, raw);
+    }
+    if (!/^[0-9a-zA-Z\-%._:]*$/.test(host)) invalid.push(host);
+    out.set(host, Number(count));
+  }
+  if (invalid.length > 0) throw new ConfigError(`${key} contains invalid addresses : ${invalid.join(',')}`, key, raw);
+  return out;
+}
+
 function isWildcardHost(h: string): boolean {
   return h === '' || h === '0.0.0.0' || h === '::' || h === '[::]';
 }
@@ -185,6 +209,8 @@ export class BrokerConfig {
   readonly logRollJitterMs: number;
   /** log.flush.interval.ms, else log.flush.scheduler.interval.ms. */
   readonly logFlushIntervalMs: number;
+  /** max.connections.per.ip.overrides parsed: host name or address -> most connections. */
+  readonly maxConnectionsPerIpOverrides: Map<string, number>;
 
   private readonly values = new Map<string, ConfigValue>();
   private readonly origins: Map<string, ConfigOrigin>;
@@ -313,6 +339,16 @@ export class BrokerConfig {
     const flushMs = this.get('log.flush.interval.ms');
     this.logFlushIntervalMs = Number(flushMs !== null ? flushMs : this.get('log.flush.scheduler.interval.ms'));
 
+    // ---- connection limits (KafkaConfig.validateValues)
+    const queuedMaxBytes = this.getLong('queued.max.request.bytes');
+    if (queuedMaxBytes > 0 && queuedMaxBytes < this.getInt('socket.request.max.bytes')) {
+      throw new ConfigError('queued.max.request.bytes must be larger or equal to socket.request.max.bytes', 'queued.max.request.bytes', queuedMaxBytes);
+    }
+    this.maxConnectionsPerIpOverrides = parseConnectionOverrides(this.getString('max.connections.per.ip.overrides'));
+    if (this.getInt('max.connections.per.ip') === 0 && this.maxConnectionsPerIpOverrides.size === 0) {
+      throw new ConfigError('max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.',
+        'max.connections.per.ip', 0);
+    }
   }
 
   /** Builds the layered config the CLI uses: defaults < file < --set < flags. */

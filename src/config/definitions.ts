@@ -345,12 +345,14 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', doc: 'Close connections idle this long' },
   { name: 'max.connections', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most client connections open at once' },
   { name: 'max.connections.per.ip', type: 'int', default: INT_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Most connections from one address' },
+  { name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: true, doc: 'Per-address (or host name) exceptions to max.connections.per.ip, e.g. "hostName:100,127.0.0.1:200"' },
   { name: 'fetch.max.bytes', type: 'int', default: '57671680', validator: atLeast(1024), doc: 'Most bytes returned by one fetch' },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: '1000', validator: atLeast(0), doc: 'Most fetch sessions (KIP-227) kept at once' },
   { name: 'num.network.threads', type: 'int', default: '3', validator: atLeast(1), dynamic: true, doc: 'Network thread count', noEffect: true },
   { name: 'num.io.threads', type: 'int', default: '8', validator: atLeast(1), dynamic: true, doc: 'Request handler thread count', noEffect: true },
   { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },
-  { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests queued before reads pause', noEffect: true },
+  { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests waiting for their turn, broker-wide, before reads pause' },
+  { name: 'queued.max.request.bytes', type: 'long', default: '-1', doc: 'Bytes of requests in the broker (partial frames included) before reads pause; -1: no limit' },
 
   // log segments, retention, flushing
   { name: 'log.segment.bytes', type: 'int', default: '1073741824', validator: atLeast(14), dynamic: true, doc: 'Size at which a segment is rolled' },
