@@ -107,7 +107,8 @@ interface PartitionRead {
  *
  * The reads themselves run side by side (a consumer's fetch spans all its partitions, and one
  * after the other they paid one file-read round trip each; measured in the commit that made them
- * parallel): each partition is read at its own limit as if it were the first. A pass in request
+ * parallel): each partition whose limit still fits the budget is read at that limit as if it were
+ * the first. A pass in request
  * order then keeps every answer the sequential read would have given, which is all of them unless
  * the budget binds or a later partition's first batch is over its limit; those are read again.
  */
@@ -115,15 +116,21 @@ async function readAll(
   broker: Broker, partitions: FetchPartitionRequest[], limits: FetchLimits,
 ): Promise<PartitionRead[]> {
   const ownLimit = (request: FetchPartitionRequest) => Math.max(0, Math.min(limits.maxBytes, request.maxBytes));
-  const speculative = await Promise.all(partitions.map((request) =>
-    readPartition(broker, request, ownLimit(request), true, limits)));
+  // Side by side only as far as the request's budget reaches, so that a request naming many partitions
+  // never holds many times fetch.max.bytes at once; the others are read in the pass below.
+  let planned = 0;
+  const speculative = await Promise.all(partitions.map((request) => {
+    if (planned + ownLimit(request) > limits.maxBytes) return undefined;
+    planned += ownLimit(request);
+    return readPartition(broker, request, ownLimit(request), true, limits);
+  }));
   let budget = limits.maxBytes;
   let minOneMessage = true;
   const out: PartitionRead[] = [];
   for (const [i, request] of partitions.entries()) {
     const limit = Math.max(0, Math.min(budget, request.maxBytes));
     let data = speculative[i];
-    if (limit !== ownLimit(request) || (!minOneMessage && data.records!.length > limit)) {
+    if (data === undefined || limit !== ownLimit(request) || (!minOneMessage && data.records!.length > limit)) {
       data = await readPartition(broker, request, limit, minOneMessage, limits);
     }
     const size = data.records!.length;
