@@ -66,6 +66,9 @@ export class TransactionCoordinatorStarter {
   }
 
   private async run(): Promise<void> {
+    // After a crash the listener opens while the logs load: reading __transaction_state before its
+    // partitions are online would load an empty state and lose the transactions in flight.
+    await this.replicas.loaded;
     const created = await TransactionStateLog.ensureTopic(this.controller, {
       numPartitions: this.config.getInt('transaction.state.log.num.partitions'),
       replicationFactor: this.config.getInt('transaction.state.log.replication.factor'),
