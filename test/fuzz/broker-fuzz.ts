@@ -20,7 +20,7 @@ import { Prng, SpecBytes } from './spec-bytes';
 
 /** Topics and groups the fuzzer names often, so that requests reach past "unknown topic". */
 export const FUZZ_TOPICS = ['fuzz-a', 'fuzz-b'];
-const NAMES = [...FUZZ_TOPICS, 'fuzz-group', 'fuzz-txn', 'fuzz-member'];
+export const NAMES = [...FUZZ_TOPICS, 'fuzz-group', 'fuzz-txn', 'fuzz-member'];
 
 /** The broker config the fuzzer expects: groups form at once, partitions few. */
 export const FUZZ_BROKER_CONFIG: Record<string, string> = {
@@ -33,7 +33,7 @@ export const FUZZ_BROKER_CONFIG: Record<string, string> = {
  * a rebalance waiting for members) and the fuzzer can tell a hang from a wait. Partition counts
  * are capped too (see PARTITION_CAP).
  */
-function overrides(knownFaults: boolean): (field: string, rng: Prng) => number | undefined {
+export function overrides(knownFaults: boolean): (field: string, rng: Prng) => number | undefined {
   return (field, rng) => {
     switch (field) {
       case 'maxWaitMs':
@@ -66,7 +66,7 @@ function overrides(knownFaults: boolean): (field: string, rng: Prng) => number |
  */
 const PARTITION_CAP = 100;
 
-function knownFaultElsewhere(frame: Buffer): string | null {
+export function knownFaultElsewhere(frame: Buffer): string | null {
   const apiKey = frame.readInt16BE(0);
   if (apiKey !== ApiKey.CreateTopics && apiKey !== ApiKey.CreatePartitions && apiKey !== ApiKey.DeleteTopics) return null;
   let req: { topics?: { name?: string | null; numPartitions?: number; count?: number; configs?: { name: string; value: string | null }[] }[]; topicNames?: string[] };
@@ -86,6 +86,24 @@ function knownFaultElsewhere(frame: Buffer): string | null {
   const deleted = [...(req.topicNames ?? []), ...topics.map((t) => t.name ?? '')];
   if (apiKey === ApiKey.DeleteTopics && deleted.some((n) => NAMES.includes(n) || /^(golden|capture)/.test(n))) return 'item 9: deleting a topic being auto-created';
   return null;
+}
+
+/**
+ * A JoinGroup whose session or rebalance timeout is long (a mutated or captured one: kafkajs asks
+ * for 60 s) makes every later join of its group wait that long, as Kafka's does; not sent, so that
+ * a request unanswered for GROUP_ANSWER_TIMEOUT_MS is a hang, not a wait.
+ */
+function waitsLong(frame: Buffer): boolean {
+  if (frame.readInt16BE(0) !== ApiKey.JoinGroup) return false;
+  try {
+    const r = new Reader(frame);
+    const version = frame.readInt16BE(2);
+    decodeRequestHeader(r, requestHeaderVersion(ApiKey.JoinGroup, version));
+    const req = getApiSpec(ApiKey.JoinGroup)!.decodeRequest(r, version) as { sessionTimeoutMs: number; rebalanceTimeoutMs?: number };
+    return req.sessionTimeoutMs > 7000 || (req.rebalanceTimeoutMs ?? 0) > 7000;
+  } catch {
+    return false;
+  }
 }
 
 export interface FuzzFailure {
@@ -110,7 +128,7 @@ export interface BrokerFuzzReport {
   /** The bystander waited longer than its limit for an answer. */
   bystanderStalls: number;
   byApi: Record<string, number>;
-  /** Inputs not sent, by the fault elsewhere they would hit (see knownFaultElsewhere). */
+  /** Inputs not sent, by reason (see knownFaultElsewhere and waitsLong). */
   skipped: Record<string, number>;
 }
 
@@ -160,19 +178,19 @@ function sized(body: Buffer): Buffer {
   return Buffer.concat([size, body]);
 }
 
-function requestFrame(apiKey: number, version: number, correlationId: number, clientId: string | null, body: Buffer): Buffer {
+export function requestFrame(apiKey: number, version: number, correlationId: number, clientId: string | null, body: Buffer): Buffer {
   const w = new Writer();
   encodeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId }, requestHeaderVersion(apiKey, version));
   w.raw(body);
   return w.finishOne();
 }
 
-interface Served { apiKey: number; min: number; max: number }
+export interface Served { apiKey: number; min: number; max: number }
 
 /** What the broker must do with a frame: answer it (decodable), stay silent (acks=0), or close. */
-type Expectation = { answer: true; apiKey: number; version: number; correlationId: number } | { answer: false; silent: boolean };
+export type Expectation = { answer: true; apiKey: number; version: number; correlationId: number } | { answer: false; silent: boolean };
 
-function expectationOf(frame: Buffer, served: Map<number, Served>): Expectation {
+export function expectationOf(frame: Buffer, served: Map<number, Served>): Expectation {
   if (frame.length < 8) return { answer: false, silent: false };
   const apiKey = frame.readInt16BE(0);
   const version = frame.readInt16BE(2);
@@ -200,7 +218,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Asks the broker which APIs and versions it serves. */
-async function servedApis(port: number, host: string): Promise<Served[]> {
+export async function servedApis(port: number, host: string): Promise<Served[]> {
   const c = await RawClient.connect(port, host);
   try {
     c.sendBytes(sized(requestFrame(ApiKey.ApiVersions, 3, 1, 'fuzz', Buffer.from([1, 1, 0]))));
@@ -213,6 +231,45 @@ async function servedApis(port: number, host: string): Promise<Served[]> {
   } finally {
     c.close();
   }
+}
+
+/** What became of one request: answered, closed on, and what was wrong (null: as it must be). */
+export interface Outcome { answered: boolean; closed: boolean; problem: string | null }
+
+/**
+ * Sends one request frame on `conn` and checks what the broker does against `expect`: an answer
+ * with the request's correlation id that decodes, silence for acks=0, a close for what does not
+ * decode. `closed`: the connection cannot be used any more (closed by the broker, or by us after a
+ * timeout or a garbled answer).
+ */
+export async function exchange(conn: RawClient, frame: Buffer, expect: Expectation): Promise<Outcome> {
+  conn.sendBytes(sized(frame));
+  if (!expect.answer && expect.silent) {
+    // acks=0: no answer; an ApiVersions after it proves the connection still serves (or was
+    // closed, as Kafka closes it when such a produce fails).
+    conn.sendBytes(sized(requestFrame(ApiKey.ApiVersions, 0, 0x7fffffff, 'fuzz', Buffer.alloc(0))));
+  }
+  const waits = expect.answer && (expect.apiKey === ApiKey.JoinGroup || expect.apiKey === ApiKey.SyncGroup);
+  const timeoutMs = waits ? GROUP_ANSWER_TIMEOUT_MS : ANSWER_TIMEOUT_MS;
+  const answer = await nextFrame(conn, timeoutMs);
+  if (answer === 'timeout') {
+    conn.close();
+    return { answered: false, closed: true, problem: `no answer and no close within ${timeoutMs} ms` };
+  }
+  if (answer === 'closed') {
+    return { answered: false, closed: true, problem: expect.answer ? 'the broker closed the connection on a request that decodes' : null };
+  }
+  if (!expect.answer) return { answered: true, closed: false, problem: expect.silent ? null : 'answered a request that does not decode' };
+  try {
+    const r = new Reader(answer);
+    const header = decodeResponseHeader(r, responseHeaderVersion(expect.apiKey, expect.version));
+    if (header.correlationId !== expect.correlationId) throw new Error(`correlation id ${header.correlationId}, expected ${expect.correlationId}`);
+    getApiSpec(expect.apiKey)!.decodeResponse(r, expect.version);
+  } catch (e) {
+    conn.close();
+    return { answered: true, closed: true, problem: `answer does not decode: ${(e as Error).message}` };
+  }
+  return { answered: true, closed: false, problem: null };
 }
 
 /** Runs the fuzzer against the broker at `port` until maxInputs or durationMs; reports what it saw. */
@@ -301,7 +358,7 @@ export async function fuzzBroker(opts: BrokerFuzzOptions): Promise<BrokerFuzzRep
       }
       correlationId = (correlationId + 1) & 0x7fffffff;
       const { kind, frame, lie } = makeInput(rng, correlationId);
-      const skip = opts.knownFaults || frame.length < 8 ? null : knownFaultElsewhere(frame);
+      const skip = frame.length < 8 ? null : waitsLong(frame) ? 'JoinGroup waiting over 7 s' : opts.knownFaults ? null : knownFaultElsewhere(frame);
       if (skip !== null) {
         report.skipped[skip] = (report.skipped[skip] ?? 0) + 1;
         continue;
@@ -323,42 +380,11 @@ export async function fuzzBroker(opts: BrokerFuzzOptions): Promise<BrokerFuzzRep
         conn = null;
         continue;
       }
-      conn.sendBytes(sized(frame));
-      if (!expect.answer && expect.silent) {
-        // acks=0: no answer; an ApiVersions after it proves the connection still serves (or was
-        // closed, as Kafka closes it when such a produce fails).
-        conn.sendBytes(sized(requestFrame(ApiKey.ApiVersions, 0, 0x7fffffff, 'fuzz', Buffer.alloc(0))));
-      }
-      const waits = expect.answer && (expect.apiKey === ApiKey.JoinGroup || expect.apiKey === ApiKey.SyncGroup);
-      const timeoutMs = waits ? GROUP_ANSWER_TIMEOUT_MS : ANSWER_TIMEOUT_MS;
-      const answer = await nextFrame(conn, timeoutMs);
-      if (answer === 'timeout') {
-        fail(kind, frame, `no answer and no close within ${timeoutMs} ms`);
-        conn.close();
-        conn = null;
-        continue;
-      }
-      if (answer === 'closed') {
-        if (expect.answer) fail(kind, frame, 'the broker closed the connection on a request that decodes');
-        else report.closedMalformed++;
-        conn = null;
-        continue;
-      }
-      report.answered++;
-      if (!expect.answer) {
-        if (!expect.silent) fail(kind, frame, 'answered a request that does not decode');
-        continue;
-      }
-      try {
-        const r = new Reader(answer);
-        const header = decodeResponseHeader(r, responseHeaderVersion(expect.apiKey, expect.version));
-        if (header.correlationId !== expect.correlationId) throw new Error(`correlation id ${header.correlationId}, expected ${expect.correlationId}`);
-        getApiSpec(expect.apiKey)!.decodeResponse(r, expect.version);
-      } catch (e) {
-        fail(kind, frame, `answer does not decode: ${(e as Error).message}`);
-        conn.close();
-        conn = null;
-      }
+      const outcome = await exchange(conn, frame, expect);
+      if (outcome.answered) report.answered++;
+      else if (outcome.closed && outcome.problem === null) report.closedMalformed++;
+      if (outcome.problem !== null) fail(kind, frame, outcome.problem);
+      if (outcome.closed) conn = null;
     }
     conn?.close();
   };

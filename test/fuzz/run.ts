@@ -11,6 +11,10 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ApiKey } from '../../src/protocol/generated';
+import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import type { ListGroupsResponse } from '../../src/protocol/generated/ListGroupsResponse';
+import { RawClient } from '../helpers/raw-client';
 import { fuzzCodecs, fuzzScanBatches } from './codec-fuzz';
 import { fuzzBroker, FUZZ_BROKER_CONFIG } from './broker-fuzz';
 import { startCapturingProxy, runClientWorkload, goldenRequests } from './capture';
@@ -62,6 +66,18 @@ function memoryOf(pid: number): { rss: number; hwm: number } | null {
     return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
   } catch {
     return null;
+  }
+}
+
+/** How many topics and groups the inputs left behind (what the broker's memory holds). */
+async function brokerState(port: number): Promise<{ topics: number; groups: number }> {
+  const c = await RawClient.connect(port);
+  try {
+    const metadata = await c.request<MetadataResponse>(ApiKey.Metadata, 1, { topics: null });
+    const groups = await c.request<ListGroupsResponse>(ApiKey.ListGroups, 0, {});
+    return { topics: metadata.topics.length, groups: groups.groups.length };
+  } finally {
+    c.close();
   }
 }
 
@@ -120,6 +136,7 @@ async function main(): Promise<void> {
   });
   clearInterval(sampler);
   const memory = memoryOf(child.pid!);
+  const state = exit === null ? await brokerState(port).catch(() => null) : null;
   const crash: string | null = exit;
   const crashed = crash !== null;
   if (!crashed) child.kill('SIGTERM');
@@ -141,6 +158,8 @@ async function main(): Promise<void> {
     peakRssMb: memory ? Math.round(memory.hwm) : null,
     rssMbAtTenth: tenth,
     rssMbAtEnd: rssSamples.at(-1)?.rss ?? null,
+    topicsAtEnd: state?.topics ?? null,
+    groupsAtEnd: state?.groups ?? null,
     bystanderRequests: report.bystanderRequests,
     bystanderP50Ms: Number(report.bystanderP50Ms.toFixed(2)),
     bystanderP99Ms: Number(report.bystanderP99Ms.toFixed(2)),

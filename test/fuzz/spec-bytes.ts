@@ -41,7 +41,17 @@ export class Prng {
   }
 }
 
+/**
+ * A fixed choice of boundary values instead of random ones: every nullable string, bytes and struct
+ * null, inside arrays of one element ('nulls'); nullable arrays null and everything else empty
+ * ('empty'); one element per array with the first of `names` ('one'); or the largest and smallest
+ * values of every type ('max', 'min'; 'max' strings are 32,767 bytes long).
+ */
+export type Profile = 'nulls' | 'empty' | 'one' | 'max' | 'min';
+export const PROFILES: readonly Profile[] = ['nulls', 'empty', 'one', 'max', 'min'];
+
 export interface SpecBytesOptions {
+  profile?: Profile;
   /** Write lies too: lengths that do not match, nulls where not nullable, bad tagged fields. */
   hostile: boolean;
   /** Write unknown tagged fields (valid: a reader must skip them; off when bytes must round-trip). */
@@ -107,13 +117,14 @@ export class SpecBytes {
 
   private taggedFields(w: Writer, known: RawField[]): void {
     const entries: [number, Buffer][] = [];
+    const profile = this.opts.profile;
     for (const f of known) {
-      if (!this.rng.chance(0.4)) continue;
+      if (profile ? profile === 'nulls' || profile === 'empty' : !this.rng.chance(0.4)) continue;
       const inner = new Writer();
       this.field(inner, f);
       entries.push([f.tag!, inner.finishOne()]);
     }
-    if (this.opts.unknownTags && this.rng.chance(0.15)) {
+    if (this.opts.unknownTags && (profile ? profile === 'max' : this.rng.chance(0.15))) {
       const tag = this.rng.pick([this.rng.int(0, 40), 1000, 0x7fffffff]);
       if (!known.some((f) => f.tag === tag)) entries.push([tag, this.rng.bytes(this.rng.int(0, 20))]);
     }
@@ -137,8 +148,12 @@ export class SpecBytes {
 
   private field(w: Writer, f: RawField): void {
     const compact = this.flexibleField(f);
-    const wantNull = (this.nullable(f) && this.rng.chance(0.1)) || this.lie(0.01);
-    if (f.type.startsWith('[]')) {
+    const profile = this.opts.profile;
+    const isArray = f.type.startsWith('[]');
+    const wantNull = profile
+      ? this.nullable(f) && (isArray ? profile === 'empty' : profile === 'nulls')
+      : (this.nullable(f) && this.rng.chance(0.1)) || this.lie(0.01);
+    if (isArray) {
       if (wantNull) return this.arrayLength(w, compact, -1);
       const n = this.arrayCount();
       this.arrayLength(w, compact, this.lie() ? this.rng.pick([-2, n + 1, 0x7ffffff0]) : n);
@@ -169,6 +184,7 @@ export class SpecBytes {
   }
 
   private arrayCount(): number {
+    if (this.opts.profile) return this.opts.profile === 'empty' ? 0 : 1;
     if (this.budget > 64 * 1024) return 0;
     const r = this.rng.next();
     if (r < 0.25) return 0;
@@ -185,6 +201,7 @@ export class SpecBytes {
     const forced = this.opts.override?.(camel(f.name), this.rng);
     switch (type) {
       case 'bool':
+        if (this.opts.profile) return w.uint8(this.opts.profile === 'max' || this.opts.profile === 'one' ? 1 : 0);
         return w.uint8(this.lie() ? this.rng.int(2, 255) : this.rng.int(0, 1));
       case 'int8':
       case 'int16':
@@ -202,6 +219,7 @@ export class SpecBytes {
       case 'float64':
         return w.float64(this.rng.pick([0, -1, 1.5, 1e300, -1e-300, this.rng.next() * 1e6]));
       case 'uuid':
+        if (this.opts.profile) return w.raw(Buffer.alloc(16, this.opts.profile === 'max' ? 0xff : 0));
         return w.raw(this.rng.chance(0.3) ? Buffer.alloc(16) : this.rng.bytes(16));
       case 'string':
         return this.lengthPrefixed(w, compact, asNull, false, () => Buffer.from(this.string(), 'utf8'));
@@ -233,6 +251,13 @@ export class SpecBytes {
 
   private integer(type: string): number {
     const [lo, hi] = INT_BOUNDS[type];
+    switch (this.opts.profile) {
+      case 'max': return hi;
+      case 'min': return lo;
+      case 'nulls': return Math.max(lo, -1);
+      case 'empty':
+      case 'one': return 0;
+    }
     const r = this.rng.next();
     if (r < 0.45) return this.rng.int(Math.max(lo, -1), Math.min(hi, 4));
     if (r < 0.65) return this.rng.pick([lo, hi, lo + 1, hi - 1]);
@@ -240,6 +265,13 @@ export class SpecBytes {
   }
 
   private int64(): bigint {
+    switch (this.opts.profile) {
+      case 'max': return INT64_BOUNDS[1];
+      case 'min': return INT64_BOUNDS[0];
+      case 'nulls': return -1n;
+      case 'empty':
+      case 'one': return 0n;
+    }
     const r = this.rng.next();
     if (r < 0.45) return BigInt(this.rng.int(-1, 4));
     if (r < 0.65) return this.rng.pick(INT64_BOUNDS);
@@ -247,6 +279,13 @@ export class SpecBytes {
   }
 
   private string(): string {
+    switch (this.opts.profile) {
+      case 'max': return 'x'.repeat(MAX_STRING);
+      case 'min': return '\u20ac';
+      case 'one': return this.opts.names[0] ?? 's';
+      case 'nulls':
+      case 'empty': return '';
+    }
     const r = this.rng.next();
     if (r < 0.15) return '';
     if (r < 0.5 && this.opts.names.length > 0) return this.rng.pick(this.opts.names);
