@@ -142,6 +142,8 @@ export interface BrokerFuzzOptions {
   connections?: number;
   /** Captured client request frames (no size prefix) to mutate. */
   captured?: Buffer[];
+  /** Only these APIs (names as in the specs, e.g. 'JoinGroup'); all served ones when absent. */
+  apis?: string[];
   /** Also send the inputs of knownFaultElsewhere. */
   knownFaults?: boolean;
   /** Called with a line of progress now and then (long runs). */
@@ -275,8 +277,10 @@ export async function exchange(conn: RawClient, frame: Buffer, expect: Expectati
 /** Runs the fuzzer against the broker at `port` until maxInputs or durationMs; reports what it saw. */
 export async function fuzzBroker(opts: BrokerFuzzOptions): Promise<BrokerFuzzReport> {
   const host = opts.host ?? '127.0.0.1';
-  const served = await servedApis(opts.port, host);
-  const servedByKey = new Map(served.map((s) => [s.apiKey, s]));
+  const servedAll = await servedApis(opts.port, host);
+  const servedByKey = new Map(servedAll.map((s) => [s.apiKey, s]));
+  const served = servedAll.filter((s) => !opts.apis || opts.apis.includes(getApiSpec(s.apiKey)!.name));
+  if (served.length === 0) throw new Error(`none of ${opts.apis?.join(', ')} is served`);
   const requestSpecs = new Map<number, RawSpec>();
   for (const spec of loadSpecDir(SPEC_DIR).values()) if (spec.type === 'request' && spec.apiKey !== undefined) requestSpecs.set(spec.apiKey, spec);
   const batches = fixtureBatches();
@@ -287,7 +291,7 @@ export async function fuzzBroker(opts: BrokerFuzzOptions): Promise<BrokerFuzzRep
     if (r < 0.8) return mutate(rng.pick(batches), rng);
     return rng.bytes(rng.int(0, 100));
   };
-  const captured = opts.captured ?? [];
+  const captured = (opts.captured ?? []).filter((f) => f.length >= 2 && served.some((s) => s.apiKey === f.readInt16BE(0)));
 
   const report: BrokerFuzzReport = {
     seed: opts.seed, inputs: 0, answered: 0, closedMalformed: 0, failures: [],

@@ -7,6 +7,8 @@ import type { DescribeConfigsResponse } from '../../src/protocol/generated/Descr
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse';
 import type { WriteTxnMarkersResponse } from '../../src/protocol/generated/WriteTxnMarkersResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse';
+import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import { ErrorCode } from '../../src/protocol/errors';
 import { detectInvalidTopic } from '../../src/cluster/topic-names';
 import { withBroker } from '../helpers/broker';
@@ -16,7 +18,7 @@ const TOPIC = 2;   // ConfigResource type
 const BROKER = 4;
 
 describe('fuzzer regressions', function () {
-  const broker = withBroker();
+  const broker = withBroker({ config: { 'group.initial.rebalance.delay.ms': '0' } });
 
   describe('strings that are not valid UTF-8', () => {
     function int16Prefixed(bytes: Buffer): Buffer {
@@ -111,5 +113,46 @@ describe('fuzzer regressions', function () {
       expect(res.markers[0].topics[0].partitions[0].errorCode).to.equal(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     }
     c.close();
+  });
+
+  describe('JoinGroup', () => {
+    const protocol = (name: string) => ({ name, metadata: Buffer.from([0, 1]) });
+    const join = (groupId: string, memberId: string, names: string[]) =>
+      ({ groupId, sessionTimeoutMs: 6000, memberId, protocolType: 'consumer', protocols: names.map(protocol) });
+
+    before(async () => {
+      // The coordinator loads in the background: FindCoordinator says when it is ready.
+      const c = await RawClient.connect(broker.current().port);
+      for (;;) {
+        const res = await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 3, { key: 'g', keyType: 0, coordinatorKeys: [] });
+        if (res.errorCode === ErrorCode.NONE) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      c.close();
+    });
+
+    it('gives a client id of 32 KB a member id that fits a response (it killed the process)', async () => {
+      const c = await RawClient.connect(broker.current().port);
+      c.sendBytes(RawClient.frame(ApiKey.JoinGroup, 0, join('long-client', '', ['range']), 1, 'c'.repeat(MAX_STRING_LENGTH)));
+      const res = (await c.receive<JoinGroupResponse>(ApiKey.JoinGroup, 0)).body;
+      expect(res.errorCode).to.equal(ErrorCode.NONE);
+      expect(res.memberId).to.match(/^c{1000}-[0-9a-f-]{36}$/);
+      c.close();
+    });
+
+    it('completes a rebalance where a member lists one protocol twice (the join phase threw and every join hung)', async () => {
+      const first = await RawClient.connect(broker.current().port);
+      const second = await RawClient.connect(broker.current().port);
+      const leader = await first.request<JoinGroupResponse>(ApiKey.JoinGroup, 0, join('twice', '', ['range', 'range']));
+      expect(leader.errorCode).to.equal(ErrorCode.NONE);
+      second.send(ApiKey.JoinGroup, 0, join('twice', '', ['range']));
+      first.send(ApiKey.JoinGroup, 0, join('twice', leader.memberId, ['range', 'range']));
+      const [a, b] = await Promise.all([first.receive<JoinGroupResponse>(ApiKey.JoinGroup, 0), second.receive<JoinGroupResponse>(ApiKey.JoinGroup, 0)]);
+      expect([a.body.errorCode, b.body.errorCode]).to.deep.equal([ErrorCode.NONE, ErrorCode.NONE]);
+      expect([a.body.protocolName, b.body.protocolName]).to.deep.equal(['range', 'range']);
+      expect(a.body.generationId).to.equal(leader.generationId! + 1);
+      first.close();
+      second.close();
+    });
   });
 });

@@ -1,4 +1,4 @@
-// The long fuzz run: `npm run fuzz -- --minutes N [--seed S] [--connections C] [--known-faults]`.
+// The long fuzz run: `npm run fuzz -- --minutes N [--seed S] [--connections C] [--apis A,B] [--known-faults]`.
 //
 // First the codecs and scanBatches (about a tenth of the time), then the broker: started as a child
 // process (`bin/fjord start`, its own temporary data dir) so that a crash is seen as a crash, with a
@@ -19,7 +19,7 @@ import { fuzzCodecs, fuzzScanBatches } from './codec-fuzz';
 import { fuzzBroker, FUZZ_BROKER_CONFIG } from './broker-fuzz';
 import { startCapturingProxy, runClientWorkload, goldenRequests } from './capture';
 
-interface Args { minutes: number; seed: number; connections: number; knownFaults: boolean }
+interface Args { minutes: number; seed: number; connections: number; knownFaults: boolean; apis?: string[] }
 
 function parseArgs(argv: string[]): Args {
   const args: Args = { minutes: 1, seed: Date.now() & 0x7fffffff, connections: 4, knownFaults: false };
@@ -29,7 +29,8 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--seed') args.seed = Number(argv[++i]);
     else if (a === '--connections') args.connections = Number(argv[++i]);
     else if (a === '--known-faults') args.knownFaults = true;
-    else throw new Error(`unknown argument ${a} (use --minutes N, --seed S, --connections C, --known-faults)`);
+    else if (a === '--apis') args.apis = argv[++i].split(',');
+    else throw new Error(`unknown argument ${a} (use --minutes N, --seed S, --connections C, --apis A,B, --known-faults)`);
   }
   if (!(args.minutes > 0)) throw new Error('--minutes must be a positive number');
   return args;
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
   const lastInputs: { kind: string; frame: string }[] = [];
   const report = await fuzzBroker({
     port, seed: args.seed, durationMs: Math.max(10_000, codecUntil + totalMs * 0.9 - Date.now()),
-    connections: args.connections, captured, knownFaults: args.knownFaults,
+    connections: args.connections, captured, knownFaults: args.knownFaults, apis: args.apis,
     stopped: () => exit !== null,
     progress: (line) => log(`${line}, broker RSS ${Math.round(memoryOf(child.pid!)?.rss ?? 0)} MB`),
     onInput: (kind, frame) => {
