@@ -30,7 +30,7 @@ describe(`broker fuzzing (seed ${seed})`, function () {
     expect(new Set(captured.map((f) => f.readInt16BE(0))).size, 'APIs captured from kafkajs and the golden files').to.be.greaterThan(15);
     const report = await fuzzBroker({ port: running.port, seed, maxInputs: 1500, durationMs: 5000, captured });
     expect(report.failures, JSON.stringify(report.failures.slice(0, 5), null, 1)).to.deep.equal([]);
-    expect(report.inputs).to.be.greaterThan(500);
+    expect(report.inputs).to.be.greaterThan(100);
     expect(report.answered, 'most inputs decode and are answered').to.be.greaterThan(report.inputs / 3);
     expect(report.bystanderStalls).to.equal(0);
     expect(report.bystanderRequests).to.be.greaterThan(0);
