@@ -2,6 +2,7 @@
  * Topic names as Kafka checks them (org.apache.kafka.common.internals.Topic
  * and the controller's ReplicationControlManager.validateNewTopicNames).
  */
+import { quoteInMessage } from '../protocol/errors';
 
 export const GROUP_METADATA_TOPIC_NAME = '__consumer_offsets';
 export const TRANSACTION_STATE_TOPIC_NAME = '__transaction_state';
@@ -45,10 +46,10 @@ export function detectInvalidTopic(name: string): string | null {
   if (name === '.') return "'.' is not allowed";
   if (name === '..') return "'..' is not allowed";
   if (name.length > MAX_TOPIC_NAME_LENGTH) {
-    return `the length of '${name}' is longer than the max allowed length ${MAX_TOPIC_NAME_LENGTH}`;
+    return `the length of '${quoteInMessage(name)}' is longer than the max allowed length ${MAX_TOPIC_NAME_LENGTH}`;
   }
   if (!containsValidPattern(name)) {
-    return `'${name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'`;
+    return `'${quoteInMessage(name)}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'`;
   }
   return null;
 }

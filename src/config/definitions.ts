@@ -7,6 +7,7 @@
  * ("Invalid value X for configuration Y: ..."). Fjord deviations from
  * Kafka's defaults are marked "Fjord:" in the doc phrase.
  */
+import { quoteInMessage } from '../protocol/errors';
 
 /** DescribeConfigsResponse.ConfigSource ids. */
 export enum ConfigSource {
@@ -54,9 +55,9 @@ export class ConfigError extends Error {
 
 /** Kafka's ConfigException(name, value, message) text. */
 export function invalidValue(name: string, value: unknown, message?: string): ConfigError {
-  const shown = typeof value === 'string' ? value : formatAny(value);
+  const shown = quoteInMessage(typeof value === 'string' ? value : formatAny(value));
   return new ConfigError(
-    `Invalid value ${shown} for configuration ${name}${message ? ': ' + message : ''}`,
+    `Invalid value ${shown} for configuration ${quoteInMessage(name)}${message ? ': ' + message : ''}`,
     name,
     value,
   );

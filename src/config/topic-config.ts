@@ -6,6 +6,7 @@
  * Overrides are stored as the raw strings the client sent (Kafka stores them
  * verbatim too); values are parsed when used or described.
  */
+import { quoteInMessage } from '../protocol/errors';
 import { BrokerConfig } from './broker-config';
 import {
   CLEANUP_POLICIES,
@@ -180,9 +181,9 @@ export function validateTopicConfigs(
   else entries = Object.entries(configs as Record<string, string | null>);
 
   const nulls = entries.filter(([, v]) => v === null || v === undefined).map(([k]) => k);
-  if (nulls.length > 0) return { name: nulls[0], message: 'Null value not supported for topic configs: ' + nulls.join(',') };
+  if (nulls.length > 0) return { name: nulls[0], message: 'Null value not supported for topic configs: ' + quoteInMessage(nulls.join(',')) };
   for (const [k] of entries) {
-    if (!TOPIC_CONFIGS.has(k)) return { name: k, message: `Unknown topic config name: ${k}` };
+    if (!TOPIC_CONFIGS.has(k)) return { name: k, message: `Unknown topic config name: ${quoteInMessage(k)}` };
   }
   const given = new Map(entries as Array<[string, string]>);
   const parsed = topicDefaultsFromBroker(broker);
@@ -445,7 +446,7 @@ export function applyAlterConfigOps(
   for (const { name, op, value } of ops) {
     switch (op) {
       case AlterConfigOp.SET:
-        if (value === null) return { error: { name, message: `Null value not supported for topic configs: ${name}` } };
+        if (value === null) return { error: { name, message: `Null value not supported for topic configs: ${quoteInMessage(name)}` } };
         next.set(name, value);
         break;
       case AlterConfigOp.DELETE:
@@ -456,7 +457,7 @@ export function applyAlterConfigOps(
         const key = TOPIC_CONFIGS.get(name);
         const opName = op === AlterConfigOp.APPEND ? 'APPEND' : 'SUBTRACT';
         if (!key || key.type !== 'list') {
-          return { error: { name, message: `Can't ${opName} to key ${name} because its type is not LIST.` } };
+          return { error: { name, message: `Can't ${opName} to key ${quoteInMessage(name)} because its type is not LIST.` } };
         }
         const base = next.get(name) ?? key.defaultString ?? '';
         const parts = base.split(',').filter((p) => p !== '');
@@ -472,7 +473,7 @@ export function applyAlterConfigOps(
         break;
       }
       default:
-        return { error: { name, message: `Unknown config operation ${op} for ${name}` } };
+        return { error: { name, message: `Unknown config operation ${op} for ${quoteInMessage(name)}` } };
     }
   }
   const err = validateTopicConfigs(next, broker);

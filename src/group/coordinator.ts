@@ -29,6 +29,9 @@ import {
 } from './group';
 import { OffsetsLog, offsetKey } from './offsets-log';
 import { GroupTimers } from './timers';
+
+/** How much of the client or instance id starts a member id (at most 3 bytes a character). */
+const MEMBER_ID_PREFIX_CHARS = 1000;
 import type {
   GroupSnapshot, LoadedGroup, LoadedOffset, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
 } from './store';
@@ -376,7 +379,9 @@ export class GroupCoordinator {
   private joinNewMember(group: ClassicGroup, req: JoinRequest, resolve: (r: JoinResult) => void): void {
     if (group.is(GroupState.Dead)) return resolve(joinError('', ErrorCode.COORDINATOR_NOT_AVAILABLE));
     if (!group.supportsProtocols(req.protocolType, req.protocols)) return resolve(joinError('', ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
-    const newMemberId = `${req.groupInstanceId ?? req.clientId}-${randomUUID()}`;
+    // Kafka's form, "<instance id or client id>-<uuid>", with the prefix cut so that the id of a
+    // 32 KB client id still fits the protocol's 32,767-byte string in the response.
+    const newMemberId = `${(req.groupInstanceId ?? req.clientId).slice(0, MEMBER_ID_PREFIX_CHARS)}-${randomUUID()}`;
     if (req.groupInstanceId !== null) {
       const existing = group.staticMemberId(req.groupInstanceId);
       if (existing !== undefined) return this.replaceStaticMember(group, existing, newMemberId, req, resolve);

@@ -373,8 +373,11 @@ export class ClassicGroup {
 
   // ------------------------------------------------------------------ protocols
 
+  /** Counts each protocol name once per member, however often the member lists it. */
   private countProtocols(member: GroupMember, delta: number): void {
-    for (const p of member.protocols) this.protocolSupport.set(p.name, (this.protocolSupport.get(p.name) ?? 0) + delta);
+    for (const name of new Set(member.protocols.map((p) => p.name))) {
+      this.protocolSupport.set(name, (this.protocolSupport.get(name) ?? 0) + delta);
+    }
   }
 
   /** An Empty group takes any non-empty type and list; otherwise the type must match and one protocol be supported by all. */

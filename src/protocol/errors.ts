@@ -171,3 +171,12 @@ export function errorMessage(code: number): string {
 export function isKnownErrorCode(code: number): boolean {
   return names.has(code);
 }
+
+/**
+ * Text from a request as an error message quotes it: whole up to 1,000 characters, as Kafka quotes it,
+ * cut beyond, so that a message quoting a 32 KB name or value still fits the protocol's 32,767-byte
+ * string and can be sent.
+ */
+export function quoteInMessage(text: string): string {
+  return text.length <= 1000 ? text : `${text.slice(0, 1000)}... (${text.length} characters)`;
+}

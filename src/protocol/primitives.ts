@@ -244,7 +244,13 @@ export class Reader {
     this.need(len);
     const start = this.offset;
     this.offset += len;
-    return this.buf.toString('utf8', start, start + len);
+    const s = this.buf.toString('utf8', start, start + len);
+    // Invalid UTF-8 decodes to U+FFFD (3 bytes for each bad byte): a long enough string would then be
+    // too long to write back in a response, so it is refused here, where it is made.
+    if (len > MAX_STRING_LENGTH / 3 && Buffer.byteLength(s, 'utf8') > MAX_STRING_LENGTH) {
+      fail(`string of ${len} bytes at offset ${start} is not valid UTF-8 and would not fit ${MAX_STRING_LENGTH} bytes once decoded`);
+    }
+    return s;
   }
 
   private view(len: number): Buffer {

@@ -1,6 +1,6 @@
 // Shared by DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: Kafka's resource types
 // and how a config resource name is checked against this broker.
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode, quoteInMessage } from '../protocol/errors';
 import type { Outcome } from '../cluster/controller';
 
 export const enum ResourceType {
@@ -15,7 +15,7 @@ export function checkBrokerResource(name: string, nodeId: number, allowEmpty: bo
   if (name === String(nodeId)) return null;
   return {
     errorCode: ErrorCode.INVALID_REQUEST,
-    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${name}`,
+    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${quoteInMessage(name)}`,
   };
 }
 
@@ -27,7 +27,7 @@ export function unsupportedResource(type: number): Outcome {
 export function brokerConfigsNotDynamic(names: string[]): Outcome {
   return {
     errorCode: ErrorCode.INVALID_REQUEST,
-    errorMessage: `Cannot update these configs dynamically: ${names.join(', ')}`,
+    errorMessage: `Cannot update these configs dynamically: ${quoteInMessage(names.join(', '))}`,
   };
 }
 

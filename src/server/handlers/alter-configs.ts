@@ -5,7 +5,7 @@
 import { ApiKey } from '../../protocol/generated';
 import type { AlterConfigsRequest, AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../../protocol/generated/AlterConfigsRequest';
 import type { AlterConfigsResponse } from '../../protocol/generated/AlterConfigsResponse';
-import { ErrorCode } from '../../protocol/errors';
+import { ErrorCode, quoteInMessage } from '../../protocol/errors';
 import type { Outcome } from '../../cluster/controller';
 import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from '../config-resources';
 import type { HandlerFactory } from '../router';
@@ -26,7 +26,7 @@ async function alterResource(broker: Broker, r: AlterConfigsResource, validateOn
     case ResourceType.TOPIC: {
       const configs: Record<string, string> = {};
       for (const c of r.configs) {
-        if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for topic configs: ${c.name}` };
+        if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for topic configs: ${quoteInMessage(c.name)}` };
         configs[c.name] = c.value;
       }
       return broker.controller.setTopicConfigs(r.resourceName, () => configs, validateOnly);

@@ -1,12 +1,15 @@
 // Metadata (key 3), versions 0-12.
-// - Null topics (v1+) or an empty list at v0 means all topics; topics can be named by id from v10.
+// - Null topics (v1+) or an empty list at v0 means all topics; topics can be named by id from v12.
+// - At v10-11 the request carries topic ids and nullable names, but Kafka refuses both there: a null
+//   name or a non-zero id answers every topic INVALID_REQUEST (name "" for a null one), as Kafka's
+//   MetadataRequest.getErrorResponse does. Response names are nullable only from v12.
 // - Unknown topics are created when auto.create.topics.enable is on and the request allows it
 //   (always at v0-3), with num.partitions and default.replication.factor.
 // - Errors per topic: INVALID_TOPIC_EXCEPTION for bad names, UNKNOWN_TOPIC_OR_PARTITION,
 //   UNKNOWN_TOPIC_ID for unknown ids.
 // - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
 import { ApiKey } from '../../protocol/generated';
-import type { MetadataRequest } from '../../protocol/generated/MetadataRequest';
+import type { MetadataRequest, MetadataRequestTopic } from '../../protocol/generated/MetadataRequest';
 import type { MetadataResponse, MetadataResponseTopic } from '../../protocol/generated/MetadataResponse';
 import { ErrorCode } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives';
@@ -25,6 +28,9 @@ export const metadata: HandlerFactory = (broker) => ({
     const v = ctx.apiVersion;
     const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
     const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
+    if (!allTopics && v < 12 && req.topics!.some((t) => t.name === null || (t.topicId ?? ZERO_UUID) !== ZERO_UUID)) {
+      return invalidTopicsResponse(req.topics!);
+    }
     const topics: MetadataResponseTopic[] = [];
     if (allTopics) {
       for (const t of broker.controller.topics()) topics.push(describeTopic(broker, t, withTopicOps));
@@ -49,7 +55,8 @@ export const metadata: HandlerFactory = (broker) => ({
 async function lookupTopic(
   broker: Broker, name: string | null, topicId: string, autoCreate: boolean, withOps: boolean,
 ): Promise<MetadataResponseTopic> {
-  if (name === null) {
+  // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
+  if (name === null || topicId !== ZERO_UUID) {
     const byId = broker.controller.topicById(topicId);
     return byId ? describeTopic(broker, byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
   }
@@ -63,6 +70,18 @@ async function lookupTopic(
   // Lost a race with another creator: answer with whatever exists now.
   const raced = broker.controller.topic(name);
   return raced ? describeTopic(broker, raced, withOps) : topicError(created.errorCode, name);
+}
+
+/** Kafka's error response for the whole request: no brokers, every topic answered with INVALID_REQUEST. */
+function invalidTopicsResponse(wanted: MetadataRequestTopic[]): MetadataResponse {
+  return {
+    throttleTimeMs: 0,
+    brokers: [],
+    clusterId: null,
+    controllerId: -1,
+    topics: wanted.map((t) => topicError(ErrorCode.INVALID_REQUEST, t.name ?? '', t.topicId ?? ZERO_UUID)),
+    clusterAuthorizedOperations: NOT_REQUESTED,
+  };
 }
 
 function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID): MetadataResponseTopic {
