@@ -1,4 +1,4 @@
-// The long fuzz run: `npm run fuzz -- --minutes N [--seed S] [--connections C] [--apis A,B] [--known-faults]`.
+// The long fuzz run: `npm run fuzz -- --minutes N [--seed S] [--connections C] [--apis A,B]`.
 //
 // First the codecs and scanBatches (about a tenth of the time), then the broker: started as a child
 // process (`bin/fjord start`, its own temporary data dir) so that a crash is seen as a crash, with a
@@ -19,18 +19,17 @@ import { fuzzCodecs, fuzzScanBatches } from './codec-fuzz';
 import { fuzzBroker, FUZZ_BROKER_CONFIG } from './broker-fuzz';
 import { startCapturingProxy, runClientWorkload, goldenRequests } from './capture';
 
-interface Args { minutes: number; seed: number; connections: number; knownFaults: boolean; apis?: string[] }
+interface Args { minutes: number; seed: number; connections: number; apis?: string[] }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { minutes: 1, seed: Date.now() & 0x7fffffff, connections: 4, knownFaults: false };
+  const args: Args = { minutes: 1, seed: Date.now() & 0x7fffffff, connections: 4 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--minutes') args.minutes = Number(argv[++i]);
     else if (a === '--seed') args.seed = Number(argv[++i]);
     else if (a === '--connections') args.connections = Number(argv[++i]);
-    else if (a === '--known-faults') args.knownFaults = true;
     else if (a === '--apis') args.apis = argv[++i].split(',');
-    else throw new Error(`unknown argument ${a} (use --minutes N, --seed S, --connections C, --apis A,B, --known-faults)`);
+    else throw new Error(`unknown argument ${a} (use --minutes N, --seed S, --connections C, --apis A,B)`);
   }
   if (!(args.minutes > 0)) throw new Error('--minutes must be a positive number');
   return args;
@@ -127,7 +126,7 @@ async function main(): Promise<void> {
   const lastInputs: { kind: string; frame: string }[] = [];
   const report = await fuzzBroker({
     port, seed: args.seed, durationMs: Math.max(10_000, codecUntil + totalMs * 0.9 - Date.now()),
-    connections: args.connections, captured, knownFaults: args.knownFaults, apis: args.apis,
+    connections: args.connections, captured, apis: args.apis,
     stopped: () => exit !== null,
     progress: (line) => log(`${line}, broker RSS ${Math.round(memoryOf(child.pid!)?.rss ?? 0)} MB`),
     onInput: (kind, frame) => {
@@ -165,7 +164,7 @@ async function main(): Promise<void> {
     bystanderP50Ms: Number(report.bystanderP50Ms.toFixed(2)),
     bystanderP99Ms: Number(report.bystanderP99Ms.toFixed(2)),
     bystanderMaxMs: Number(report.bystanderMaxMs.toFixed(2)),
-    skippedKnownFaults: report.skipped,
+    skipped: report.skipped,
     byApi: report.byApi,
   };
   const file = path.join(dataDir, 'fuzz-report.json');

@@ -10,7 +10,7 @@
 import { ApiKey } from '../../protocol/generated';
 import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic as CreatableTopic } from '../../protocol/generated/CreateTopicsRequest';
 import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../../protocol/generated/CreateTopicsResponse';
-import { ErrorCode } from '../../protocol/errors';
+import { ErrorCode, quoteInMessage } from '../../protocol/errors';
 import { ZERO_UUID } from '../../protocol/primitives';
 import { createTopicConfigs } from '../../config/topic-config';
 import type { HandlerFactory } from '../router';
@@ -38,7 +38,7 @@ export const createTopics: HandlerFactory = (broker) => ({
 async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
   const configs: Record<string, string> = {};
   for (const c of t.configs) {
-    if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${c.name}`);
+    if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${quoteInMessage(c.name)}`);
     configs[c.name] = c.value;
   }
   const outcome = await broker.controller.createTopic({
