@@ -53,22 +53,43 @@ export function overrides(): (field: string, rng: Prng) => number | undefined {
   };
 }
 
-/**
- * A JoinGroup whose session or rebalance timeout is long (a mutated or captured one: kafkajs asks
- * for 60 s) makes every later join of its group wait that long, as Kafka's does; not sent, so that
- * a request unanswered for GROUP_ANSWER_TIMEOUT_MS is a hang, not a wait.
- */
-function waitsLong(frame: Buffer): boolean {
-  if (frame.readInt16BE(0) !== ApiKey.JoinGroup) return false;
+/** The request in a frame, or undefined where it does not decode. */
+function decoded<T>(frame: Buffer): T | undefined {
   try {
     const r = new Reader(frame);
+    const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
-    decodeRequestHeader(r, requestHeaderVersion(ApiKey.JoinGroup, version));
-    const req = getApiSpec(ApiKey.JoinGroup)!.decodeRequest(r, version) as { sessionTimeoutMs: number; rebalanceTimeoutMs?: number };
-    return req.sessionTimeoutMs > 7000 || (req.rebalanceTimeoutMs ?? 0) > 7000;
+    decodeRequestHeader(r, requestHeaderVersion(apiKey, version));
+    return getApiSpec(apiKey)!.decodeRequest(r, version) as T;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Over this many partitions (and up to Kafka's cap of 10,000 a request) a creation is not sent. */
+const PARTITION_LIMIT = 100;
+
+/**
+ * Why an input that may legitimately keep the broker busy for long is not sent, or null: so that a
+ * request unanswered for ANSWER_TIMEOUT_MS is a hang, not a wait.
+ *  - A JoinGroup whose session or rebalance timeout is long (a mutated or captured one: kafkajs asks
+ *    for 60 s) makes every later join of its group wait that long, as Kafka's does.
+ *  - A CreateTopics or CreatePartitions for hundreds to thousands of partitions (under the cap, so
+ *    valid) creates that many logs, for tens of seconds during which topic operations queue behind
+ *    it, as they do behind Kafka's controller; counts over the cap are sent (POLICY_VIOLATION at once).
+ */
+function waitsLong(frame: Buffer): string | null {
+  const apiKey = frame.readInt16BE(0);
+  if (apiKey === ApiKey.JoinGroup) {
+    const req = decoded<{ sessionTimeoutMs: number; rebalanceTimeoutMs?: number }>(frame);
+    return req && (req.sessionTimeoutMs > 7000 || (req.rebalanceTimeoutMs ?? 0) > 7000) ? 'JoinGroup waiting over 7 s' : null;
+  }
+  if (apiKey === ApiKey.CreateTopics || apiKey === ApiKey.CreatePartitions) {
+    const req = decoded<{ topics: { numPartitions?: number; count?: number }[] }>(frame);
+    const total = (req?.topics ?? []).reduce((sum, t) => sum + Math.max(0, t.numPartitions ?? t.count ?? 0), 0);
+    return total > PARTITION_LIMIT && total <= 10_000 ? `creating ${PARTITION_LIMIT + 1}-10,000 partitions` : null;
+  }
+  return null;
 }
 
 export interface FuzzFailure {
@@ -325,7 +346,7 @@ export async function fuzzBroker(opts: BrokerFuzzOptions): Promise<BrokerFuzzRep
       }
       correlationId = (correlationId + 1) & 0x7fffffff;
       const { kind, frame, lie } = makeInput(rng, correlationId);
-      const skip = frame.length >= 8 && waitsLong(frame) ? 'JoinGroup waiting over 7 s' : null;
+      const skip = frame.length >= 8 ? waitsLong(frame) : null;
       if (skip !== null) {
         report.skipped[skip] = (report.skipped[skip] ?? 0) + 1;
         continue;
