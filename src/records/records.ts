@@ -273,7 +273,7 @@ export async function decodeRecords(batchBytes: Buffer, opts?: DecompressOptions
   return collect(data, 0, data.length, b);
 }
 
-/** decodeRecords without a promise (zstd on Node 20 blocks on a worker: see compression.ts). */
+/** decodeRecords without a promise (a compressed batch needs a sync codec: hasSyncCodec in compression.ts). */
 export function decodeRecordsSync(batchBytes: Buffer, opts?: DecompressOptions): DecodedRecord[] {
   const b = batchAt(batchBytes, 0);
   if (b.compression === Compression.NONE) return collect(batchBytes, RECORDS_OFFSET, b.size, b);
@@ -409,11 +409,11 @@ function undecodable(e: unknown): RecordValidationError {
 /**
  * Kafka's record-level checks (LogValidator.validateRecord and the batch iterators) on the batch `batch` of
  * `records` (a scanBatches result): record structure and count, keys on compacted topics, each record's
- * timestamp. Compressed batches are decompressed (Kafka does the same on every compressed produce);
- * undecodable data is answered as undecodable() says.
+ * timestamp. Compressed batches are decompressed (Kafka does the same on every compressed produce) off
+ * the event loop, in libuv's thread pool; undecodable data is answered as undecodable() says.
  */
 export async function validateRecords(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): Promise<RecordValidation> {
-  if (batch.compression === Compression.NONE) return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
+  if (batch.compression === Compression.NONE) return validateUncompressedRecords(records, batch, opts);
   let data: Buffer;
   try {
     data = await decompress(batch.compression, compressedSection(records, batch), { maxOutputBytes: opts.maxDecompressedBytes });
@@ -423,16 +423,10 @@ export async function validateRecords(records: Buffer, batch: BatchInfo, opts: R
   return validateWalk(data, 0, data.length, batch, opts);
 }
 
-/** validateRecords without a promise, for the Produce path (zstd on Node 20 blocks on a worker: see compression.ts). */
-export function validateRecordsSync(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation {
-  if (batch.compression === Compression.NONE) return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
-  let data: Buffer;
-  try {
-    data = decompressSync(batch.compression, compressedSection(records, batch), { maxOutputBytes: opts.maxDecompressedBytes });
-  } catch (e) {
-    return undecodable(e);
-  }
-  return validateWalk(data, 0, data.length, batch, opts);
+/** validateRecords of an uncompressed batch, without a promise (the Produce path of a compacted topic). */
+export function validateUncompressedRecords(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation {
+  if (batch.compression !== Compression.NONE) throw new Error('validateUncompressedRecords: the batch is compressed; use validateRecords');
+  return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
 }
 
 // ---------------------------------------------------------------------------------------------------------
