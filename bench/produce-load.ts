@@ -6,8 +6,9 @@
 // Starts `<root>/bin/fjord` (default: this checkout; another built checkout, e.g. the base of a change,
 // to compare) on a temporary data dir. Per codec: a topic of 6 partitions; each Produce request carries
 // one batch of 16 records of 1 KB JSON events per partition, acks=1; 5 requests in flight on one
-// connection for the given seconds. Prints records/s and MiB/s of record values. The same frame is sent
-// every time (a new correlation id each), so the client's own cost stays small next to the broker's.
+// connection for the given seconds. Prints records/s, MiB/s of record values and the broker's CPU time
+// per 1,000 records (all threads, and the event loop's thread alone). The same frame is sent every time (a new correlation id each), so
+// the client's own cost stays small next to the broker's.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -19,6 +20,7 @@ import { ErrorCode } from '../src/protocol/errors';
 import { CODEC_NAMES } from '../src/records/compression';
 import { buildBatch } from '../src/records/records';
 import { RawClient } from '../test/helpers/raw-client';
+import { mainThreadCpuSeconds, procStats } from './proc-stats';
 
 const PARTITIONS = 6;
 const RECORDS_PER_BATCH = 16;
@@ -56,7 +58,7 @@ async function connectWhenUp(port: number): Promise<RawClient> {
   }
 }
 
-async function run(c: RawClient, codec: number, seconds: number): Promise<string> {
+async function run(c: RawClient, brokerPid: number, codec: number, seconds: number): Promise<string> {
   const topic = `load-${CODEC_NAMES[codec]}`;
   const created = await c.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
     topics: [{ name: topic, numPartitions: PARTITIONS, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
@@ -77,6 +79,8 @@ async function run(c: RawClient, codec: number, seconds: number): Promise<string
   };
   let answered = 0;
   let errors = 0;
+  const cpuBefore = procStats(brokerPid).cpuSeconds;
+  const loopCpuBefore = mainThreadCpuSeconds(brokerPid);
   const started = Date.now();
   while (sent < IN_FLIGHT) send();
   while (Date.now() - started < seconds * 1000) {
@@ -86,13 +90,20 @@ async function run(c: RawClient, codec: number, seconds: number): Promise<string
     send();
   }
   const elapsed = (Date.now() - started) / 1000;
+  const cpuSeconds = procStats(brokerPid).cpuSeconds - cpuBefore;
+  const loopCpuSeconds = mainThreadCpuSeconds(brokerPid) - loopCpuBefore;
   while (answered < sent) {
     await c.receive(ApiKey.Produce, PRODUCE_VERSION);
     answered++;
   }
   // Requests answered within the time: the ones still in flight at the end are not counted.
-  const perSecond = ((answered - IN_FLIGHT) * PARTITIONS * RECORDS_PER_BATCH) / elapsed;
+  const counted = (answered - IN_FLIGHT) * PARTITIONS * RECORDS_PER_BATCH;
+  const perSecond = counted / elapsed;
+  // Broker CPU per 1,000 records, all threads (the codecs' pool included) and the event loop's alone:
+  // less sensitive to a busy machine than the rate.
+  const msPerThousand = (seconds: number) => ((seconds * 1e6) / counted).toFixed(1).padStart(5);
   return `${CODEC_NAMES[codec].padEnd(5)} ${perSecond.toFixed(0).padStart(8)} records/s  ${(perSecond * VALUE_BYTES / (1 << 20)).toFixed(1).padStart(6)} MiB/s`
+    + `  broker CPU ms per 1000 records: ${msPerThousand(cpuSeconds)} all threads, ${msPerThousand(loopCpuSeconds)} event loop`
     + `  (batch ${batch.length} B, ${errors} partition errors)`;
 }
 
@@ -112,7 +123,7 @@ async function main(): Promise<void> {
   try {
     const c = await connectWhenUp(port);
     console.log(`${root}: ${PARTITIONS} partitions x ${RECORDS_PER_BATCH} x ${VALUE_BYTES} B records a request, acks=1, ${IN_FLIGHT} in flight, ${seconds} s a codec`);
-    for (const codec of codecs) console.log(`  ${await run(c, codec, seconds)}`);
+    for (const codec of codecs) console.log(`  ${await run(c, broker.pid!, codec, seconds)}`);
     c.close();
   } finally {
     broker.kill('SIGTERM');

@@ -4,7 +4,7 @@
 import { crc32c, crc32cImplementation, crc32cJs } from '../src/records/crc32c';
 import { assignOffsets, scanBatches } from '../src/records/batch';
 import { Codec, CODEC_NAMES, compress, compressSync, decompress, decompressSync, hasSyncCodec } from '../src/records/compression';
-import { buildBatch, buildBatchSync, decodeRecordsSync, validateRecords, validateUncompressedRecords } from '../src/records/records';
+import { buildBatch, buildBatchSync, decodeRecordsSync, validateRecords, validateRecordsInline } from '../src/records/records';
 import * as crypto from 'node:crypto';
 
 /** ~`n` bytes of JSON events: ids, users, events, amounts, pages, a user agent (compresses 4-7x). */
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   console.log(`  assignOffsets LogAppendTime ${us(lat)} (CRC recomputed)`);
   const fresh = buildBatchSync({ records });
   const freshInfo = (scanBatches(fresh) as { batches: Parameters<typeof assignOffsets>[1][] }).batches[0];
-  const val = time(() => validateUncompressedRecords(fresh, freshInfo, { nowMs: 1700000000000, timestampType: 0, beforeMaxMs: 1e12, afterMaxMs: 1e12 }));
+  const val = time(() => validateRecordsInline(fresh, freshInfo, { nowMs: 1700000000000, timestampType: 0, beforeMaxMs: 1e12, afterMaxMs: 1e12 }));
   console.log(`  validateRecords             ${us(val)}`);
   const dec = time(() => decodeRecordsSync(fresh));
   console.log(`  decodeRecords               ${us(dec)}`);

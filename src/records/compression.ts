@@ -79,6 +79,14 @@ export class CompressionError extends Error {
   }
 }
 
+/** The output would exceed DecompressOptions.maxOutputBytes (the data may be fine: the limit says no). */
+export class OutputLimitError extends CompressionError {
+  constructor(codec: number, message: string) {
+    super(codec, message);
+    this.name = 'OutputLimitError';
+  }
+}
+
 export interface DecompressOptions {
   /**
    * Refuse to produce more than this many bytes, checked before anything is allocated: zlib's
@@ -243,7 +251,7 @@ function checkBound(codec: number, bound: (data: Buffer) => number, data: Buffer
   if (opts?.maxOutputBytes === undefined) return;
   const most = bound(data);
   if (most > opts.maxOutputBytes) {
-    throw new CompressionError(codec, `${CODEC_NAMES[codec]}: its blocks may decompress to ${most} bytes, over the limit of ${opts.maxOutputBytes}`);
+    throw new OutputLimitError(codec, `${CODEC_NAMES[codec]}: its blocks may decompress to ${most} bytes, over the limit of ${opts.maxOutputBytes}`);
   }
 }
 
@@ -304,7 +312,7 @@ function checkSnappyLimit(blocks: Uint8Array[], opts?: DecompressOptions): void 
     total += n;
   }
   if (total > opts.maxOutputBytes) {
-    throw new CompressionError(Codec.SNAPPY, `snappy: output of ${total} bytes exceeds the limit of ${opts.maxOutputBytes}`);
+    throw new OutputLimitError(Codec.SNAPPY, `snappy: output of ${total} bytes exceeds the limit of ${opts.maxOutputBytes}`);
   }
 }
 
@@ -375,12 +383,14 @@ function unknownCodec(codec: number): CompressionError {
 function wrap(codec: number, e: unknown): CompressionError {
   if (e instanceof CompressionError) return e;
   const msg = e instanceof Error ? e.message : String(e);
+  // zlib's maxOutputLength reached.
+  if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return new OutputLimitError(codec, `${CODEC_NAMES[codec]}: ${msg}`);
   return new CompressionError(codec, `${CODEC_NAMES[codec] ?? codec}: ${msg}`, { cause: e });
 }
 
 function checkLimit(codec: number, out: Buffer, opts?: DecompressOptions): Buffer {
   if (opts?.maxOutputBytes !== undefined && out.length > opts.maxOutputBytes) {
-    throw new CompressionError(codec, `${CODEC_NAMES[codec]}: output of ${out.length} bytes exceeds the limit of ${opts.maxOutputBytes}`);
+    throw new OutputLimitError(codec, `${CODEC_NAMES[codec]}: output of ${out.length} bytes exceeds the limit of ${opts.maxOutputBytes}`);
   }
   return out;
 }

@@ -33,7 +33,7 @@ import {
   TimestampTypeId,
   writeInt64,
 } from './batch';
-import { compress, compressSync, decompress, decompressSync, DecompressOptions } from './compression';
+import { compress, compressSync, decompress, decompressSync, DecompressOptions, hasSyncCodec, OutputLimitError } from './compression';
 
 export interface RecordHeader {
   key: string;
@@ -406,6 +406,10 @@ function undecodable(e: unknown): RecordValidationError {
   return { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: `Failed to decompress record stream: ${(e as Error).message}`, recordErrors: [] };
 }
 
+function validateUncompressed(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation {
+  return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
+}
+
 /**
  * Kafka's record-level checks (LogValidator.validateRecord and the batch iterators) on the batch `batch` of
  * `records` (a scanBatches result): record structure and count, keys on compacted topics, each record's
@@ -413,7 +417,7 @@ function undecodable(e: unknown): RecordValidationError {
  * the event loop, in libuv's thread pool; undecodable data is answered as undecodable() says.
  */
 export async function validateRecords(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): Promise<RecordValidation> {
-  if (batch.compression === Compression.NONE) return validateUncompressedRecords(records, batch, opts);
+  if (batch.compression === Compression.NONE) return validateUncompressed(records, batch, opts);
   let data: Buffer;
   try {
     data = await decompress(batch.compression, compressedSection(records, batch), { maxOutputBytes: opts.maxDecompressedBytes });
@@ -423,10 +427,34 @@ export async function validateRecords(records: Buffer, batch: BatchInfo, opts: R
   return validateWalk(data, 0, data.length, batch, opts);
 }
 
-/** validateRecords of an uncompressed batch, without a promise (the Produce path of a compacted topic). */
-export function validateUncompressedRecords(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation {
-  if (batch.compression !== Compression.NONE) throw new Error('validateUncompressedRecords: the batch is compressed; use validateRecords');
-  return validateWalk(records, batch.position + RECORDS_OFFSET, batch.position + batch.size, batch, opts);
+/**
+ * Compressed sections up to this size are decompressed on the calling thread, to at most
+ * INLINE_MAX_OUTPUT_BYTES, when their codec has a synchronous path here (not zstd on Node 20). For such
+ * small batches a trip to the thread pool costs more than the decompression, even on the event loop:
+ * measured on 16 KB batches (bench/produce-load.ts), the async calls took the event loop 74 us (gzip)
+ * and 29 us (lz4) per batch against 48 us and 21 us for decompressing in place, and the broker's CPU in
+ * all 1.6x. The cap bounds the pause: 64 KiB inflates in about 0.2 ms.
+ */
+const INLINE_MAX_COMPRESSED_BYTES = 16 * 1024;
+const INLINE_MAX_OUTPUT_BYTES = 64 * 1024;
+
+/**
+ * validateRecords without a promise, when that is the cheaper way: an uncompressed batch, or a small
+ * compressed one (see INLINE_MAX_COMPRESSED_BYTES); null when the batch must go through validateRecords.
+ */
+export function validateRecordsInline(records: Buffer, batch: BatchInfo, opts: RecordValidationOptions): RecordValidation | null {
+  if (batch.compression === Compression.NONE) return validateUncompressed(records, batch, opts);
+  const section = compressedSection(records, batch);
+  if (section.length > INLINE_MAX_COMPRESSED_BYTES || !hasSyncCodec(batch.compression)) return null;
+  let data: Buffer;
+  try {
+    data = decompressSync(batch.compression, section, { maxOutputBytes: Math.min(INLINE_MAX_OUTPUT_BYTES, opts.maxDecompressedBytes ?? Infinity) });
+  } catch (e) {
+    // Over the inline cap (not necessarily over the caller's): decompressed off the event loop instead.
+    if (e instanceof OutputLimitError && (opts.maxDecompressedBytes ?? Infinity) > INLINE_MAX_OUTPUT_BYTES) return null;
+    return undecodable(e);
+  }
+  return validateWalk(data, 0, data.length, batch, opts);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../protocol/errors';
 import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
 import {
-  buildEndTxnMarker, validateRecords, validateUncompressedRecords, type RecordValidation, type RecordValidationError,
+  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
 } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
 import {
@@ -215,10 +215,11 @@ export class ReplicaManager implements TopicStorage {
   /**
    * Validates one partition's records and appends them, as Kafka's LogValidator and
    * UnifiedLog.append do. The checks that need no records read (the batch header, CRC, sizes,
-   * timestamps) answer at once. A compressed batch is decompressed and its records checked off the
-   * event loop, started here, and the append queues for its turn (a promise); so does any append
-   * while the partition has appends queued. Otherwise everything up to the write is synchronous.
-   * The place in the partition's order is taken at call time either way.
+   * timestamps) answer at once. A compressed batch that validateRecordsInline does not take is
+   * decompressed and its records checked off the event loop, started here, and the append queues for
+   * its turn (a promise); so does any append while the partition has appends queued. Otherwise
+   * everything up to the write is synchronous. The place in the partition's order is taken at call
+   * time either way.
    */
   append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
     const config = partition.log.config;
@@ -235,13 +236,14 @@ export class ReplicaManager implements TopicStorage {
     const bytes = records.subarray(0, scan.validBytes);
     // Records are read only when a feature needs it: compaction needs every record to have a key, and a
     // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
-    // would fail at its offset forever). The batch is still stored as sent, never re-compressed.
+    // would fail at its offset forever). The batch is still stored as sent, never re-compressed. A large
+    // compressed batch (or any zstd one on Node 20) is checked off the event loop while the append queues.
     if (batch.compression !== Compression.NONE || config.compact) {
       const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
-      if (batch.compression !== Compression.NONE) {
+      const checked = validateRecordsInline(records, batch, checks);
+      if (checked === null) {
         return this.queue(partition, validateRecords(records, batch, checks), () => this.write(partition, bytes, batch, leaderEpoch, opts));
       }
-      const checked = validateUncompressedRecords(records, batch, checks);
       if (!checked.ok) return refusedAppend(checked);
     }
     if (partition.appendQueue) return this.queue(partition, undefined, () => this.write(partition, bytes, batch, leaderEpoch, opts));

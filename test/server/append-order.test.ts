@@ -1,8 +1,10 @@
 // A partition's appends keep arrival order while a compressed batch is checked off the event loop:
 // every append made behind it (uncompressed, a coordinator's, a transaction marker) queues and takes
 // its turn after it, a batch that fails its check fails alone, a partition deleted meanwhile fails the
-// appends still waiting, and with nothing queued an uncompressed append is answered synchronously.
+// appends still waiting, and with nothing queued an uncompressed append, or a small compressed one
+// whose codec has a synchronous path, is answered synchronously.
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { ApiKey } from '../../src/protocol/generated';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../src/protocol/errors';
@@ -15,6 +17,8 @@ import { withBroker } from '../helpers/broker';
 const CODECS = { gzip: Compression.GZIP, snappy: Compression.SNAPPY, lz4: Compression.LZ4, zstd: Compression.ZSTD };
 
 const values = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ key: `${tag}-${i}`, value: `${tag}-value-${i}`.repeat(30) }));
+/** Records of random bytes: compressed, still over 16 KiB, so they are checked off the event loop whatever the codec. */
+const incompressible = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ key: `${tag}-${i}`, value: randomBytes(8 * 1024) }));
 
 /** An uncompressed batch relabelled as `codec`: its section is not a compressed stream (CRC made right). */
 function poisoned(codec: number, o: Omit<BuildBatchOptions, 'records'> = {}): Buffer {
@@ -63,7 +67,7 @@ describe('append order while compressed batches are checked off the event loop',
       const p = await freshPartition();
       const replicas = broker.current().broker.replicas;
       const producer = { producerId: 4242, producerEpoch: 0 };
-      const compressed = await buildBatch({ ...producer, baseSequence: 0, records: values(3, 'c'), compression: codec });
+      const compressed = await buildBatch({ ...producer, baseSequence: 0, records: incompressible(3, 'c'), compression: codec });
       const plain = buildBatchSync({ ...producer, baseSequence: 3, records: values(2, 'p') });
       const first = replicas.append(p, compressed, 0, opts());
       const second = replicas.append(p, plain, 0, opts());
@@ -83,7 +87,7 @@ describe('append order while compressed batches are checked off the event loop',
     const p = await freshPartition();
     const replicas = broker.current().broker.replicas;
     const producer = { producerId: 77, producerEpoch: 0 };
-    const good = await buildBatch({ ...producer, baseSequence: 0, records: values(3, 'g'), compression: Compression.ZSTD });
+    const good = await buildBatch({ ...producer, baseSequence: 0, records: incompressible(3, 'g'), compression: Compression.GZIP });
     const bad = poisoned(Compression.GZIP, { ...producer, baseSequence: 3 });
     // Sequence 3 again: the refused batch took nothing from the producer state.
     const after = buildBatchSync({ ...producer, baseSequence: 3, records: values(2, 'a') });
@@ -101,7 +105,7 @@ describe('append order while compressed batches are checked off the event loop',
     const p = await freshPartition();
     const replicas = broker.current().broker.replicas;
     const producer = { producerId: 9001, producerEpoch: 0, isTransactional: true };
-    const batch = await buildBatch({ ...producer, baseSequence: 0, records: values(4, 't'), compression: Compression.LZ4 });
+    const batch = await buildBatch({ ...producer, baseSequence: 0, records: incompressible(4, 't'), compression: Compression.LZ4 });
     const data = replicas.append(p, batch, 0, opts());
     const marker = replicas.appendTxnMarker(p, { producerId: 9001, producerEpoch: 0, coordinatorEpoch: 0, commit: true }, Date.now());
     expect(marker).to.be.instanceOf(Promise);
@@ -117,7 +121,7 @@ describe('append order while compressed batches are checked off the event loop',
     const p = await freshPartition();
     const { replicas, controller } = broker.current().broker;
     const waiting = [
-      replicas.append(p, await buildBatch({ records: values(3, 'd'), compression: Compression.GZIP }), 0, opts()),
+      replicas.append(p, await buildBatch({ records: incompressible(3, 'd'), compression: Compression.SNAPPY }), 0, opts()),
       replicas.append(p, buildBatchSync({ records: values(1, 'e') }), 0, opts()),
       replicas.appendTxnMarker(p, { producerId: 5, producerEpoch: 0, coordinatorEpoch: 0, commit: false }, Date.now()),
     ];
@@ -128,6 +132,32 @@ describe('append order while compressed batches are checked off the event loop',
     await deleted;
     expect(p.log.logEndOffset).to.equal(0);
     expect((await controller.deleteTopic(p.topic)).errorCode).to.equal(ErrorCode.NONE);
+  });
+
+  it('a small batch of a codec with a synchronous path is checked at once: no queue, answered synchronously', async () => {
+    const p = await freshPartition();
+    const replicas = broker.current().broker.replicas;
+    for (const codec of [Compression.GZIP, Compression.SNAPPY, Compression.LZ4]) {
+      const small = replicas.append(p, await buildBatch({ records: values(3, 's'), compression: codec }), 0, opts());
+      expect(small, `codec ${codec}`).not.to.be.instanceOf(Promise);
+      expect((await settled(small)).errorCode).to.equal(ErrorCode.NONE);
+      const bad = replicas.append(p, poisoned(codec), 0, opts());
+      expect(bad).not.to.be.instanceOf(Promise);
+      expect((bad as PartitionAppend).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    }
+    expect(p.log.logEndOffset).to.equal(9);
+  });
+
+  it('a small batch that decompresses to more than the inline cap is checked off the event loop, and accepted', async () => {
+    const p = await freshPartition();
+    const replicas = broker.current().broker.replicas;
+    // 1 MiB of one byte: a few KB of gzip.
+    const zeros = await buildBatch({ records: [{ key: 'z', value: Buffer.alloc(1 << 20) }], compression: Compression.GZIP });
+    expect(zeros.length).to.be.below(16 * 1024);
+    const big = replicas.append(p, zeros, 0, opts());
+    expect(big).to.be.instanceOf(Promise);
+    const r = await settled(big);
+    expect([r.errorCode, r.baseOffset]).to.deep.equal([ErrorCode.NONE, 0]);
   });
 
   describe('over the wire', () => {
@@ -145,7 +175,7 @@ describe('append order while compressed batches are checked off the event loop',
       const frames = [];
       for (let i = 0; i < 6; i++) {
         const o = { ...producer, baseSequence: i * 2, records: values(2, `w${i}`) };
-        frames.push(i % 2 === 0 ? await buildBatch({ ...o, compression: Compression.ZSTD }) : buildBatchSync(o));
+        frames.push(i % 2 === 0 ? await buildBatch({ ...o, records: incompressible(2, `w${i}`), compression: Compression.GZIP }) : buildBatchSync(o));
       }
       const ids = frames.map((records) => c.send(ApiKey.Produce, 9, produceBody(p.topic, records)));
       const answers = [];
