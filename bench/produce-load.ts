@@ -1,11 +1,11 @@
 // Produce throughput of one connection with pipelined requests, per codec: what the Produce path
 // costs when each compressed batch is decompressed and its records checked before it is stored.
 //
-//   node dist/bench/produce-load.js [--root DIR] [--seconds 8] [--codecs none,gzip,lz4,zstd]
+//   node dist/bench/produce-load.js [--root DIR] [--seconds 8] [--codecs none,gzip,lz4,zstd] [--records 16]
 //
 // Starts `<root>/bin/fjord` (default: this checkout; another built checkout, e.g. the base of a change,
 // to compare) on a temporary data dir. Per codec: a topic of 6 partitions; each Produce request carries
-// one batch of 16 records of 1 KB JSON events per partition, acks=1; 5 requests in flight on one
+// one batch of 16 (--records) records of 1 KB JSON events per partition, acks=1; 5 requests in flight on one
 // connection for the given seconds. Prints records/s, MiB/s of record values and the broker's CPU time
 // per 1,000 records (all threads, and the event loop's thread alone). The same frame is sent every time (a new correlation id each), so
 // the client's own cost stays small next to the broker's.
@@ -23,7 +23,6 @@ import { RawClient } from '../test/helpers/raw-client';
 import { mainThreadCpuSeconds, procStats } from './proc-stats';
 
 const PARTITIONS = 6;
-const RECORDS_PER_BATCH = 16;
 const VALUE_BYTES = 1024;
 const IN_FLIGHT = 5;
 const PRODUCE_VERSION = 9;
@@ -58,14 +57,16 @@ async function connectWhenUp(port: number): Promise<RawClient> {
   }
 }
 
-async function run(c: RawClient, brokerPid: number, codec: number, seconds: number): Promise<string> {
-  const topic = `load-${CODEC_NAMES[codec]}`;
+let topicsCreated = 0;
+
+async function run(c: RawClient, brokerPid: number, codec: number, seconds: number, recordsPerBatch: number): Promise<string> {
+  const topic = `load-${CODEC_NAMES[codec]}-${topicsCreated++}`;
   const created = await c.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
     topics: [{ name: topic, numPartitions: PARTITIONS, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
   });
   if (created.topics[0].errorCode !== ErrorCode.NONE) throw new Error(`CreateTopics: error ${created.topics[0].errorCode}`);
   const seed = { s: 42 };
-  const records = Array.from({ length: RECORDS_PER_BATCH }, (_, i) => ({ key: `k${i}`, value: events(VALUE_BYTES, seed) }));
+  const records = Array.from({ length: recordsPerBatch }, (_, i) => ({ key: `k${i}`, value: events(VALUE_BYTES, seed) }));
   const batch = await buildBatch({ records, compression: codec });
   const frame = RawClient.frame(ApiKey.Produce, PRODUCE_VERSION, {
     transactionalId: null, acks: 1, timeoutMs: 5000,
@@ -97,7 +98,7 @@ async function run(c: RawClient, brokerPid: number, codec: number, seconds: numb
     answered++;
   }
   // Requests answered within the time: the ones still in flight at the end are not counted.
-  const counted = (answered - IN_FLIGHT) * PARTITIONS * RECORDS_PER_BATCH;
+  const counted = (answered - IN_FLIGHT) * PARTITIONS * recordsPerBatch;
   const perSecond = counted / elapsed;
   // Broker CPU per 1,000 records, all threads (the codecs' pool included) and the event loop's alone:
   // less sensitive to a busy machine than the rate.
@@ -110,6 +111,7 @@ async function run(c: RawClient, brokerPid: number, codec: number, seconds: numb
 async function main(): Promise<void> {
   const root = path.resolve(arg('root', path.join(__dirname, '..', '..')));
   const seconds = Number(arg('seconds', '8'));
+  const recordsPerBatch = Number(arg('records', '16'));
   const codecs = arg('codecs', 'none,gzip,lz4,zstd').split(',').map((name) => {
     const id = CODEC_NAMES.indexOf(name);
     if (id < 0) throw new Error(`unknown codec ${name}`);
@@ -122,8 +124,8 @@ async function main(): Promise<void> {
   const exited = new Promise((resolve) => broker.once('exit', resolve));
   try {
     const c = await connectWhenUp(port);
-    console.log(`${root}: ${PARTITIONS} partitions x ${RECORDS_PER_BATCH} x ${VALUE_BYTES} B records a request, acks=1, ${IN_FLIGHT} in flight, ${seconds} s a codec`);
-    for (const codec of codecs) console.log(`  ${await run(c, broker.pid!, codec, seconds)}`);
+    console.log(`${root}: ${PARTITIONS} partitions x ${recordsPerBatch} x ${VALUE_BYTES} B records a request, acks=1, ${IN_FLIGHT} in flight, ${seconds} s a codec`);
+    for (const codec of codecs) console.log(`  ${await run(c, broker.pid!, codec, seconds, recordsPerBatch)}`);
     c.close();
   } finally {
     broker.kill('SIGTERM');
