@@ -22,8 +22,8 @@
 // - zstd: node:zlib when it has zstd (Node >= 22.15 / 23.8), otherwise @mongodb-js/zstd, pinned to ~1.2.2:
 //   the last line that ships prebuilt napi binaries in npm packages (2.x and later download binaries from
 //   GitHub at install or build from source, which `npm ci` here cannot do). It is async only, so on Node 20
-//   zstd has no sync variant (`hasSyncCodec(ZSTD)` tells); the Produce path validates batches with the
-//   async calls, which run in libuv's thread pool.
+//   zstd has no sync variant (`hasSyncCodec(ZSTD)` tells); the Produce path checks zstd batches, and
+//   large batches of the other codecs, with the async calls, which run in libuv's thread pool.
 // Each native codec is loaded on first use; a platform without its binary gets a CompressionError from
 // that codec alone, not a broker that fails to start.
 //
