@@ -28,6 +28,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { procStats, type ProcStats } from './proc-stats';
 
 const ROOT = path.resolve(__dirname, '..', '..'); // dist/bench/run.js -> repository root
 const KAFKA_SH = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
@@ -36,13 +37,6 @@ const RDKAFKA_LOAD = path.join(ROOT, 'bench', 'rdkafka-load.py');
 const MIB = 1 << 20;
 
 // ------------------------------------------------------------------------------------------ targets
-
-export interface ProcStats {
-  /** utime + stime of every thread, seconds. */
-  cpuSeconds: number;
-  /** VmHWM: peak resident set, MiB. */
-  peakRssMb: number;
-}
 
 export interface RunningTarget {
   bootstrap: string;
@@ -63,22 +57,6 @@ export interface Target {
   start(label: string): Promise<RunningTarget>;
   /** Frees what the target kept between starts. */
   dispose?(): void;
-}
-
-const CLK_TCK = (() => {
-  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
-  const n = Number(r.stdout?.trim());
-  return Number.isFinite(n) && n > 0 ? n : 100;
-})();
-
-/** CPU and peak memory of a live process, from /proc. */
-export function procStats(pid: number): ProcStats {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
-  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // fields 14 and 15
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const hwmKb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
-  return { cpuSeconds, peakRssMb: hwmKb / 1024 };
 }
 
 async function freePort(): Promise<number> {

@@ -300,8 +300,8 @@ export class OffsetsLog {
   }
 
   /**
-   * One batch on the group's partition (transactional when `producer` is given); everything up to the
-   * log's append runs synchronously.
+   * One batch on the group's partition (transactional when `producer` is given); it takes its place in
+   * the partition's order synchronously, at call time.
    */
   private async append(groupId: string, records: BuildRecord[], mapError: (code: number) => number,
     producer?: TxnProducer): Promise<number> {

@@ -22,8 +22,8 @@
 // - zstd: node:zlib when it has zstd (Node >= 22.15 / 23.8), otherwise @mongodb-js/zstd, pinned to ~1.2.2:
 //   the last line that ships prebuilt napi binaries in npm packages (2.x and later download binaries from
 //   GitHub at install or build from source, which `npm ci` here cannot do). It is async only, so on Node 20
-//   zstd has no sync compression (`hasSyncCodec(ZSTD)` tells); decompressSync runs it on a worker thread
-//   while the caller blocks on an Atomics flag (the Produce path validates batches synchronously).
+//   zstd has no sync variant (`hasSyncCodec(ZSTD)` tells); the Produce path checks zstd batches, and
+//   large batches of the other codecs, with the async calls, which run in libuv's thread pool.
 // Each native codec is loaded on first use; a platform without its binary gets a CompressionError from
 // that codec alone, not a broker that fails to start.
 //
@@ -53,11 +53,8 @@
 //   snappy       220-259         365-475           229-294        280-356         3.61
 //   lz4          336-480         464-538           518-746        559-722         4.07
 //   zstd         163-221         315-441              -              -            7.04
-// decompressSync of zstd through the worker (Node 20): ~130 us a call for a 24 KB frame (load average 7), of
-// which the decoding is a small part: the two thread hops dominate.
 
 import * as zlib from 'node:zlib';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
 export const Codec = {
   NONE: 0,
@@ -79,6 +76,14 @@ export class CompressionError extends Error {
   ) {
     super(message, options);
     this.name = 'CompressionError';
+  }
+}
+
+/** The output would exceed DecompressOptions.maxOutputBytes (the data may be fine: the limit says no). */
+export class OutputLimitError extends CompressionError {
+  constructor(codec: number, message: string) {
+    super(codec, message);
+    this.name = 'OutputLimitError';
   }
 }
 
@@ -147,7 +152,7 @@ interface ZlibZstd {
 const builtinZstd: ZlibZstd | null =
   typeof (zlib as unknown as Partial<ZlibZstd>).zstdCompressSync === 'function' ? (zlib as unknown as ZlibZstd) : null;
 
-/** Whether compressSync works for this codec here (zstd needs Node >= 22.15); decompressSync works for all five. */
+/** Whether compressSync/decompressSync work for this codec here (zstd needs Node >= 22.15). */
 export function hasSyncCodec(codec: number): boolean {
   if (codec === Codec.ZSTD) return builtinZstd !== null;
   return codec >= 0 && codec <= 3;
@@ -246,85 +251,7 @@ function checkBound(codec: number, bound: (data: Buffer) => number, data: Buffer
   if (opts?.maxOutputBytes === undefined) return;
   const most = bound(data);
   if (most > opts.maxOutputBytes) {
-    throw new CompressionError(codec, `${CODEC_NAMES[codec]}: its blocks may decompress to ${most} bytes, over the limit of ${opts.maxOutputBytes}`);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// zstd decompression without node:zlib zstd: @mongodb-js/zstd on a worker, the caller blocked until it answers
-// ---------------------------------------------------------------------------------------------------------
-
-/** Runs in the worker: decompress each request, post the answer, then wake the blocked caller. */
-const ZSTD_WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const zstd = require(workerData.pkg);
-const { port, flag } = workerData;
-port.on('message', ({ id, data, maxOutputBytes }) => {
-  zstd.decompress(Buffer.from(data.buffer, data.byteOffset, data.byteLength)).then(
-    (out) => maxOutputBytes !== undefined && out.length > maxOutputBytes
-      ? { error: 'zstd: output of ' + out.length + ' bytes exceeds the limit of ' + maxOutputBytes }
-      : { out },
-    (e) => ({ error: e instanceof Error ? e.message : String(e) }),
-  ).then((reply) => {
-    port.postMessage({ id, ...reply });
-    Atomics.store(flag, 0, 1);
-    Atomics.notify(flag, 0);
-  });
-});`;
-
-/** A worker that does not answer within this long is taken for dead and replaced. */
-const ZSTD_WORKER_TIMEOUT_MS = 10_000;
-
-interface ZstdWorker {
-  worker: Worker;
-  port: MessagePort;
-  /** [0]: 0 while a request is out, 1 once its answer has been posted; [1]: never set, slept on. */
-  flag: Int32Array;
-  /** The id of the last request sent. */
-  requests: number;
-}
-let zstdWorker: ZstdWorker | undefined;
-
-function startZstdWorker(): ZstdWorker {
-  let pkg: string;
-  try {
-    pkg = require.resolve('@mongodb-js/zstd');
-  } catch (e) {
-    throw new CompressionError(Codec.ZSTD, 'zstd codec unavailable: @mongodb-js/zstd failed to load on this platform', { cause: e });
-  }
-  const { port1, port2 } = new MessageChannel();
-  const flag = new Int32Array(new SharedArrayBuffer(8));
-  const worker = new Worker(ZSTD_WORKER_SOURCE, { eval: true, workerData: { pkg, port: port2, flag }, transferList: [port2] });
-  worker.unref();
-  worker.on('error', () => { if (zstdWorker?.worker === worker) zstdWorker = undefined; });
-  return { worker, port: port1, flag, requests: 0 };
-}
-
-function zstdDecompressBlocking(data: Buffer, opts?: DecompressOptions): Buffer {
-  checkBound(Codec.ZSTD, zstdOutputBound, data, opts);
-  const w = (zstdWorker ??= startZstdWorker());
-  const id = ++w.requests;
-  Atomics.store(w.flag, 0, 0);
-  // A view would carry its whole backing buffer (often a request's frame) across: send a copy of the bytes.
-  const bytes = new Uint8Array(data);
-  w.port.postMessage({ id, data: bytes, maxOutputBytes: opts?.maxOutputBytes }, [bytes.buffer]);
-  const deadline = Date.now() + ZSTD_WORKER_TIMEOUT_MS;
-  Atomics.wait(w.flag, 0, 0, ZSTD_WORKER_TIMEOUT_MS);
-  // The answer is posted before the flag is set, yet now and then (1 in ~50,000 under load) reaches
-  // this port's queue a moment after: poll for it in 0.1 ms naps.
-  for (;;) {
-    const reply = receiveMessageOnPort(w.port)?.message as { id: number; out?: Uint8Array; error?: string } | undefined;
-    if (reply?.id === id) {
-      // The library's messages already start with "zstd: ".
-      if (!reply.out) throw new CompressionError(Codec.ZSTD, reply.error ?? 'zstd: the decompression worker sent nothing');
-      return Buffer.from(reply.out.buffer, reply.out.byteOffset, reply.out.byteLength);
-    }
-    if (Date.now() > deadline) {
-      zstdWorker = undefined;
-      void w.worker.terminate();
-      throw new CompressionError(Codec.ZSTD, `zstd: the decompression worker did not answer within ${ZSTD_WORKER_TIMEOUT_MS} ms`);
-    }
-    if (reply === undefined) Atomics.wait(w.flag, 1, 0, 0.1);
+    throw new OutputLimitError(codec, `${CODEC_NAMES[codec]}: its blocks may decompress to ${most} bytes, over the limit of ${opts.maxOutputBytes}`);
   }
 }
 
@@ -385,7 +312,7 @@ function checkSnappyLimit(blocks: Uint8Array[], opts?: DecompressOptions): void 
     total += n;
   }
   if (total > opts.maxOutputBytes) {
-    throw new CompressionError(Codec.SNAPPY, `snappy: output of ${total} bytes exceeds the limit of ${opts.maxOutputBytes}`);
+    throw new OutputLimitError(Codec.SNAPPY, `snappy: output of ${total} bytes exceeds the limit of ${opts.maxOutputBytes}`);
   }
 }
 
@@ -456,12 +383,14 @@ function unknownCodec(codec: number): CompressionError {
 function wrap(codec: number, e: unknown): CompressionError {
   if (e instanceof CompressionError) return e;
   const msg = e instanceof Error ? e.message : String(e);
+  // zlib's maxOutputLength reached.
+  if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return new OutputLimitError(codec, `${CODEC_NAMES[codec]}: ${msg}`);
   return new CompressionError(codec, `${CODEC_NAMES[codec] ?? codec}: ${msg}`, { cause: e });
 }
 
 function checkLimit(codec: number, out: Buffer, opts?: DecompressOptions): Buffer {
   if (opts?.maxOutputBytes !== undefined && out.length > opts.maxOutputBytes) {
-    throw new CompressionError(codec, `${CODEC_NAMES[codec]}: output of ${out.length} bytes exceeds the limit of ${opts.maxOutputBytes}`);
+    throw new OutputLimitError(codec, `${CODEC_NAMES[codec]}: output of ${out.length} bytes exceeds the limit of ${opts.maxOutputBytes}`);
   }
   return out;
 }
@@ -520,7 +449,8 @@ export function decompressSync(codec: number, data: Buffer, opts?: DecompressOpt
         checkBound(codec, lz4OutputBound, data, opts);
         return checkLimit(codec, lz4Lib().decompressFrameSync(data), opts);
       case Codec.ZSTD:
-        return builtinZstd === null ? zstdDecompressBlocking(data, opts) : builtinZstd.zstdDecompressSync(data, zlibLimit(opts));
+        if (builtinZstd === null) throw new CompressionError(codec, 'zstd: no synchronous codec on this Node version; use decompress()');
+        return builtinZstd.zstdDecompressSync(data, zlibLimit(opts));
       default:
         throw unknownCodec(codec);
     }

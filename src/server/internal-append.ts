@@ -22,7 +22,8 @@ export interface TxnProducer {
 }
 
 /**
- * Everything up to the log's append runs synchronously: calls land in the log in call order.
+ * The append takes its place in the partition's order synchronously, at call time: calls land in the
+ * log in call order (queued, like any append, behind a compressed batch still being checked).
  * With `producer`, the batch is that producer's transactional batch; the coordinator's batches carry
  * no sequence of their own (base sequence 0, as Kafka's coordinators write them), so they are
  * appended with origin 'coordinator' and only the epoch is checked.
@@ -34,7 +35,7 @@ export async function appendInternalRecords(replicas: ReplicaManager, partition:
   try {
     const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
     const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
-    appended = replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
+    appended = await replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
   } catch (e) {
     return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
   }

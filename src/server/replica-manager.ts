@@ -2,11 +2,14 @@
 // delayed fetches waiting on them (Kafka's ReplicaManager). Produce appends here, Fetch and
 // ListOffsets read here, and the Controller tells it when topics come and go.
 //
-// An append is synchronous up to the file write: validation, the producer-state check, offset
-// assignment and the producer-state update happen with no await in between, so requests that
-// race for a partition get offsets in arrival order and a retried batch is recognised even
-// while the first copy is still being written. Transaction markers (appendTxnMarker) go the
-// same way.
+// Appends to a partition take their turns in arrival order: the producer-state check, offset
+// assignment, the producer-state update and the write of one append happen with no await in
+// between, so requests that race for a partition get offsets in arrival order and a retried batch
+// is recognised even while the first copy is still being written. A compressed batch must be
+// decompressed and its records checked first; that runs off the event loop (libuv's thread pool)
+// while the partition's later appends, of any origin (a client's, a coordinator's, a transaction
+// marker), queue behind it. With nothing queued and no records to read, an append runs to its
+// write synchronously: the uncompressed Produce path pays for none of this.
 //
 // A failed write (a full disk) drops the appends it held and those behind it (PartitionLog),
 // which then refuses appends until this file has rebuilt the partition's producer state from the
@@ -27,8 +30,10 @@ import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config'
 import type { TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../protocol/errors';
-import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType } from '../records/batch';
-import { buildEndTxnMarker, validateRecordsSync } from '../records/records';
+import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
+import {
+  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
+} from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
 import {
   producerBatchOf, recoverProducerState, type AppendOrigin, type ProducerStateManager, type TxnMarker,
@@ -82,7 +87,24 @@ export interface Partition {
   rebuilding?: Promise<void>;
   /** The active segment when the producer state was last snapshotted: a roll takes a new snapshot. */
   snapshotSegment: number;
+  /** The appends waiting their turn; undefined while none wait (see AppendQueue). */
+  appendQueue?: AppendQueue;
 }
+
+/**
+ * A partition's appends that wait their turn, in arrival order: one whose records are still being
+ * decompressed and checked, and every append made behind it. Each takes its turn once the one
+ * before it has had its own and its records are checked.
+ */
+interface AppendQueue {
+  /** Settles (never rejects) once the last append queued has had its turn. */
+  last: Promise<void>;
+  /** Appends queued that have not had their turn yet. */
+  waiting: number;
+}
+
+/** An append's answer: at once, or once the appends queued before it have had their turns. */
+export type AppendResult = PartitionAppend | Promise<PartitionAppend>;
 
 /**
  * The most a compressed batch may decompress to while it is validated (Kafka streams it and has no
@@ -93,6 +115,12 @@ const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
 export const failedAppend = (errorCode: number): PartitionAppend => ({
   errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
 });
+
+/** Records refused by validation: only record-level errors carry a message and record errors, as in Kafka. */
+function refusedAppend(checked: RecordValidationError): PartitionAppend {
+  const recordLevel = checked.recordErrors.length > 0;
+  return { ...failedAppend(checked.errorCode), errorMessage: recordLevel ? checked.errorMessage : null, recordErrors: checked.recordErrors };
+}
 
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
@@ -251,36 +279,69 @@ export class ReplicaManager implements TopicStorage {
 
   /**
    * Validates one partition's records and appends them, as Kafka's LogValidator and
-   * UnifiedLog.append do. Everything before the returned `done` is synchronous.
+   * UnifiedLog.append do. The checks that need no records read (the batch header, CRC, sizes,
+   * timestamps) answer at once. A compressed batch that validateRecordsInline does not take is
+   * decompressed and its records checked off the event loop, started here, and the append queues for
+   * its turn (a promise); so does any append while the partition has appends queued. Otherwise
+   * everything up to the write is synchronous. The place in the partition's order is taken at call
+   * time either way.
    */
-  append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
-    const { log } = partition;
-    const config = log.config;
+  append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
+    const config = partition.log.config;
     if (records === null || records.length === 0) {
       return failedAppend(ErrorCode.INVALID_RECORD);
     }
     const scan = scanBatches(records, { maxBatchBytes: config.maxMessageBytes, produceVersion: opts.produceVersion });
     if (!scan.ok) return failedAppend(scan.errorCode);
     const batch = scan.batches[0];
-    const logAppendTime = config.messageTimestampType === 'LogAppendTime';
-    const timestampType = logAppendTime ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
+    const timestampType = config.messageTimestampType === 'LogAppendTime' ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
     const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
       config.messageTimestampAfterMaxMs, timestampType);
     if (timestampError) return failedAppend(timestampError.errorCode);
+    const bytes = records.subarray(0, scan.validBytes);
     // Records are read only when a feature needs it: compaction needs every record to have a key, and a
     // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
-    // would fail at its offset forever). The batch is still stored as sent, never re-compressed. As in
-    // Kafka, only record-level errors carry a message and record errors.
-    if (config.compact || batch.compression !== Compression.NONE) {
-      const checked = validateRecordsSync(records, batch, {
-        nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES,
-      });
-      if (!checked.ok) {
-        const recordLevel = checked.recordErrors.length > 0;
-        return { ...failedAppend(checked.errorCode), errorMessage: recordLevel ? checked.errorMessage : null, recordErrors: checked.recordErrors };
+    // would fail at its offset forever). The batch is still stored as sent, never re-compressed. A large
+    // compressed batch (or any zstd one on Node 20) is checked off the event loop while the append queues.
+    if (batch.compression !== Compression.NONE || config.compact) {
+      const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
+      const checked = validateRecordsInline(records, batch, checks);
+      if (checked === null) {
+        return this.queue(partition, validateRecords(records, batch, checks), () => this.write(partition, bytes, batch, leaderEpoch, opts));
       }
+      if (!checked.ok) return refusedAppend(checked);
     }
+    if (partition.appendQueue) return this.queue(partition, undefined, () => this.write(partition, bytes, batch, leaderEpoch, opts));
+    return this.write(partition, bytes, batch, leaderEpoch, opts);
+  }
 
+  /**
+   * Runs `turn` once the appends queued on the partition before it have had theirs and `checked`
+   * (this append's record validation, already running) has settled; records that fail it are refused
+   * there, and the appends behind go on. An append whose partition was deleted while it waited fails
+   * as Kafka's ReplicaManager answers for a partition it does not host.
+   */
+  private queue(partition: Partition, checked: Promise<RecordValidation> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
+    const queue = (partition.appendQueue ??= { last: Promise.resolve(), waiting: 0 });
+    queue.waiting++;
+    const result = Promise.all([checked, queue.last]).then(([valid]) => {
+      const current = this.partition(partition.topic, partition.index);
+      if (current !== partition) return failedAppend(current ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      return valid && !valid.ok ? refusedAppend(valid) : turn();
+    });
+    queue.last = result.then(() => undefined, () => undefined).finally(() => {
+      if (--queue.waiting === 0 && partition.appendQueue === queue) partition.appendQueue = undefined;
+    });
+    return result;
+  }
+
+  /**
+   * An append's turn (Kafka's UnifiedLog.append after validation): the producer-state check, the
+   * transaction verification, offsets, the write and the producer-state update, with no await between.
+   */
+  private write(partition: Partition, bytes: Buffer, batch: BatchInfo, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
+    const { log } = partition;
+    const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
       const check = partition.producers.checkBatch(producerBatch, opts.origin);
@@ -298,7 +359,6 @@ export class ReplicaManager implements TopicStorage {
       }
     }
 
-    const bytes = records.subarray(0, scan.validBytes);
     assignOffsets(bytes, batch, log.logEndOffset, leaderEpoch, logAppendTime ? opts.nowMs : null);
     let appended;
     try {
@@ -325,9 +385,15 @@ export class ReplicaManager implements TopicStorage {
    * state (an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch
    * TRANSACTION_COORDINATOR_FENCED), assigns its offset, ends the transaction and, for an abort,
    * records it in the transaction index. A producer without an open transaction here still gets
-   * its marker written. The last stable offset moves once the marker is written.
+   * its marker written. The last stable offset moves once the marker is written. Like any append, it
+   * queues behind the partition's appends waiting their turn (a promise then).
    */
-  appendTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
+  appendTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): AppendResult {
+    if (partition.appendQueue) return this.queue(partition, undefined, () => this.writeTxnMarker(partition, marker, nowMs));
+    return this.writeTxnMarker(partition, marker, nowMs);
+  }
+
+  private writeTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
     const { log, producers } = partition;
     const offset = log.logEndOffset;
     const check = producers.checkMarker(marker, offset);

@@ -16,7 +16,7 @@ import type { TopicPartition } from './transaction-metadata';
 export async function writeTxnMarker(replicas: ReplicaManager, groups: GroupCoordinator, tp: TopicPartition, marker: TxnMarker): Promise<number> {
   const partition = replicas.partition(tp.topic, tp.partition);
   if (!partition) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-  const appended = replicas.appendTxnMarker(partition, marker, Date.now());
+  const appended = await replicas.appendTxnMarker(partition, marker, Date.now());
   if (appended.errorCode !== ErrorCode.NONE) return appended.errorCode;
   try {
     await appended.done;

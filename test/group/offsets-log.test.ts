@@ -341,7 +341,7 @@ describe('OffsetsLog against the storage stack', function () {
       { key: encodeOffsetCommitKey('tx', 'broken', 0), value: Buffer.from('0009' + '00'.repeat(30), 'hex') },
       offsetRecord('after-broken', 3),
     ] });
-    const res = replicas.append(p, skipped, 0, { produceVersion: 11, nowMs: Date.now() });
+    const res = await replicas.append(p, skipped, 0, { produceVersion: 11, nowMs: Date.now() });
     expect(res.errorCode).to.equal(ErrorCode.NONE);
     await res.done;
 

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { assignOffsets, BatchInfo, scanBatches, TimestampType } from '../../src/records/batch';
 import { Codec, CODEC_NAMES } from '../../src/records/compression';
-import { buildBatch, buildBatchSync, decodeRecords, DecodedRecord, validateRecords, validateRecordsSync } from '../../src/records/records';
+import { buildBatch, buildBatchSync, decodeRecords, DecodedRecord, validateRecords } from '../../src/records/records';
 import { bigValue, FIXTURE_DIR } from './fixture-util';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -63,8 +63,8 @@ describe('records: batches of real clients', () => {
       expect(Math.max(...recs.map((r) => r.timestamp))).to.equal(b.maxTimestamp);
       const v = await validateRecords(buf, b, { nowMs: b.maxTimestamp, timestampType: TimestampType.CREATE_TIME, beforeMaxMs: 3600000, afterMaxMs: 3600000, compacted: false });
       expect(v).to.deep.include({ ok: true, maxTimestamp: b.maxTimestamp, innerOffsetsSequential: true });
-      // As the Produce path validates it: synchronously, with its bound on decompressed bytes (zstd checks its block headers).
-      const produced = validateRecordsSync(buf, b, { nowMs: b.maxTimestamp, timestampType: TimestampType.CREATE_TIME, maxDecompressedBytes: 128 * 1024 * 1024 });
+      // As the Produce path validates it: with its bound on decompressed bytes (zstd checks its block headers).
+      const produced = await validateRecords(buf, b, { nowMs: b.maxTimestamp, timestampType: TimestampType.CREATE_TIME, maxDecompressedBytes: 128 * 1024 * 1024 });
       expect(produced).to.deep.include({ ok: true, maxTimestamp: b.maxTimestamp });
     });
   }

@@ -47,14 +47,10 @@ describe('records/compression', () => {
     });
 
     if (codec === Codec.ZSTD && !hasSyncCodec(Codec.ZSTD)) {
-      it('ZSTD: no sync compression on this Node (a CompressionError says so); decompressSync blocks on a worker', async () => {
+      it('ZSTD: no sync codec on this Node: the sync calls say so with a CompressionError', async () => {
         expect(() => compressSync(codec, payload(10))).to.throw(CompressionError, /use compress\(\)/);
-        for (const input of inputs) expect(decompressSync(codec, await compress(codec, input)).equals(input)).to.equal(true);
-        expect(() => decompressSync(codec, payload(10))).to.throw(CompressionError, /^zstd: /);
-        const big = await compress(codec, payload(65536));
-        expect(() => decompressSync(codec, big, { maxOutputBytes: 1000 })).to.throw(CompressionError, /over the limit of 1000/);
-        // The worker survives its errors: the next call still works.
-        expect(decompressSync(codec, big).equals(payload(65536))).to.equal(true);
+        const frame = await compress(codec, payload(10));
+        expect(() => decompressSync(codec, frame)).to.throw(CompressionError, /use decompress\(\)/);
       });
       continue;
     }
@@ -98,7 +94,6 @@ describe('records/compression', () => {
 
     it('refuses, before decompressing, a frame whose blocks claim more than the limit', async () => {
       const bomb = rleFrame(20); // 84 bytes claiming 2.5 MB
-      expect(() => decompressSync(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 })).to.throw(CompressionError, /may decompress to 2621440 bytes|exceeds the limit/);
       const e = await decompress(Codec.ZSTD, bomb, { maxOutputBytes: 1 << 20 }).then(() => null, (err: Error) => err);
       expect(e?.message).to.match(/may decompress to 2621440 bytes|exceeds the limit/);
       expect(() => zstdOutputBound(bomb.subarray(0, 40))).to.throw(CompressionError, /malformed/);

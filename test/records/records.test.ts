@@ -14,7 +14,7 @@ import {
   parseControlRecordType,
   RecordValidation,
   validateRecords,
-  validateRecordsSync,
+  validateRecordsInline,
 } from '../../src/records/records';
 
 const T0 = 1700000000000;
@@ -197,49 +197,67 @@ describe('records/records', () => {
       );
     });
 
-    it('compacted topics need keys: INVALID_RECORD with the records at fault', () => {
+    it('compacted topics need keys: INVALID_RECORD with the records at fault', async () => {
       const b = buildBatchSync({ records: RECORDS });
-      const v = notOk(validateRecordsSync(b, info(b), { ...opts, beforeMaxMs: 1e9, afterMaxMs: 1e9, compacted: true }));
+      const v = notOk(await validateRecords(b, info(b), { ...opts, beforeMaxMs: 1e9, afterMaxMs: 1e9, compacted: true }));
       expect(v.code).to.equal(ErrorCode.INVALID_RECORD);
       expect(v.errors).to.deep.equal([{ batchIndex: 1, message: 'Compacted topic cannot accept message without key' }]);
       expect(v.message).to.match(/^One or more records have been rejected due to 1 record errors in total/);
     });
 
-    it('a key error and a timestamp error: INVALID_TIMESTAMP wins, both are listed', () => {
+    it('a key error and a timestamp error: INVALID_TIMESTAMP wins, both are listed', async () => {
       const b = buildBatchSync({ records: [{ key: null, value: 'a', timestamp: T0 }, { key: 'k', value: 'b', timestamp: T0 + 100 }] });
-      const v = notOk(validateRecordsSync(b, info(b), { ...opts, compacted: true }));
+      const v = notOk(await validateRecords(b, info(b), { ...opts, compacted: true }));
       expect(v.code).to.equal(ErrorCode.INVALID_TIMESTAMP);
       expect(v.errors.map((e) => e.batchIndex)).to.deep.equal([0, 1]);
     });
 
-    it('LogAppendTime bit from a producer on a LogAppendTime topic: INVALID_TIMESTAMP for every record', () => {
+    it('LogAppendTime bit from a producer on a LogAppendTime topic: INVALID_TIMESTAMP for every record', async () => {
       const b = buildBatchSync({ records: RECORDS.slice(0, 2), timestampType: TimestampType.LOG_APPEND_TIME, logAppendTimeMs: T0 });
-      const v = notOk(validateRecordsSync(b, info(b), { ...opts, timestampType: TimestampType.LOG_APPEND_TIME }));
+      const v = notOk(await validateRecords(b, info(b), { ...opts, timestampType: TimestampType.LOG_APPEND_TIME }));
       expect(v.code).to.equal(ErrorCode.INVALID_TIMESTAMP);
       expect(v.errors.map((e) => e.batchIndex)).to.deep.equal([0, 1]);
       // On a CreateTime topic its records carry maxTimestamp, which is in range: accepted.
-      expect(validateRecordsSync(b, info(b), opts).ok).to.equal(true);
+      expect((await validateRecords(b, info(b), opts)).ok).to.equal(true);
     });
 
-    it('timestamps of -1 are not range-checked on a CreateTime topic', () => {
+    it('timestamps of -1 are not range-checked on a CreateTime topic', async () => {
       const b = buildBatchSync({ records: [{ value: 'a', timestamp: -1 }] });
-      expect(validateRecordsSync(b, info(b), opts).ok).to.equal(true);
+      expect((await validateRecords(b, info(b), opts)).ok).to.equal(true);
     });
 
-    it('reports inner offsets that are not 0, 1, 2... (Kafka re-builds such compressed batches)', () => {
+    it('reports inner offsets that are not 0, 1, 2... (Kafka re-builds such compressed batches)', async () => {
       const b = buildBatchSync({ records: [{ value: 'a', offsetDelta: 0 }, { value: 'b', offsetDelta: 2 }], compression: Codec.GZIP, lastOffsetDelta: 1 });
-      const v = validateRecordsSync(b, info(b), { ...opts, beforeMaxMs: undefined, afterMaxMs: undefined });
+      const v = await validateRecords(b, info(b), { ...opts, beforeMaxMs: undefined, afterMaxMs: undefined });
       expect(v.ok && v.innerOffsetsSequential).to.equal(false);
     });
 
+    it('validateRecordsInline: uncompressed and small batches of a codec with a sync path at once; others left to validateRecords', async () => {
+      const plain = buildBatchSync({ records: RECORDS.slice(0, 3) });
+      expect(validateRecordsInline(plain, info(plain), opts)).to.deep.equal(await validateRecords(plain, info(plain), opts));
+      const long = { ...opts, beforeMaxMs: 1e9, afterMaxMs: 1e9, maxDecompressedBytes: 1 << 20 };
+      for (const codec of [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
+        const small = await buildBatch({ records: RECORDS.slice(0, 4), compression: codec });
+        const inline = validateRecordsInline(small, info(small), long);
+        if (hasSyncCodec(codec)) expect(inline, `codec ${codec}`).to.deep.equal(await validateRecords(small, info(small), long));
+        else expect(inline).to.equal(null);
+        // Over 64 KiB decompressed (RECORDS[4] is 100,000 bytes): decompressed off the event loop instead.
+        const big = await buildBatch({ records: RECORDS, compression: codec });
+        expect(validateRecordsInline(big, info(big), long), `codec ${codec}`).to.equal(null);
+        expect((await validateRecords(big, info(big), long)).ok).to.equal(true);
+      }
+      // Over the caller's own bound, which is below the inline cap: refused there and then.
+      const gz = await buildBatch({ records: RECORDS, compression: Codec.GZIP });
+      expect(notOk(validateRecordsInline(gz, info(gz), { ...long, maxDecompressedBytes: 1000 })!).code).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    });
+
     // Kafka's codec streams throw KafkaException, which its ReplicaManager answers UNKNOWN_SERVER_ERROR.
-    it('undecodable compressed data is UNKNOWN_SERVER_ERROR, with or without a promise', async () => {
+    it('undecodable compressed data is UNKNOWN_SERVER_ERROR', async () => {
       const b = await buildBatch({ records: RECORDS, compression: Codec.LZ4 });
       b[RECORDS_OFFSET + 10] ^= 0xff;
       b[RECORDS_OFFSET + 11] ^= 0xff;
       b.writeUInt32BE(computeBatchCrc(b, 0, b.length), CRC_OFFSET);
       expect(notOk(await validateRecords(b, info(b), opts)).code).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
-      expect(notOk(validateRecordsSync(b, info(b), opts)).code).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
     });
 
     it('a gzip stream cut short is INVALID_RECORD "premature EOF" (Kafka: an EOFException)', async () => {
@@ -247,7 +265,7 @@ describe('records/records', () => {
       const b = Buffer.from(whole.subarray(0, whole.length - 12));
       b.writeInt32BE(b.length - 12, 8);
       b.writeUInt32BE(computeBatchCrc(b, 0, b.length), CRC_OFFSET);
-      const v = notOk(validateRecordsSync(b, info(b), opts));
+      const v = notOk(await validateRecords(b, info(b), opts));
       expect(v).to.include({ code: ErrorCode.INVALID_RECORD, message: 'Incorrect declared batch size, premature EOF reached' });
     });
 

@@ -46,7 +46,7 @@ class TxnClient {
 
   async marker(topic: string, marker: Partial<TxnMarker> & { producerId: number; commit: boolean }) {
     const replicas = this.running.broker.replicas;
-    const appended = replicas.appendTxnMarker(replicas.partition(topic, 0)!, { producerEpoch: 0, coordinatorEpoch: 0, ...marker }, Date.now());
+    const appended = await replicas.appendTxnMarker(replicas.partition(topic, 0)!, { producerEpoch: 0, coordinatorEpoch: 0, ...marker }, Date.now());
     await appended.done;
     return appended;
   }
@@ -156,11 +156,11 @@ describe('transactions on the log (wire)', function () {
     const partition = replicas.partition('coord', 0)!;
     const batch = () => buildBatchSync({ producerId: 11, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ value: 'o' }] });
     const opts = { produceVersion: 9, nowMs: Date.now() };
-    expect(replicas.append(partition, batch(), 0, { ...opts, origin: 'coordinator' }).errorCode).to.equal(ErrorCode.NONE);
-    const again = replicas.append(partition, batch(), 0, { ...opts, origin: 'coordinator' });
+    expect((await replicas.append(partition, batch(), 0, { ...opts, origin: 'coordinator' })).errorCode).to.equal(ErrorCode.NONE);
+    const again = await replicas.append(partition, batch(), 0, { ...opts, origin: 'coordinator' });
     expect([again.errorCode, again.baseOffset]).to.deep.equal([ErrorCode.NONE, 1]);
     // A client resending sequence 0 is answered as a duplicate instead: nothing is appended.
-    expect(replicas.append(partition, batch(), 0, opts).errorCode).to.equal(ErrorCode.NONE);
+    expect((await replicas.append(partition, batch(), 0, opts)).errorCode).to.equal(ErrorCode.NONE);
     expect(partition.log.logEndOffset).to.equal(2);
     await again.done;
   });

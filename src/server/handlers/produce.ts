@@ -6,8 +6,10 @@
 //   on this single-replica broker (else NOT_ENOUGH_REPLICAS).
 // - Each partition is validated and appended by the ReplicaManager (one v2 batch, CRC, sizes,
 //   timestamps, idempotent sequences); a rejected partition writes nothing, the others proceed.
-//   Partitions of one request are appended in order with no await between them, so pipelined
-//   requests keep their order; the response waits for every write.
+//   Partitions of one request take their place in each partition's order with no await between
+//   them, so pipelined requests keep their order, even when a compressed batch is still being
+//   checked off the event loop (its partition's later appends wait for it); the response waits
+//   for every write.
 // - A producer's first transactional batch on a partition is checked with the transaction
 //   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
 //   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
@@ -20,7 +22,7 @@ import { ApiKey } from '../../protocol/generated';
 import type { ProduceRequest } from '../../protocol/generated/ProduceRequest';
 import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../../protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../protocol/errors';
-import { failedAppend, type PartitionAppend } from '../replica-manager';
+import { failedAppend, type AppendResult, type PartitionAppend } from '../replica-manager';
 import type { HandlerFactory } from '../router';
 
 /** The lowest Produce version Kafka 4 actually serves (KIP-896). */
@@ -36,11 +38,11 @@ export const produce: HandlerFactory = (broker) => ({
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
       : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
         : ErrorCode.NONE;
-    const appends: { topic: string; index: number; result: PartitionAppend }[] = [];
+    const appends: { topic: string; index: number; result: AppendResult }[] = [];
     for (const t of req.topicData) {
       const topic = broker.controller.topic(t.name);
       for (const p of t.partitionData) {
-        let result: PartitionAppend;
+        let result: AppendResult;
         const partition = broker.replicas.partition(t.name, p.index);
         if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
         else if (topic && !partition && broker.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
@@ -55,15 +57,22 @@ export const produce: HandlerFactory = (broker) => ({
       }
     }
 
+    // Appends queued behind a compressed batch answer once they have had their turn; the others have already.
+    const answered = appends.some((a) => a.result instanceof Promise)
+      ? await Promise.all(appends.map((a) => a.result))
+      : appends.map((a) => a.result as PartitionAppend);
     if (req.acks === 0) {
-      const failure = appends.find((a) => a.result.errorCode !== ErrorCode.NONE);
-      if (failure) ctx.connection.close(`acks=0 produce to ${failure.topic}-${failure.index} failed with error ${failure.result.errorCode}`, 'info');
+      const failed = answered.findIndex((r) => r.errorCode !== ErrorCode.NONE);
+      if (failed >= 0) {
+        const { topic, index } = appends[failed];
+        ctx.connection.close(`acks=0 produce to ${topic}-${index} failed with error ${answered[failed].errorCode}`, 'info');
+      }
       return null;
     }
-    const written = await Promise.allSettled(appends.map((a) => a.result.done));
+    const written = await Promise.allSettled(answered.map((r) => r.done));
     const responses = new Map<string, ProduceResponsePartitionProduceResponse[]>();
     appends.forEach((a, i) => {
-      const r = written[i].status === 'fulfilled' ? a.result : failedAppend(ErrorCode.KAFKA_STORAGE_ERROR);
+      const r = written[i].status === 'fulfilled' ? answered[i] : failedAppend(ErrorCode.KAFKA_STORAGE_ERROR);
       let list = responses.get(a.topic);
       if (!list) responses.set(a.topic, (list = []));
       list.push({
