@@ -1,6 +1,6 @@
-// A Fjord broker as a process of its own for the connection-layer scripts (pipelined-produce,
-// hostile-frames): `bin/fjord start` on a free port and a temporary data dir; any checkout's
-// bin/fjord, so that two commits can be compared.
+// A Fjord broker as a process of its own for the load scripts (produce-load, hostile-frames):
+// `bin/fjord start` on a free port and a temporary data dir; any checkout's bin/fjord, so that two
+// commits can be compared.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -11,8 +11,6 @@ export interface FjordProcess {
   pid: number;
   /** Resident and peak resident memory now, MiB (/proc/PID/status VmRSS and VmHWM). */
   memoryMb(): { rss: number; hwm: number };
-  /** CPU time used so far (user + system, all threads), in clock ticks of 10 ms: /proc/PID/stat. */
-  cpuTicks(): number;
   /** SIGTERM, then removes the data dir. */
   stop(): Promise<void>;
 }
@@ -44,11 +42,6 @@ export function startFjord(bin = path.join(__dirname, '..', '..', 'bin', 'fjord'
           const status = readFileSync(`/proc/${pid}/status`, 'utf8');
           const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) / 1024);
           return { rss: mb('VmRSS'), hwm: mb('VmHWM') };
-        },
-        cpuTicks() {
-          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          return Number(fields[11]) + Number(fields[12]);
         },
         async stop() {
           child.kill('SIGTERM');

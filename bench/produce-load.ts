@@ -9,9 +9,6 @@
 // connection for the given seconds. Prints records/s, MiB/s of record values and the broker's CPU time
 // per 1,000 records (all threads, and the event loop's thread alone). The same frame is sent every time (a new correlation id each), so
 // the client's own cost stays small next to the broker's.
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApiKey } from '../src/protocol/generated';
 import type { CreateTopicsResponse } from '../src/protocol/generated/CreateTopicsResponse';
@@ -21,6 +18,7 @@ import { CODEC_NAMES } from '../src/records/compression';
 import { buildBatch } from '../src/records/records';
 import { RawClient } from '../test/helpers/raw-client';
 import { mainThreadCpuSeconds, procStats } from './proc-stats';
+import { arg, startFjord } from './fjord-process';
 
 const PARTITIONS = 6;
 const VALUE_BYTES = 1024;
@@ -28,11 +26,6 @@ const IN_FLIGHT = 5;
 const PRODUCE_VERSION = 9;
 /** Where the correlation id sits in a request frame: after the size, api key and api version. */
 const CORRELATION_ID_OFFSET = 8;
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
-}
 
 /** `n` bytes of JSON events from a fixed seed: compressible about as real event data is. */
 function events(n: number, seed: { s: number }): Buffer {
@@ -44,17 +37,6 @@ function events(n: number, seed: { s: number }): Buffer {
       event: kinds[Math.floor(next() * 4)], amount: +(next() * 1000).toFixed(2), page: `/products/${Math.floor(next() * 3000)}` });
   }
   return Buffer.from(s.slice(0, n));
-}
-
-async function connectWhenUp(port: number): Promise<RawClient> {
-  for (let i = 0; ; i++) {
-    try {
-      return await RawClient.connect(port);
-    } catch (e) {
-      if (i >= 200) throw e;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 let topicsCreated = 0;
@@ -117,20 +99,14 @@ async function main(): Promise<void> {
     if (id < 0) throw new Error(`unknown codec ${name}`);
     return id;
   });
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-produce-load-'));
-  const port = 20000 + Math.floor(Math.random() * 10000);
-  const broker = spawn(process.execPath, [path.join(root, 'bin', 'fjord'), 'start', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'],
-    { stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise((resolve) => broker.once('exit', resolve));
+  const broker = await startFjord(path.join(root, 'bin', 'fjord'));
   try {
-    const c = await connectWhenUp(port);
+    const c = await RawClient.connect(broker.port);
     console.log(`${root}: ${PARTITIONS} partitions x ${recordsPerBatch} x ${VALUE_BYTES} B records a request, acks=1, ${IN_FLIGHT} in flight, ${seconds} s a codec`);
-    for (const codec of codecs) console.log(`  ${await run(c, broker.pid!, codec, seconds, recordsPerBatch)}`);
+    for (const codec of codecs) console.log(`  ${await run(c, broker.pid, codec, seconds, recordsPerBatch)}`);
     c.close();
   } finally {
-    broker.kill('SIGTERM');
-    await exited;
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await broker.stop();
   }
 }
 
