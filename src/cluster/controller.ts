@@ -57,8 +57,6 @@ export interface TopicStorage {
 }
 
 export class Controller {
-  /** Internal topics being created, by name. */
-  private readonly creatingInternal = new Map<string, Promise<Outcome>>();
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
   /** Called once a topic of that name has been deleted (its logs gone): the coordinators' internal topics. */
@@ -142,21 +140,13 @@ export class Controller {
   /**
    * Creates an internal topic (__consumer_offsets, __transaction_state) with the given configs unless
    * it exists; the replication factor is capped at the live brokers (their *.replication.factor
-   * defaults to 3). Concurrent calls share one creation and all return once its partitions are open.
+   * defaults to 3). In turn like any topic operation, so every call returns once the topic's
+   * partitions are open, whichever call created it.
    */
-  ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
-    let created = this.creatingInternal.get(name);
-    if (!created) {
-      // Checked after the creation in flight: the topic is in the store before its partitions are open.
-      if (this.store.topic(name)) return Promise.resolve(OK);
-      created = (async (): Promise<Outcome> => {
-        const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
-        const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs }, false);
-        return res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? OK : { errorCode: res.errorCode, errorMessage: res.errorMessage };
-      })().finally(() => this.creatingInternal.delete(name));
-      this.creatingInternal.set(name, created);
-    }
-    return created;
+  async ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
+    const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
+    const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs }, false);
+    return res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? OK : { errorCode: res.errorCode, errorMessage: res.errorMessage };
   }
 
   private planTopic(t: NewTopic): Outcome | { topic: TopicRecord } {
