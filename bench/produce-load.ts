@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { ApiKey } from '../src/protocol/generated';
 import type { CreateTopicsResponse } from '../src/protocol/generated/CreateTopicsResponse';
 import type { ProduceResponse } from '../src/protocol/generated/ProduceResponse';
-import { ErrorCode } from '../src/protocol/errors';
+import { ErrorCode } from '../src/common/errors';
 import { CODEC_NAMES } from '../src/records/compression';
 import { buildBatch } from '../src/records/records';
 import { RawClient } from '../test/helpers/raw-client';

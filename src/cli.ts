@@ -16,7 +16,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startBroker } from './broker';
 import { BrokerConfig, ConfigError } from './config/broker-config';
-import { LOG_LEVELS, LogFormat, createLogger } from './log';
+import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 
 /** The version in Fjord's package.json. */
 export function packageVersion(): string {

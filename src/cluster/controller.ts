@@ -9,7 +9,7 @@
 // requests racing to create the same topic get NONE and TOPIC_ALREADY_EXISTS. Reads (topic(),
 // topics()) are never queued: a topic leaves them when its deletion starts and appears when its
 // creation is persisted.
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { validateTopicConfigs } from '../config/topic-config';
 import type { MetadataStore, TopicRecord } from './metadata-store';

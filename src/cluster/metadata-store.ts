@@ -30,7 +30,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { formatProperties, parseProperties } from '../config/properties';
 import { topicCollision, validateTopicName } from './topic-names';
-import { writeFileAtomically, writeFileAtomicallySync } from '../util/durable-file';
+import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';

@@ -2,7 +2,7 @@
  * Topic names as Kafka checks them (org.apache.kafka.common.internals.Topic
  * and the controller's ReplicationControlManager.validateNewTopicNames).
  */
-import { quoteInMessage } from '../protocol/errors';
+import { quoteInMessage } from '../common/errors';
 
 export const GROUP_METADATA_TOPIC_NAME = '__consumer_offsets';
 export const TRANSACTION_STATE_TOPIC_NAME = '__transaction_state';

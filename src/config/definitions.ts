@@ -7,7 +7,7 @@
  * ("Invalid value X for configuration Y: ..."). Fjord deviations from
  * Kafka's defaults are marked "Fjord:" in the doc phrase.
  */
-import { quoteInMessage } from '../protocol/errors';
+import { quoteInMessage } from '../common/errors';
 
 /** DescribeConfigsResponse.ConfigSource ids. */
 export enum ConfigSource {

@@ -6,7 +6,7 @@
  * Overrides are stored as the raw strings the client sent (Kafka stores them
  * verbatim too); values are parsed when used or described.
  */
-import { quoteInMessage } from '../protocol/errors';
+import { quoteInMessage } from '../common/errors';
 import { BrokerConfig } from './broker-config';
 import {
   CLEANUP_POLICIES,

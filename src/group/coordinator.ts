@@ -21,8 +21,8 @@
 // offsets their place in the log), and "later" always means the higher number.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ErrorCode } from '../protocol/errors';
-import type { Timer } from '../server/delayed/timing-wheel';
+import { ErrorCode } from '../common/errors';
+import type { Timer } from '../replica/delayed/timing-wheel';
 import {
   ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SequencedOffset,
   type SyncResult,

@@ -5,7 +5,7 @@
 // decides, this class keeps the books. Every state change goes through transitionTo(), which
 // refuses the transitions Kafka refuses.
 import { CONSUMER_PROTOCOL_TYPE, subscribedTopics } from './consumer-protocol';
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { offsetKey } from './offsets-log';
 import type { TopicPartitionOffset } from './store';
 

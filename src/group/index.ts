@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
-import type { ReplicaManager } from '../server/replica-manager';
+import type { ReplicaManager } from '../replica/replica-manager';
 import { GroupCoordinator, type GroupCoordinatorConfig } from './coordinator';
 import { OffsetsLog, OFFSETS_TOPIC } from './offsets-log';
 

@@ -36,13 +36,13 @@ import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import type { BatchInfo } from '../records/batch';
 import { decodeRecords, readEndTxnMarker, type BuildRecord } from '../records/records';
 import {
   appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge, type TxnProducer,
-} from '../server/internal-append';
-import type { Partition, ReplicaManager } from '../server/replica-manager';
+} from '../replica/internal-append';
+import type { Partition, ReplicaManager } from '../replica/replica-manager';
 import { replayBatches } from '../storage/replay';
 import {
   decodeGroupMetadataValue,

@@ -1,7 +1,7 @@
 // Named timeouts on the broker's timing wheel, as Kafka 4's coordinator timer: scheduling a key
 // replaces whatever was scheduled under it, so "reset the session timeout" is one call, and a
 // group's timers can all be cancelled when it dies.
-import { TimerTask, type Timer } from '../server/delayed/timing-wheel';
+import { TimerTask, type Timer } from '../replica/delayed/timing-wheel';
 
 class KeyedTask extends TimerTask {
   constructor(delayMs: number, readonly key: string, private readonly owner: GroupTimers, private readonly fn: () => void) {

@@ -31,7 +31,7 @@
 // - ReplicaManager: a partition's error_message in the ProduceResponse is set only for record-level errors
 //   (RecordValidationException: validateRecords's results that carry recordErrors); for every error here
 //   Kafka sends error_message null. The messages here are Kafka's texts, for logs.
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { crc32c } from './crc32c';
 
 // ---------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@
 // negative header count or header key length -> "invalid record structure"; fewer records than the count
 // ("premature EOF") or bytes left after the count ("records still remaining") -> INVALID_RECORD; a negative
 // count is invalid and a count of 0 reads nothing. Key and value lengths below 0 all mean null.
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import {
   BatchInfo,
   computeAttributes,

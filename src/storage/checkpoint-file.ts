@@ -10,7 +10,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { fsyncDirectory, writeFileAtomically } from '../util/durable-file';
+import { fsyncDirectory, writeFileAtomically } from '../common/durable-file';
 
 export { fsyncDirectory };
 

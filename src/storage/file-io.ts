@@ -1,4 +1,4 @@
-/** Small read helpers shared by the segment code (writes: src/util/durable-file.ts). */
+/** Small read helpers shared by the segment code (writes: src/common/durable-file.ts). */
 import * as fs from 'fs';
 
 type FileHandle = fs.promises.FileHandle;

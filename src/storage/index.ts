@@ -13,11 +13,11 @@
  *   leader-epoch-cache.ts  epoch -> start offset, leader-epoch-checkpoint
  *   checkpoint-file.ts     Kafka's text checkpoint files, written crash-safely
  *   batch-header.ts        the batch header fields storage reads (layout in src/records)
- *   file-io.ts             read helpers (writes go through src/util/durable-file.ts)
+ *   file-io.ts             read helpers (writes go through src/common/durable-file.ts)
  *   dir-lock.ts            the data dir's `.lock`: one process per data dir
  *   producer-state.ts      idempotent producer state and open transactions; its recovery from snapshot + log
  *   log-cleaner.ts         which compacted log to clean and when (dirty ratio, compaction lags, checkpoint, throttle)
- *   cleaner.ts             compacting one log: offset map, record filter, segment groups, swap
+ *   compaction.ts          compacting one log: offset map, record filter, segment groups, swap
  *   offset-map.ts          the cleaner's key -> latest offset hash table
  */
 export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';

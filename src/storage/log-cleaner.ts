@@ -1,6 +1,6 @@
 /**
  * The log cleaner (Kafka's LogCleaner and LogCleanerManager, one cleaner
- * thread): picks the dirtiest compacted log and cleans it (cleaner.ts), over
+ * thread): picks the dirtiest compacted log and cleans it (compaction.ts), over
  * and over, sleeping log.cleaner.backoff.ms when none needs it. Off the
  * request path: it runs on timers and awaits I/O between chunks, throttled
  * to log.cleaner.io.max.bytes.per.second.
@@ -24,10 +24,10 @@ import * as path from 'path';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'timers/promises';
 import type { Logger } from 'pino';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, readCheckpoint } from './checkpoint-file';
-import { CleaningAbortedError, cleanLog } from './cleaner';
+import { CleaningAbortedError, cleanLog } from './compaction';
 import type { PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
-import { isOutOfSpace } from '../util/durable-file';
+import { isOutOfSpace } from '../common/durable-file';
 
 export const CLEANER_OFFSET_CHECKPOINT_FILE = 'cleaner-offset-checkpoint';
 

@@ -42,7 +42,7 @@ import type { Logger } from 'pino';
 import type { TopicLogConfig } from '../config/topic-config';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirectory, readCheckpoint } from './checkpoint-file';
 import { StorageError } from './errors';
-import { writeFileAtomically } from '../util/durable-file';
+import { writeFileAtomically } from '../common/durable-file';
 import { LogCleaner, type CleanerConfig } from './log-cleaner';
 import { PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';

@@ -40,7 +40,7 @@ import {
 } from './batch-header';
 import { StorageError } from './errors';
 import { readFully, readOptionalFile } from './file-io';
-import { writeFully } from '../util/durable-file';
+import { writeFully } from '../common/durable-file';
 import type { LeaderEpochCache } from './leader-epoch-cache';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index';
 import { ScanResult, ScanSettings, scanSegment } from './segment-scan';

@@ -68,7 +68,7 @@
  * Cleanup. deleteOldSegments() is retention (retention.ms, retention.bytes:
  * whole segments, the log start offset moves, files renamed then removed
  * after file.delete.delay.ms, as DeleteRecords does); the LogManager calls it
- * every log.retention.check.interval.ms. The log cleaner (cleaner.ts) writes
+ * every log.retention.check.interval.ms. The log cleaner (compaction.ts) writes
  * compacted segments beside the log and hands them to replaceSegments(),
  * which swaps them in crash-safely; open() finishes or undoes a swap a crash
  * interrupted (completeSwaps). Appends and reads never wait for the cleaner.
@@ -95,7 +95,7 @@ import { CorruptCheckpointError, fsyncDirectory } from './checkpoint-file';
 import { StorageError } from './errors';
 import { LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache } from './leader-epoch-cache';
 import { readFully } from './file-io';
-import { isOutOfSpace } from '../util/durable-file';
+import { isOutOfSpace } from '../common/durable-file';
 import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LogSegment, SWAP_FILE_SUFFIX, SegmentSettings } from './log-segment';
 import { NO_TIMESTAMP } from './time-index';
 import type { AbortedTxn } from './transaction-index';

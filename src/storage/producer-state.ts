@@ -36,8 +36,8 @@ import * as path from 'path';
 import { readBatchHeader, type BatchInfo } from '../records/batch';
 import { crc32c } from '../records/crc32c';
 import { readEndTxnMarker } from '../records/records';
-import { writeFileAtomically } from '../util/durable-file';
-import { ErrorCode } from '../protocol/errors';
+import { writeFileAtomically } from '../common/durable-file';
+import { ErrorCode } from '../common/errors';
 import type { PartitionLog } from './partition-log';
 
 export const NO_PRODUCER_ID = -1;

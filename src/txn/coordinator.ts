@@ -21,7 +21,7 @@
 //   transaction.remove.expired.transaction.cleanup.interval.ms, ids idle for transactional.id.expiration.ms
 //   (and not in a transaction) are removed with a tombstone.
 import type { Logger } from 'pino';
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
 import { TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition, type TxnTransit } from './transaction-metadata';
 import type { TransactionLogValue } from './transaction-log-records';

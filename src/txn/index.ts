@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
-import type { ReplicaManager } from '../server/replica-manager';
+import type { ReplicaManager } from '../replica/replica-manager';
 import { TransactionCoordinator } from './coordinator';
 import { LocalTxnMarkerWriter } from './markers';
 import type { ProducerIdManager } from './producer-ids';

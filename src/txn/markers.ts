@@ -6,9 +6,9 @@
 import type { Logger } from 'pino';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import type { GroupCoordinator } from '../group';
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { StorageError } from '../storage';
-import type { ReplicaManager, TxnMarker } from '../server/replica-manager';
+import type { ReplicaManager, TxnMarker } from '../replica/replica-manager';
 import type { TxnMarkerRequest, TxnMarkerWriter } from './coordinator';
 import type { TopicPartition } from './transaction-metadata';
 

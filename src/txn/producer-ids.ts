@@ -15,7 +15,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { writeFileAtomically } from '../util/durable-file';
+import { writeFileAtomically } from '../common/durable-file';
 
 export const PRODUCER_IDS_FILE = 'producer-ids.json';
 /** Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */

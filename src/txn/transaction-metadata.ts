@@ -3,7 +3,7 @@
 // pending (so that any other request for this id answers CONCURRENT_TRANSACTIONS meanwhile); the
 // coordinator writes it to __transaction_state; then `completeTransition` makes it current, or
 // `cancelTransition` drops it when the write failed. Everything here is synchronous.
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
 
 /** Kafka's TransactionState ids, which are also the transactionStatus byte of the log records. */

@@ -15,10 +15,10 @@ import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
-import { ErrorCode } from '../protocol/errors';
+import { ErrorCode } from '../common/errors';
 import { decodeRecords } from '../records/records';
-import { appendInternalRecords, coordinatorAppendError } from '../server/internal-append';
-import type { ReplicaManager } from '../server/replica-manager';
+import { appendInternalRecords, coordinatorAppendError } from '../replica/internal-append';
+import type { ReplicaManager } from '../replica/replica-manager';
 import { replayBatches } from '../storage/replay';
 import { decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, type TransactionLogValue } from './transaction-log-records';
 

@@ -9,7 +9,7 @@ import type { WriteTxnMarkersResponse } from '../../src/protocol/generated/Write
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
 import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { detectInvalidTopic } from '../../src/cluster/topic-names';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';

@@ -2,7 +2,7 @@
 // rules, and the ugly orders (a join during a sync, the leader leaving mid-rebalance, a stale
 // generation's heartbeat, a session ending during CompletingRebalance, static members restarting).
 import { expect } from 'chai';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { GroupState } from '../../src/group/group';
 import type { LoadedGroup } from '../../src/group/store';
 import { FakeStore, Harness, flush, joinRequest, subscription } from './fakes';

@@ -7,7 +7,7 @@ import type {
   GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
 } from '../../src/group/store';
 import { Writer } from '../../src/protocol/primitives';
-import { Timer } from '../../src/server/delayed/timing-wheel';
+import { Timer } from '../../src/replica/delayed/timing-wheel';
 
 export type Write =
   | { kind: 'offsets'; groupId: string; offsets: TopicPartitionOffset[] }

@@ -6,8 +6,8 @@ import { startBroker, type RunningBroker } from '../../src/broker';
 import { Controller } from '../../src/cluster/controller';
 import { MetadataStore } from '../../src/cluster/metadata-store';
 import { BrokerConfig } from '../../src/config/broker-config';
-import { createLogger } from '../../src/log';
-import { ReplicaManager } from '../../src/server/replica-manager';
+import { createLogger } from '../../src/common/logger';
+import { ReplicaManager } from '../../src/replica/replica-manager';
 import { javaStringHashCode } from '../../src/cluster/coordinator-partition';
 import {
   deletionAppendError,
@@ -29,7 +29,7 @@ import {
   encodeOffsetCommitValue,
   offsetCommitValueVersion,
 } from '../../src/group/offsets-records';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { ProtocolError } from '../../src/protocol/primitives';
 import { buildBatchSync, buildEndTxnMarker, decodeRecords } from '../../src/records/records';
 

@@ -20,7 +20,7 @@ import type { DeleteGroupsResponse } from '../../src/protocol/generated/DeleteGr
 import type { OffsetDeleteResponse } from '../../src/protocol/generated/OffsetDeleteResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
 import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { OffsetsLog, OFFSETS_TOPIC } from '../../src/group/offsets-log';
 import type { Broker } from '../../src/broker';
 import { buildEndTxnMarker } from '../../src/records/records';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ErrorCode, errorMessage, errorName, isKnownErrorCode } from '../../src/protocol/errors';
+import { ErrorCode, errorMessage, errorName, isKnownErrorCode } from '../../src/common/errors';
 
 describe('protocol error codes', () => {
   it("match Kafka's numbering", () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import {
   assignOffsets,
   ATTRIBUTES_OFFSET,

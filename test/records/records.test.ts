@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { assignOffsets, BatchInfo, Compression, computeBatchCrc, CRC_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, scanBatches, TimestampType } from '../../src/records/batch';
 import { Codec, hasSyncCodec } from '../../src/records/compression';
 import {

@@ -1,13 +1,13 @@
 // Every state file survives a full disk at any byte (write-temp, fsync, rename): a failed write
 // leaves the old file and no temp file behind, and the next write after space returns succeeds.
-// Uses the simulated disk of src/util/durable-file.ts: writes fail with ENOSPC after N bytes.
+// Uses the simulated disk of src/common/durable-file.ts: writes fail with ENOSPC after N bytes.
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
 import { MetadataStore } from '../../src/cluster/metadata-store';
 import { CheckpointFile, readCheckpoint } from '../../src/storage/checkpoint-file';
 import { ProducerStateManager } from '../../src/storage/producer-state';
-import { simulateFullDisk, writeFileAtomically, writeFully } from '../../src/util/durable-file';
+import { simulateFullDisk, writeFileAtomically, writeFully } from '../../src/common/durable-file';
 import { tempDirs } from './helpers';
 
 function expectNoTempFiles(dir: string): void {

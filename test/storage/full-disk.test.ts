@@ -1,7 +1,7 @@
 // A full disk, as an operator meets it: produce until writes fail, read back everything that was
 // acknowledged while the disk is still full, free space, produce again, restart, read again.
 // Nothing acknowledged may be lost or duplicated and no acknowledged offset reused. Run twice:
-// with the simulated disk of src/util/durable-file.ts (writes fail part-way with ENOSPC), and on a
+// with the simulated disk of src/common/durable-file.ts (writes fail part-way with ENOSPC), and on a
 // real 4 MiB tmpfs when this process may mount one (root on Linux; skipped otherwise).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -14,9 +14,9 @@ import { ApiKey } from '../../src/protocol/generated';
 import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
 import type { ListOffsetsResponse } from '../../src/protocol/generated/ListOffsetsResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, decodeRecordsSync } from '../../src/records/records';
-import { simulateFullDisk } from '../../src/util/durable-file';
+import { simulateFullDisk } from '../../src/common/durable-file';
 import { RawClient } from '../helpers/raw-client';
 
 const TOPIC = 'disk';

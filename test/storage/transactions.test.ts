@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, buildEndTxnMarker } from '../../src/records/records';
-import { lastStableOffset, type Partition } from '../../src/server/replica-manager';
+import { lastStableOffset, type Partition } from '../../src/replica/replica-manager';
 import { CLEAN_SHUTDOWN_FILE, LogManager } from '../../src/storage/log-manager';
 import type { PartitionLog } from '../../src/storage/partition-log';
 import { ProducerStateManager, recoverProducerState, type TxnMarker } from '../../src/storage/producer-state';

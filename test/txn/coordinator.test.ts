@@ -2,7 +2,7 @@
 // be held back or fail, and a marker writer that records (and can refuse) markers. A "crash" is a new
 // coordinator loaded from what the store holds, the old one abandoned mid-flight.
 import { expect } from 'chai';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { TransactionCoordinator, type TxnMarkerRequest, type TxnMarkerWriter } from '../../src/txn/coordinator';
 import { TransactionState, type TopicPartition } from '../../src/txn/transaction-metadata';
 import type { TransactionLogValue } from '../../src/txn/transaction-log-records';

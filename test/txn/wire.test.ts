@@ -15,7 +15,7 @@ import type { AddOffsetsToTxnResponse } from '../../src/protocol/generated/AddOf
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
 import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
-import { ErrorCode } from '../../src/protocol/errors';
+import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync } from '../../src/records/records';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';

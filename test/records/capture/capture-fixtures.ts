@@ -15,8 +15,8 @@ import { startBroker } from '../../../src/broker';
 import { ApiKey } from '../../../src/protocol/generated';
 import type { ProduceRequest } from '../../../src/protocol/generated/ProduceRequest';
 import type { ProduceResponse } from '../../../src/protocol/generated/ProduceResponse';
-import { handlers } from '../../../src/server/handlers';
-import type { HandlerFactory } from '../../../src/server/router';
+import { handlers } from '../../../src/handlers';
+import type { HandlerFactory } from '../../../src/net/router';
 import { buildBatchSync, Compression, crc32c, RECORDS_OFFSET } from '../../../src/records';
 import { bigValue, FIXTURE_DIR } from '../fixture-util';
 

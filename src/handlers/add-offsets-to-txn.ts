@@ -1,0 +1,26 @@
+// AddOffsetsToTxn (key 25), versions 0-4.
+// - Adds the group's partition of __consumer_offsets to the transaction, so that EndTxn writes a
+//   marker there too and the offsets TxnOffsetCommit sends become visible (or are dropped) with it.
+// - The coordinator's answers as for AddPartitionsToTxn: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED
+//   (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS /
+//   NOT_COORDINATOR; COORDINATOR_NOT_AVAILABLE until __consumer_offsets is there.
+import { ApiKey } from '../protocol/generated';
+import type { AddOffsetsToTxnRequest } from '../protocol/generated/AddOffsetsToTxnRequest';
+import type { AddOffsetsToTxnResponse } from '../protocol/generated/AddOffsetsToTxnResponse';
+import { ErrorCode } from '../common/errors';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import { producerFencedForVersion } from '../txn/coordinator';
+import type { HandlerFactory } from '../net/router';
+
+export const addOffsetsToTxn: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.AddOffsetsToTxn,
+  name: 'AddOffsetsToTxn',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(req: AddOffsetsToTxnRequest, ctx): Promise<AddOffsetsToTxnResponse> {
+    if (!broker.groups.isActive()) return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
+    const offsetsPartition = { topic: GROUP_METADATA_TOPIC_NAME, partition: broker.groups.partitionFor(req.groupId) };
+    const errorCode = await broker.transactions.addPartitions(req.transactionalId, Number(req.producerId), req.producerEpoch, [offsetsPartition]);
+    return { throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2) };
+  },
+});

@@ -1,0 +1,70 @@
+// AddPartitionsToTxn (key 24), versions 0-5.
+// - v0-3: one transaction (the producer's own request). v4+ (KIP-890): a batch of transactions, each
+//   either added to or, with verifyOnly, checked against the coordinator's state; a top-level error.
+// - Partitions of topics this broker does not have: UNKNOWN_TOPIC_OR_PARTITION, and every other
+//   partition of that transaction OPERATION_NOT_ATTEMPTED (nothing is added), as Kafka answers.
+// - Otherwise every partition gets the coordinator's answer: NONE once the new partition set is in
+//   __transaction_state; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
+//   v2), CONCURRENT_TRANSACTIONS while the transaction is being committed or aborted,
+//   COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
+// - verifyOnly: NONE for a partition in the transaction, else TRANSACTION_ABORTABLE (v5) or
+//   INVALID_TXN_STATE (v4).
+import { ApiKey } from '../protocol/generated';
+import type { AddPartitionsToTxnRequest, AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
+import type { AddPartitionsToTxnResponse, AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult } from '../protocol/generated/AddPartitionsToTxnResponse';
+import { ErrorCode } from '../common/errors';
+import { producerFencedForVersion } from '../txn/coordinator';
+import type { TopicPartition } from '../txn/transaction-metadata';
+import type { HandlerFactory } from '../net/router';
+import type { Broker } from '../broker';
+
+interface TransactionRequest {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  verifyOnly: boolean;
+  topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[];
+}
+
+export const addPartitionsToTxn: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.AddPartitionsToTxn,
+  name: 'AddPartitionsToTxn',
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(req: AddPartitionsToTxnRequest, ctx): Promise<AddPartitionsToTxnResponse> {
+    const v = ctx.apiVersion;
+    if (v <= 3) {
+      const topicResults = await addToTransaction(broker, {
+        transactionalId: req.v3AndBelowTransactionalId, producerId: req.v3AndBelowProducerId,
+        producerEpoch: req.v3AndBelowProducerEpoch, verifyOnly: false, topics: req.v3AndBelowTopics,
+      }, v);
+      return { throttleTimeMs: 0, resultsByTransaction: [], resultsByTopicV3AndBelow: topicResults };
+    }
+    const resultsByTransaction = await Promise.all(req.transactions.map(async (t) => ({
+      transactionalId: t.transactionalId,
+      topicResults: await addToTransaction(broker, { ...t, verifyOnly: t.verifyOnly ?? false }, v),
+    })));
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction, resultsByTopicV3AndBelow: [] };
+  },
+});
+
+async function addToTransaction(broker: Broker, t: TransactionRequest, v: number): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
+  const partitions: TopicPartition[] = t.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
+  const unknown = (tp: TopicPartition): boolean => broker.replicas.partition(tp.topic, tp.partition) === undefined;
+  let errors: number[];
+  if (partitions.some(unknown)) {
+    errors = partitions.map((tp) => (unknown(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
+  } else {
+    const producerId = Number(t.producerId);
+    const answer = t.verifyOnly
+      ? broker.transactions.verifyPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
+        v >= 5 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE)
+      : await broker.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions);
+    errors = typeof answer === 'number' ? partitions.map(() => producerFencedForVersion(answer, v, 2)) : answer;
+  }
+  let i = 0;
+  return t.topics.map((topic) => ({
+    name: topic.name,
+    resultsByPartition: topic.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode: errors[i++] })),
+  }));
+}

@@ -1,0 +1,35 @@
+// CreatePartitions (key 37), versions 0-3.
+// - Grows a topic to `count` partitions; shrinking or staying equal is INVALID_PARTITIONS.
+// - Explicit assignments must name one replica list per new partition.
+// - A topic named twice in one request: INVALID_REQUEST for each entry. One result per topic.
+// - More than 10,000 partitions added in all: POLICY_VIOLATION for every topic, nothing grown
+//   (the cap CreateTopics has). Internal topics cannot grow: POLICY_VIOLATION.
+import { ApiKey } from '../protocol/generated';
+import type { CreatePartitionsRequest } from '../protocol/generated/CreatePartitionsRequest';
+import type { CreatePartitionsResponse, CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../protocol/generated/CreatePartitionsResponse';
+import { ErrorCode } from '../common/errors';
+import type { HandlerFactory } from '../net/router';
+import { repeatedNames } from './shared/repeated-names';
+
+export const createPartitions: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.CreatePartitions,
+  name: 'CreatePartitions',
+  minVersion: 0,
+  maxVersion: 3,
+  async handle(req: CreatePartitionsRequest): Promise<CreatePartitionsResponse> {
+    const repeated = repeatedNames(req.topics.map((t) => t.name));
+    const tooMany = broker.controller.checkPartitionsToAdd(req.topics.filter((t) => !repeated.has(t.name)));
+    if (tooMany) return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, ...tooMany })) };
+    const results: CreatePartitionsTopicResult[] = [];
+    for (const t of req.topics) {
+      if (repeated.has(t.name)) {
+        results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
+        continue;
+      }
+      const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
+      const outcome = await broker.controller.createPartitions(t.name, t.count, assignments, req.validateOnly);
+      results.push({ name: t.name, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage });
+    }
+    return { throttleTimeMs: 0, results };
+  },
+});

@@ -1,0 +1,68 @@
+// CreateTopics (key 19), versions 0-7.
+// - numPartitions / replicationFactor -1 take num.partitions / default.replication.factor;
+//   explicit assignments exclude both. Rules and error codes live in the Controller.
+// - A name given twice in one request: INVALID_REQUEST for each entry of that name.
+// - More than 10,000 partitions asked for in all (Kafka's MAX_PARTITIONS_PER_BATCH, counted as
+//   Kafka counts them, validateOnly or not): POLICY_VIOLATION for every topic, nothing created.
+// - validateOnly checks everything and creates nothing.
+// - From v5 a successful answer carries partitions, replication factor and the topic's
+//   effective configs; from v7 its topic id.
+import { ApiKey } from '../protocol/generated';
+import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic as CreatableTopic } from '../protocol/generated/CreateTopicsRequest';
+import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../protocol/generated/CreateTopicsResponse';
+import { ErrorCode, quoteInMessage } from '../common/errors';
+import { ZERO_UUID } from '../protocol/primitives';
+import { createTopicConfigs } from '../config/topic-config';
+import type { HandlerFactory } from '../net/router';
+import type { Broker } from '../broker';
+import { repeatedNames } from './shared/repeated-names';
+
+export const createTopics: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.CreateTopics,
+  name: 'CreateTopics',
+  minVersion: 0,
+  maxVersion: 7,
+  async handle(req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
+    const repeated = repeatedNames(req.topics.map((t) => t.name));
+    const tooMany = broker.controller.checkPartitionsToCreate(req.topics.filter((t) => !repeated.has(t.name)));
+    if (tooMany) return { throttleTimeMs: 0, topics: req.topics.map((t) => failed(t.name, tooMany.errorCode, tooMany.errorMessage)) };
+    const topics: CreatableTopicResult[] = [];
+    for (const t of req.topics) {
+      if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+      else topics.push(await createOne(broker, t, req.validateOnly ?? false));
+    }
+    return { throttleTimeMs: 0, topics };
+  },
+});
+
+async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
+  const configs: Record<string, string> = {};
+  for (const c of t.configs) {
+    if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${quoteInMessage(c.name)}`);
+    configs[c.name] = c.value;
+  }
+  const outcome = await broker.controller.createTopic({
+    name: t.name,
+    numPartitions: t.numPartitions,
+    replicationFactor: t.replicationFactor,
+    assignments: t.assignments,
+    configs,
+  }, validateOnly);
+  if (!outcome.topic) return failed(t.name, outcome.errorCode, outcome.errorMessage);
+  const topic = outcome.topic;
+  return {
+    name: t.name,
+    topicId: topic.id,
+    errorCode: ErrorCode.NONE,
+    errorMessage: null,
+    numPartitions: topic.partitions.length,
+    replicationFactor: topic.partitions[0].replicas.length,
+    configs: createTopicConfigs(broker.config, topic.configs).map((e) => ({
+      name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.isSensitive,
+    })),
+  };
+}
+
+function failed(name: string, errorCode: number, errorMessage: string | null): CreatableTopicResult {
+  return { name, topicId: ZERO_UUID, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: null };
+}

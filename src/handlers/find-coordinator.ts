@@ -1,0 +1,62 @@
+// FindCoordinator (key 10), versions 0-6.
+// - Key type 0 (group) and 1 (transaction): this broker, the only one, coordinates every key.
+//   A group's coordinator is the leader of its __consumer_offsets partition
+//   (abs(hash(group.id)) mod the topic's partition count), which is this broker once the topic
+//   exists; the group coordinator must also have loaded it. A transactional id's is the leader of
+//   its __transaction_state partition: the first such request creates that topic. Until a
+//   coordinator is loaded COORDINATOR_NOT_AVAILABLE, which clients retry. Any other key type is
+//   INVALID_REQUEST for every key.
+// - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
+//   entry per key (KIP-699).
+// - errorMessage is Kafka's Errors.message(): "NONE" on success.
+import { ApiKey } from '../protocol/generated';
+import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinatorRequest';
+import type { FindCoordinatorResponse, FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
+import { ErrorCode, errorMessage } from '../common/errors';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import type { HandlerFactory } from '../net/router';
+import type { Broker } from '../broker';
+
+const GROUP_KEY_TYPE = 0;
+const TRANSACTION_KEY_TYPE = 1;
+
+type Answer = Omit<FindCoordinatorResponseCoordinator, 'key'>;
+
+export const findCoordinator: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.FindCoordinator,
+  name: 'FindCoordinator',
+  minVersion: 0,
+  maxVersion: 6,
+  handle(req: FindCoordinatorRequest, ctx): FindCoordinatorResponse {
+    const keyType = req.keyType ?? GROUP_KEY_TYPE;
+    const answer = (key: string): Answer =>
+      keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(broker, key, keyType) : failed(ErrorCode.INVALID_REQUEST);
+    if (ctx.apiVersion >= 4) {
+      return {
+        throttleTimeMs: 0, errorCode: ErrorCode.NONE, nodeId: 0, host: '', port: 0, // (not in v4+)
+        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(key) })),
+      };
+    }
+    return { throttleTimeMs: 0, ...answer(req.key), coordinators: [] };
+  },
+});
+
+function coordinatorFor(broker: Broker, key: string, keyType: number): Answer {
+  if (keyType === GROUP_KEY_TYPE) {
+    const topic = broker.controller.topic(GROUP_METADATA_TOPIC_NAME);
+    if (!broker.groups.isActive() || !topic?.partitions[broker.groups.partitionFor(key)]) {
+      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    }
+  } else if (!broker.transactions.isActive()) {
+    // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
+    void broker.startTransactions();
+    return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  }
+  const self = broker.controller.brokers().find((b) => b.nodeId === broker.nodeId);
+  if (!self) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  return { nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
+}
+
+function failed(errorCode: number): Answer {
+  return { nodeId: -1, host: '', port: -1, errorCode, errorMessage: errorMessage(errorCode) };
+}

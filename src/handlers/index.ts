@@ -1,0 +1,79 @@
+// Every API this broker serves. Adding a handler here is what puts its API in ApiVersions.
+import type { HandlerFactory } from '../net/router';
+import { alterConfigs } from './alter-configs';
+import { apiVersions } from './api-versions';
+import { createPartitions } from './create-partitions';
+import { createTopics } from './create-topics';
+import { deleteRecords } from './delete-records';
+import { deleteTopics } from './delete-topics';
+import { describeCluster } from './describe-cluster';
+import { describeConfigs } from './describe-configs';
+import { describeLogDirs } from './describe-log-dirs';
+import { describeProducers } from './describe-producers';
+import { fetch } from './fetch';
+import { incrementalAlterConfigs } from './incremental-alter-configs';
+import { initProducerId } from './init-producer-id';
+import { listOffsets } from './list-offsets';
+import { metadata } from './metadata';
+import { offsetForLeaderEpoch } from './offset-for-leader-epoch';
+import { produce } from './produce';
+// Consumer groups (src/group): the classic group coordinator.
+import { deleteGroups } from './delete-groups';
+import { describeGroups } from './describe-groups';
+import { findCoordinator } from './find-coordinator';
+import { heartbeat } from './heartbeat';
+import { joinGroup } from './join-group';
+import { leaveGroup } from './leave-group';
+import { listGroups } from './list-groups';
+import { offsetCommit } from './offset-commit';
+import { offsetDelete } from './offset-delete';
+import { offsetFetch } from './offset-fetch';
+import { syncGroup } from './sync-group';
+import { txnOffsetCommit } from './txn-offset-commit';
+// Transactions (src/txn): the transaction coordinator and the markers it writes.
+import { addOffsetsToTxn } from './add-offsets-to-txn';
+import { addPartitionsToTxn } from './add-partitions-to-txn';
+import { describeTransactions } from './describe-transactions';
+import { endTxn } from './end-txn';
+import { listTransactions } from './list-transactions';
+import { writeTxnMarkers } from './write-txn-markers';
+
+export const handlers: HandlerFactory[] = [
+  produce,
+  fetch,
+  metadata,
+  apiVersions,
+  createTopics,
+  deleteTopics,
+  describeConfigs,
+  alterConfigs,
+  createPartitions,
+  incrementalAlterConfigs,
+  describeCluster,
+  listOffsets,
+  offsetForLeaderEpoch,
+  deleteRecords,
+  describeLogDirs,
+  initProducerId,
+  describeProducers,
+  // consumer groups
+  findCoordinator,
+  joinGroup,
+  syncGroup,
+  heartbeat,
+  leaveGroup,
+  offsetCommit,
+  offsetFetch,
+  listGroups,
+  describeGroups,
+  deleteGroups,
+  offsetDelete,
+  txnOffsetCommit,
+  // transactions
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  writeTxnMarkers,
+  describeTransactions,
+  listTransactions,
+];

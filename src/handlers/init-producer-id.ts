@@ -1,0 +1,54 @@
+// InitProducerId (key 22), versions 0-5.
+// - Without a transactional id (idempotent producers): a producer id never handed out before,
+//   by this process or an earlier one, with epoch 0 (Kafka's TransactionCoordinator
+//   .handleInitProducerId "blindly accepts" these). An existing producerId/epoch in the request
+//   (v3+, KIP-360) changes nothing: the producer still gets a new id. transactionTimeoutMs is
+//   not looked at.
+// - producerId and producerEpoch (v3+) must be both -1 or both set, else INVALID_REQUEST.
+// - With a transactional id, the transaction coordinator (src/txn) answers: the id's producer id
+//   with its next epoch, which fences any older producer with the same id. An empty id is
+//   INVALID_REQUEST, a timeout outside (0, transaction.max.timeout.ms] INVALID_TRANSACTION_TIMEOUT;
+//   CONCURRENT_TRANSACTIONS while an earlier transaction of the id is being ended (an Ongoing one
+//   is aborted first); PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4) for a v3+ request whose
+//   producer is not the id's current one; COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
+// - Errors answer producerId -1 and producerEpoch -1.
+import { ApiKey } from '../protocol/generated';
+import type { InitProducerIdRequest } from '../protocol/generated/InitProducerIdRequest';
+import type { InitProducerIdResponse } from '../protocol/generated/InitProducerIdResponse';
+import { ErrorCode } from '../common/errors';
+import { producerFencedForVersion } from '../txn/coordinator';
+import type { HandlerFactory } from '../net/router';
+
+const NO_PRODUCER_ID = -1n;
+const NO_PRODUCER_EPOCH = -1;
+
+export const initProducerId: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.InitProducerId,
+  name: 'InitProducerId',
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(req: InitProducerIdRequest, ctx): Promise<InitProducerIdResponse> {
+    const failed = (errorCode: number): InitProducerIdResponse => ({
+      throttleTimeMs: 0, errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
+    });
+    const producerId = req.producerId ?? NO_PRODUCER_ID;
+    const producerEpoch = req.producerEpoch ?? NO_PRODUCER_EPOCH;
+    if ((producerId === NO_PRODUCER_ID) !== (producerEpoch === NO_PRODUCER_EPOCH)) return failed(ErrorCode.INVALID_REQUEST);
+
+    if (req.transactionalId !== null) {
+      const expected = producerId === NO_PRODUCER_ID ? null : { producerId: Number(producerId), producerEpoch };
+      const result = await broker.transactions.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
+      if (result.errorCode !== ErrorCode.NONE) return failed(producerFencedForVersion(result.errorCode, ctx.apiVersion, 4));
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch };
+    }
+
+    let id: number;
+    try {
+      id = await broker.producerIds.nextId();
+    } catch (err) {
+      broker.log.error({ err }, 'could not allocate a producer id');
+      return failed(ErrorCode.UNKNOWN_SERVER_ERROR);
+    }
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(id), producerEpoch: 0 };
+  },
+});

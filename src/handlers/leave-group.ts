@@ -1,0 +1,30 @@
+// LeaveGroup (key 13), versions 0-5.
+// - v0-2: one member by member id; the answer's error is the group's or that member's.
+// - v3+ (KIP-345): a batch of members, each by member id, or by group.instance.id alone (empty
+//   member id: an administrator removing a static member); one error per member.
+// - A leaving member rebalances the group (or ends a join phase that only waited for it); a
+//   member id only handed out (KIP-394) is just forgotten.
+// - Errors: UNKNOWN_MEMBER_ID (per member, also when the group does not exist),
+//   FENCED_INSTANCE_ID, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS.
+import { ApiKey } from '../protocol/generated';
+import type { LeaveGroupRequest } from '../protocol/generated/LeaveGroupRequest';
+import type { LeaveGroupResponse } from '../protocol/generated/LeaveGroupResponse';
+import { ErrorCode } from '../common/errors';
+import type { HandlerFactory } from '../net/router';
+
+export const leaveGroup: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.LeaveGroup,
+  name: 'LeaveGroup',
+  minVersion: 0,
+  maxVersion: 5,
+  handle(req: LeaveGroupRequest, ctx): LeaveGroupResponse {
+    const batched = ctx.apiVersion >= 3;
+    const leaving = batched
+      ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null }))
+      : [{ memberId: req.memberId, groupInstanceId: null }];
+    const result = broker.groups.leaveGroup(req.groupId, leaving);
+    if (batched) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
+    const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
+    return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError, members: [] };
+  },
+});

@@ -1,0 +1,26 @@
+// ListGroups (key 16), versions 0-5.
+// - Every group this coordinator has (all of them: one broker), with its protocol type.
+// - v4+: the state of each, and a states filter (case-insensitive; empty = all).
+// - v5+: the type of each ("classic": the only kind served), and a types filter (case-insensitive;
+//   any other type matches nothing).
+// - COORDINATOR_LOAD_IN_PROGRESS while the groups are being read back.
+import { ApiKey } from '../protocol/generated';
+import type { ListGroupsRequest } from '../protocol/generated/ListGroupsRequest';
+import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse';
+import type { HandlerFactory } from '../net/router';
+
+export const listGroups: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.ListGroups,
+  name: 'ListGroups',
+  minVersion: 0,
+  maxVersion: 5,
+  handle(req: ListGroupsRequest, ctx): ListGroupsResponse {
+    const v = ctx.apiVersion;
+    const result = broker.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode,
+      groups: result.groups.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.type })),
+    };
+  },
+});

@@ -1,0 +1,109 @@
+// Metadata (key 3), versions 0-12.
+// - Null topics (v1+) or an empty list at v0 means all topics; topics can be named by id from v12.
+// - At v10-11 the request carries topic ids and nullable names, but Kafka refuses both there: a null
+//   name or a non-zero id answers every topic INVALID_REQUEST (name "" for a null one), as Kafka's
+//   MetadataRequest.getErrorResponse does. Response names are nullable only from v12.
+// - Unknown topics are created when auto.create.topics.enable is on and the request allows it
+//   (always at v0-3), with num.partitions and default.replication.factor.
+// - Errors per topic: INVALID_TOPIC_EXCEPTION for bad names, UNKNOWN_TOPIC_OR_PARTITION,
+//   UNKNOWN_TOPIC_ID for unknown ids.
+// - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
+import { ApiKey } from '../protocol/generated';
+import type { MetadataRequest, MetadataRequestTopic } from '../protocol/generated/MetadataRequest';
+import type { MetadataResponse, MetadataResponseTopic } from '../protocol/generated/MetadataResponse';
+import { ErrorCode } from '../common/errors';
+import { ZERO_UUID } from '../protocol/primitives';
+import type { TopicRecord } from '../cluster/metadata-store';
+import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
+import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import type { HandlerFactory } from '../net/router';
+import type { Broker } from '../broker';
+
+export const metadata: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.Metadata,
+  name: 'Metadata',
+  minVersion: 0,
+  maxVersion: 12,
+  async handle(req: MetadataRequest, ctx): Promise<MetadataResponse> {
+    const v = ctx.apiVersion;
+    const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
+    const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
+    if (!allTopics && v < 12 && req.topics!.some((t) => t.name === null || (t.topicId ?? ZERO_UUID) !== ZERO_UUID)) {
+      return invalidTopicsResponse(req.topics!);
+    }
+    const topics: MetadataResponseTopic[] = [];
+    if (allTopics) {
+      for (const t of broker.controller.topics()) topics.push(describeTopic(broker, t, withTopicOps));
+    } else {
+      const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && broker.config.getBool('auto.create.topics.enable');
+      for (const wanted of req.topics!) {
+        topics.push(await lookupTopic(broker, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, withTopicOps));
+      }
+    }
+    const controller = broker.controller;
+    return {
+      throttleTimeMs: 0,
+      brokers: controller.brokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      clusterId: broker.clusterId,
+      controllerId: controller.controllerId,
+      topics,
+      clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    };
+  },
+});
+
+async function lookupTopic(
+  broker: Broker, name: string | null, topicId: string, autoCreate: boolean, withOps: boolean,
+): Promise<MetadataResponseTopic> {
+  // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
+  if (name === null || topicId !== ZERO_UUID) {
+    const byId = broker.controller.topicById(topicId);
+    return byId ? describeTopic(broker, byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+  }
+  const known = broker.controller.topic(name);
+  if (known) return describeTopic(broker, known, withOps);
+  if (validateTopicName(name)) return topicError(ErrorCode.INVALID_TOPIC_EXCEPTION, name);
+  if (!autoCreate) return topicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name);
+  const created = await broker.controller.createTopic(
+    { name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: {} }, false);
+  if (created.topic) return describeTopic(broker, created.topic, withOps);
+  // Lost a race with another creator: answer with whatever exists now.
+  const raced = broker.controller.topic(name);
+  return raced ? describeTopic(broker, raced, withOps) : topicError(created.errorCode, name);
+}
+
+/** Kafka's error response for the whole request: no brokers, every topic answered with INVALID_REQUEST. */
+function invalidTopicsResponse(wanted: MetadataRequestTopic[]): MetadataResponse {
+  return {
+    throttleTimeMs: 0,
+    brokers: [],
+    clusterId: null,
+    controllerId: -1,
+    topics: wanted.map((t) => topicError(ErrorCode.INVALID_REQUEST, t.name ?? '', t.topicId ?? ZERO_UUID)),
+    clusterAuthorizedOperations: NOT_REQUESTED,
+  };
+}
+
+function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID): MetadataResponseTopic {
+  return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
+}
+
+function describeTopic(broker: Broker, t: TopicRecord, withOps: boolean): MetadataResponseTopic {
+  const leader = broker.nodeId;
+  return {
+    errorCode: ErrorCode.NONE,
+    name: t.name,
+    topicId: t.id,
+    isInternal: isInternalTopic(t.name),
+    partitions: t.partitions.map((p) => ({
+      errorCode: ErrorCode.NONE,
+      partitionIndex: p.index,
+      leaderId: leader,
+      leaderEpoch: p.leaderEpoch,
+      replicaNodes: [...p.replicas],
+      isrNodes: [...p.replicas],
+      offlineReplicas: [],
+    })),
+    topicAuthorizedOperations: withOps ? TOPIC_OPERATIONS : NOT_REQUESTED,
+  };
+}

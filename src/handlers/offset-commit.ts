@@ -1,0 +1,42 @@
+// OffsetCommit (key 8), versions 0-9.
+// - Members of the group's current generation commit; so may anyone with generation -1 and no
+//   member id while the group is Empty (a consumer that only stores offsets here, or the admin
+//   client), which creates the group if needed. v0 carries neither: it commits only to Empty groups.
+// - Errors, per partition: UNKNOWN_TOPIC_OR_PARTITION (topic or partition does not exist),
+//   OFFSET_METADATA_TOO_LARGE (above offset.metadata.max.bytes), ILLEGAL_GENERATION,
+//   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v7+), REBALANCE_IN_PROGRESS (a member between its
+//   JoinGroup and SyncGroup), GROUP_ID_NOT_FOUND (v9+, unknown group with a generation; older
+//   versions ILLEGAL_GENERATION), COORDINATOR_LOAD_IN_PROGRESS, and the write's own errors.
+// - A null metadata is stored as "". v1's commit timestamp is used when set; v2-4's retention
+//   time, when not -1, gives the offset its own expiry (now + retention), as Kafka 4 does.
+// - A commit keeps a classic member's session alive.
+import { ApiKey } from '../protocol/generated';
+import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest';
+import type { OffsetCommitResponse } from '../protocol/generated/OffsetCommitResponse';
+import type { CommitRequest } from '../group/coordinator';
+import { commitKnownPartitions } from './shared/commit-partitions';
+import type { HandlerFactory } from '../net/router';
+
+export const offsetCommit: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.OffsetCommit,
+  name: 'OffsetCommit',
+  minVersion: 0,
+  maxVersion: 9,
+  async handle(req: OffsetCommitRequest, ctx): Promise<OffsetCommitResponse> {
+    const v = ctx.apiVersion;
+    const commit: Omit<CommitRequest, 'partitions'> = {
+      groupId: req.groupId,
+      generationId: v >= 1 ? req.generationIdOrMemberEpoch ?? -1 : -1,
+      memberId: v >= 1 ? req.memberId ?? '' : '',
+      groupInstanceId: v >= 7 ? req.groupInstanceId ?? null : null,
+      apiVersion: v,
+      retentionTimeMs: v >= 2 && v <= 4 ? Number(req.retentionTimeMs ?? -1n) : -1,
+    };
+    const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
+      topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
+      leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
+      commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
+    }), (partitions) => broker.groups.commitOffsets({ ...commit, partitions }));
+    return { throttleTimeMs: 0, topics };
+  },
+});

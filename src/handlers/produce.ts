@@ -1,0 +1,89 @@
+// Produce (key 0), versions 3-11 served; 0-2 advertised and refused, as Kafka 4 does.
+// - Advertising v0 matters: librdkafka up to 2.11 silently stops compressing when a broker's
+//   lowest Produce version is above 0 (KAFKA-18659). Requests at v0-2 get UNSUPPORTED_VERSION
+//   for every partition.
+// - acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS); acks=-1 needs min.insync.replicas <= 1
+//   on this single-replica broker (else NOT_ENOUGH_REPLICAS).
+// - Each partition is validated and appended by the ReplicaManager (one v2 batch, CRC, sizes,
+//   timestamps, idempotent sequences); a rejected partition writes nothing, the others proceed.
+//   Partitions of one request take their place in each partition's order with no await between
+//   them, so pipelined requests keep their order, even when a compressed batch is still being
+//   checked off the event loop (its partition's later appends wait for it); the response waits
+//   for every write.
+// - A producer's first transactional batch on a partition is checked with the transaction
+//   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
+//   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
+//   INVALID_PRODUCER_EPOCH, a transaction being ended NOT_ENOUGH_REPLICAS (which clients retry).
+// - A partition still loading at start-up (after a crash, being recovered) answers
+//   NOT_LEADER_OR_FOLLOWER, as Kafka does for a partition it does not host yet: clients retry.
+// - acks=0: no response at all. If any partition failed, the connection is closed instead, so
+//   the client notices (Kafka does the same).
+import { ApiKey } from '../protocol/generated';
+import type { ProduceRequest } from '../protocol/generated/ProduceRequest';
+import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../protocol/generated/ProduceResponse';
+import { ErrorCode } from '../common/errors';
+import { failedAppend, type AppendResult, type PartitionAppend } from '../replica/replica-manager';
+import type { HandlerFactory } from '../net/router';
+
+/** The lowest Produce version Kafka 4 actually serves (KIP-896). */
+const MIN_SERVED_VERSION = 3;
+
+export const produce: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.Produce,
+  name: 'Produce',
+  minVersion: 0,
+  maxVersion: 11,
+  async handle(req: ProduceRequest, ctx): Promise<ProduceResponse | null> {
+    const nowMs = Date.now();
+    const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
+      : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
+        : ErrorCode.NONE;
+    const appends: { topic: string; index: number; result: AppendResult }[] = [];
+    for (const t of req.topicData) {
+      const topic = broker.controller.topic(t.name);
+      for (const p of t.partitionData) {
+        let result: AppendResult;
+        const partition = broker.replicas.partition(t.name, p.index);
+        if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        else if (topic && !partition && broker.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        else if (!topic || !partition) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        else if (req.acks === -1 && partition.log.config.minInsyncReplicas > topic.partitions[p.index].replicas.length) {
+          result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
+        } else {
+          result = broker.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
+            { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
+        }
+        appends.push({ topic: t.name, index: p.index, result });
+      }
+    }
+
+    // Appends queued behind a compressed batch answer once they have had their turn; the others have already.
+    const answered = appends.some((a) => a.result instanceof Promise)
+      ? await Promise.all(appends.map((a) => a.result))
+      : appends.map((a) => a.result as PartitionAppend);
+    if (req.acks === 0) {
+      const failed = answered.findIndex((r) => r.errorCode !== ErrorCode.NONE);
+      if (failed >= 0) {
+        const { topic, index } = appends[failed];
+        ctx.connection.close(`acks=0 produce to ${topic}-${index} failed with error ${answered[failed].errorCode}`, 'info');
+      }
+      return null;
+    }
+    const written = await Promise.allSettled(answered.map((r) => r.done));
+    const responses = new Map<string, ProduceResponsePartitionProduceResponse[]>();
+    appends.forEach((a, i) => {
+      const r = written[i].status === 'fulfilled' ? answered[i] : failedAppend(ErrorCode.KAFKA_STORAGE_ERROR);
+      let list = responses.get(a.topic);
+      if (!list) responses.set(a.topic, (list = []));
+      list.push({
+        index: a.index, errorCode: r.errorCode, baseOffset: BigInt(r.baseOffset), logAppendTimeMs: BigInt(r.logAppendTimeMs),
+        logStartOffset: BigInt(r.logStartOffset), errorMessage: r.errorMessage,
+        recordErrors: r.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+      });
+    });
+    return {
+      responses: [...responses].map(([name, partitionResponses]) => ({ name, partitionResponses })),
+      throttleTimeMs: 0,
+    };
+  },
+});

@@ -1,0 +1,45 @@
+// What OffsetCommit and TxnOffsetCommit do alike before the group coordinator (Kafka's KafkaApis):
+// a partition of a topic this broker does not know, or past its partition count, is answered
+// UNKNOWN_TOPIC_OR_PARTITION at once while the others are still committed; those go to the
+// coordinator in one call, and each error it answers goes back to the partition's place.
+import type { Controller } from '../../cluster/controller';
+import { ErrorCode } from '../../common/errors';
+
+export interface CommitAnswerTopic {
+  name: string;
+  partitions: { partitionIndex: number; errorCode: number }[];
+}
+
+/**
+ * `toCommit` turns a request partition into what the coordinator takes; `commit` answers one
+ * error per partition it was given, in order.
+ */
+export async function commitKnownPartitions<P extends { partitionIndex: number }, C>(
+  controller: Controller,
+  topics: { name: string; partitions: P[] }[],
+  toCommit: (topic: string, p: P) => C,
+  commit: (partitions: C[]) => Promise<number[]>,
+): Promise<CommitAnswerTopic[]> {
+  const answer: CommitAnswerTopic[] = topics.map((t) => ({
+    name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })),
+  }));
+  const known: C[] = [];
+  // Where each partition sent to the coordinator goes back in the answer.
+  const slots: { topic: number; partition: number }[] = [];
+  topics.forEach((t, ti) => {
+    const meta = controller.topic(t.name);
+    t.partitions.forEach((p, pi) => {
+      if (!meta || p.partitionIndex < 0 || p.partitionIndex >= meta.partitions.length) {
+        answer[ti].partitions[pi].errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+      }
+      slots.push({ topic: ti, partition: pi });
+      known.push(toCommit(t.name, p));
+    });
+  });
+  if (known.length > 0) {
+    const errors = await commit(known);
+    errors.forEach((errorCode, i) => { answer[slots[i].topic].partitions[slots[i].partition].errorCode = errorCode; });
+  }
+  return answer;
+}

@@ -1,0 +1,41 @@
+// Shared by DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: Kafka's resource types
+// and how a config resource name is checked against this broker.
+import { ErrorCode, quoteInMessage } from '../../common/errors';
+import type { Outcome } from '../../cluster/controller';
+
+export const enum ResourceType {
+  TOPIC = 2,
+  BROKER = 4,
+  BROKER_LOGGER = 8,
+}
+
+/** A BROKER / BROKER_LOGGER resource must name this node, or "" for cluster-wide defaults. */
+export function checkBrokerResource(name: string, nodeId: number, allowEmpty: boolean): Outcome | null {
+  if (allowEmpty && name === '') return null;
+  if (name === String(nodeId)) return null;
+  return {
+    errorCode: ErrorCode.INVALID_REQUEST,
+    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${quoteInMessage(name)}`,
+  };
+}
+
+export function unsupportedResource(type: number): Outcome {
+  return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${type}` };
+}
+
+/** Fjord's broker configs are static (server.properties, --set): none can be altered at run time yet. */
+export function brokerConfigsNotDynamic(names: string[]): Outcome {
+  return {
+    errorCode: ErrorCode.INVALID_REQUEST,
+    errorMessage: `Cannot update these configs dynamically: ${quoteInMessage(names.join(', '))}`,
+  };
+}
+
+/** Alters resources one after another; each answer names its resource, as both Alter APIs reply. */
+export async function alterEach<R extends { resourceType: number; resourceName: string }>(
+  resources: R[], alter: (r: R) => Promise<Outcome>,
+): Promise<(Outcome & { resourceType: number; resourceName: string })[]> {
+  const out = [];
+  for (const r of resources) out.push({ ...(await alter(r)), resourceType: r.resourceType, resourceName: r.resourceName });
+  return out;
+}

@@ -1,0 +1,39 @@
+// SyncGroup (key 14), versions 0-5: the classic group coordinator's sync phase.
+// - The leader's assignment is written to __consumer_offsets with the group, then each member
+//   gets its own bytes, whole; a member the leader left out gets empty bytes (never null).
+//   Followers that sync first wait for it; in a Stable group any member gets its current assignment.
+// - Errors: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS (during a join phase, or
+//   when one starts while waiting), FENCED_INSTANCE_ID (v3+ group.instance.id), and
+//   COORDINATOR_LOAD_IN_PROGRESS reported as REBALANCE_IN_PROGRESS as Kafka does.
+// - v5+ must name the protocol type and name, and they must be the group's, else
+//   INCONSISTENT_GROUP_PROTOCOL; the answer names them back (null on errors).
+import { ApiKey } from '../protocol/generated';
+import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest';
+import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse';
+import { ErrorCode } from '../common/errors';
+import type { HandlerFactory } from '../net/router';
+
+export const syncGroup: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.SyncGroup,
+  name: 'SyncGroup',
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(req: SyncGroupRequest, ctx): Promise<SyncGroupResponse> {
+    const v = ctx.apiVersion;
+    const protocolType = v >= 5 ? req.protocolType ?? null : null;
+    const protocolName = v >= 5 ? req.protocolName ?? null : null;
+    if (v >= 5 && (protocolType === null || protocolName === null)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+    }
+    const result = await broker.groups.syncGroup({
+      groupId: req.groupId,
+      generationId: req.generationId,
+      memberId: req.memberId,
+      groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
+      protocolType,
+      protocolName,
+      assignments: req.assignments,
+    });
+    return { throttleTimeMs: 0, ...result };
+  },
+});

@@ -1,0 +1,56 @@
+// TxnOffsetCommit (key 28), versions 0-4: a transactional producer commits a consumer group's
+// offsets as part of its transaction (KIP-98; the member fields of v3+ are KIP-447's).
+// - The offsets are written to the group's __consumer_offsets partition as one transactional batch
+//   of the producer, and stay pending until the transaction's marker: invisible to OffsetFetch
+//   (UNSTABLE_OFFSET_COMMIT with require_stable), committed or dropped when it ends.
+// - Errors, per partition: UNKNOWN_TOPIC_OR_PARTITION (topic or partition does not exist; the other
+//   partitions are still committed), OFFSET_METADATA_TOO_LARGE (above offset.metadata.max.bytes),
+//   ILLEGAL_GENERATION (a stale generation, or a generation for a group that does not exist),
+//   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v3+: a static member's old incarnation), INVALID_GROUP_ID
+//   (""), COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE (a group being deleted), the
+//   write's errors (NOT_COORDINATOR, INVALID_PRODUCER_EPOCH for a fenced producer...).
+// - Before v3 there is no member identity: the commit is taken whatever the group's state, as in
+//   Kafka. Unlike OffsetCommit, a group in CompletingRebalance is not refused, and a commit does
+//   not keep a member's session alive.
+// - With transaction.partition.verification.enable (the default), the transaction coordinator must
+//   have the group's __consumer_offsets partition in the producer's transaction (AddOffsetsToTxn),
+//   else every partition gets TRANSACTION_ABORTABLE (v4) or INVALID_TXN_STATE, and nothing is
+//   written: offsets no marker would ever end would stay pending.
+import { ApiKey } from '../protocol/generated';
+import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest';
+import type { TxnOffsetCommitResponse } from '../protocol/generated/TxnOffsetCommitResponse';
+import type { TxnCommitRequest } from '../group/coordinator';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import { ErrorCode } from '../common/errors';
+import { commitKnownPartitions } from './shared/commit-partitions';
+import type { HandlerFactory } from '../net/router';
+
+export const txnOffsetCommit: HandlerFactory = (broker) => ({
+  apiKey: ApiKey.TxnOffsetCommit,
+  name: 'TxnOffsetCommit',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(req: TxnOffsetCommitRequest, ctx): Promise<TxnOffsetCommitResponse> {
+    const v = ctx.apiVersion;
+    const commit: Omit<TxnCommitRequest, 'partitions'> = {
+      groupId: req.groupId,
+      producerId: Number(req.producerId),
+      producerEpoch: req.producerEpoch,
+      generationId: v >= 3 ? req.generationId ?? -1 : -1,
+      memberId: v >= 3 ? req.memberId ?? '' : '',
+      groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
+    };
+    const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
+      topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
+      leaderEpoch: v >= 2 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
+    }), async (partitions) => {
+      if (broker.config.getBool('transaction.partition.verification.enable')) {
+        const refused = broker.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
+          GROUP_METADATA_TOPIC_NAME, broker.groups.partitionFor(req.groupId), v >= 4);
+        if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
+      }
+      return broker.groups.commitTxnOffsets({ ...commit, partitions });
+    });
+    return { throttleTimeMs: 0, topics };
+  },
+});

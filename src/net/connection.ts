@@ -1,0 +1,426 @@
+// One client connection: size-prefixed frames in, responses out in request order.
+//
+// Ordering, as Kafka's (which mutes a connection until its response is sent): a request's handler
+// starts only once every request before it on its connection has its response, so each request
+// sees the effects of those before it (librdkafka pipelines DeleteTopics and an auto-creating
+// Metadata for the same name). One exception keeps pipelined producers fast: consecutive Produce
+// requests overlap, which is safe because a Produce claims its place in each partition's append
+// order synchronously, before its first await (ReplicaManager.append). Responses are written
+// strictly in request order.
+//
+// Limits, as Kafka's: at most maxInFlight requests decoded and unanswered per connection; the
+// broker-wide RequestBudget (queued.max.requests, queued.max.request.bytes); no new handler starts
+// while more than WRITE_HIGH_WATER bytes of responses wait for a peer that does not read, so a slow
+// reader holds at most that plus the responses already being built. Reading pauses meanwhile.
+// Fairness: at most FRAMES_PER_TURN frames of one socket read are taken before the other connections
+// get a turn of the event loop. A frame that arrives in pieces is assembled in one buffer of its size;
+// above 1 MiB, one whose memory grows with the bytes that arrive and is given back to the OS at once if
+// the peer leaves mid-frame (a claimed size alone commits at most 1 MiB).
+//
+// Bad input closes this connection only, with a warn-level line naming the peer and the reason:
+// a size <= 0 or above socket.request.max.bytes, a truncated or garbled body, an unknown API key,
+// an unsupported version. The one exception is ApiVersions at a version we do not know, answered
+// in the v0 format with UNSUPPORTED_VERSION and our ranges (KIP-511). A handler that throws or
+// builds a response the encoder rejects closes the connection too (error level: that is our bug),
+// and nothing else: other connections keep being served.
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { Reader, Writer, ProtocolError } from '../protocol/primitives';
+import {
+  ApiKey, getApiSpec, decodeRequestHeader, encodeResponseHeader, requestHeaderVersion, responseHeaderVersion,
+} from '../protocol/generated';
+import type { Router, RequestContext, ApiHandler } from './router';
+import { apiVersionsUnsupported } from '../handlers/api-versions';
+import type { BufferPool } from './buffer-pool';
+import type { RequestBudget } from './request-budget';
+
+export interface ConnectionLimits {
+  maxRequestBytes: number;     // socket.request.max.bytes
+  idleMs: number;              // connections.max.idle.ms
+  maxInFlight: number;         // requests decoded and unanswered before this connection stops reading
+}
+
+/** One request from its decoding until its response is handed to the socket. */
+interface InFlight {
+  readonly isProduce: boolean;
+  /** Bytes of its frame, reserved in the budget until its response is ready. */
+  frameBytes: number;
+  /** Starts the handler; null once started (or for a request answered at decoding). */
+  start: (() => void) | null;
+  ready: boolean;
+  chunks: Buffer[] | null;     // null: no response at all (acks=0 produce)
+  pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
+}
+
+/** A frame larger than this that arrives in pieces is assembled in a resizable buffer. */
+const LARGE_FRAME_BYTES = 1 << 20;
+
+/** An ES2024 resizable ArrayBuffer (Node 20 has them; TypeScript's ES2022 library does not). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+}
+
+/**
+ * V8 reserves address space for maxByteLength and commits pages only as the buffer grows; a resize
+ * to 0 gives them back to the OS at once, where a dropped Buffer waits for a garbage collection
+ * (and then often stays in the allocator: 40 MB partial frames left ~560 MB resident, issue 11).
+ */
+function resizableBuffer(maxByteLength: number): ResizableArrayBuffer {
+  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
+  return new Resizable(0, { maxByteLength });
+}
+
+/** Frames taken from one socket read before the other connections get a turn of the event loop. */
+const FRAMES_PER_TURN = 16;
+
+/** Responses buffered for the socket above this many bytes: no new handler starts until it drains. */
+const WRITE_HIGH_WATER = 4 * 1024 * 1024;
+
+export class Connection {
+  readonly peer: string;
+  private readonly inFlight: InFlight[] = [];
+  private closed = false;
+  private paused = false;
+  /** readFrames is on the stack: a handler answered synchronously must not start another loop (depth). */
+  private reading = false;
+  /** The unread rest of the last socket read (left there while this connection may not read frames). */
+  private input: Buffer | null = null;
+  private readonly sizePrefix = Buffer.alloc(4);
+  private prefixFilled = 0;
+  /** A frame arriving over several reads, and how much of it is in. */
+  private frame: Buffer | null = null;
+  private frameFilled = 0;
+  /** The same for a frame over LARGE_FRAME_BYTES: its memory is committed as the bytes arrive. */
+  private largeFrame: ResizableArrayBuffer | null = null;
+  /** Frames taken since the last socket read or scheduled read (FRAMES_PER_TURN), and whether one is scheduled. */
+  private framesThisTurn = 0;
+  private readScheduled = false;
+  /** Reads on in a later turn: other connections' I/O comes first (see readFrames). */
+  private readonly scheduleRead = (): void => {
+    if (this.readScheduled || this.closed) return;
+    this.readScheduled = true;
+    setImmediate(() => {
+      this.readScheduled = false;
+      this.framesThisTurn = 0;
+      this.readFrames();
+    });
+  };
+  /** Responses are corked until the end of the tick (see flush). */
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly router: Router,
+    private readonly limits: ConnectionLimits,
+    private readonly log: Logger,
+    private readonly onClose: (c: Connection) => void,
+    private readonly pool: BufferPool,
+    private readonly budget: RequestBudget,
+  ) {
+    this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    socket.setNoDelay(true);
+    socket.setTimeout(limits.idleMs);
+    socket.on('data', (b) => this.onData(b));
+    socket.on('drain', () => this.startNext());
+    socket.on('timeout', () => {
+      if (this.inFlight.length === 0) this.close('idle for connections.max.idle.ms', 'debug');
+    });
+    socket.on('error', (err) => this.close(`socket error: ${err.message}`, 'debug'));
+    socket.on('close', () => this.close('peer closed', 'debug'));
+  }
+
+  /** Closes the connection; warn-level reasons are the peer's fault and worth an operator's eye. */
+  close(reason: string, level: 'warn' | 'debug' | 'info' | 'error' = 'warn'): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log[level]({ peer: this.peer, reason }, 'closing connection');
+    for (const r of this.inFlight) this.settle(r);
+    this.inFlight.length = 0;
+    if (this.prefixFilled === 4) this.budget.releaseBytes(this.sizePrefix.readInt32BE(0));
+    this.frame = null;
+    this.largeFrame?.resize(0);
+    this.largeFrame = null;
+    this.input = null;
+    this.budget.forget(this.scheduleRead);
+    this.socket.destroy();
+    this.onClose(this);
+  }
+
+  private onData(data: Buffer): void {
+    if (this.closed) return;
+    // Reading pauses while bytes wait in `input`; should a read still arrive, it queues behind them.
+    this.input = this.input === null ? data : Buffer.concat([this.input, data]);
+    this.framesThisTurn = 0;
+    this.readFrames();
+  }
+
+  /** Reads whole frames from `input` while this connection and the broker may take more. */
+  private readFrames(): void {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      this.readFramesNow();
+    } finally {
+      this.reading = false;
+    }
+    this.updateFlow();
+  }
+
+  private readFramesNow(): void {
+    while (!this.closed && this.input !== null) {
+      if (this.prefixFilled < 4) {
+        if (this.prefixFilled === 0 && !this.mayReadFrame()) break;
+        if (this.prefixFilled === 0 && this.framesThisTurn++ === FRAMES_PER_TURN) {
+          this.scheduleRead();
+          break;
+        }
+        if (!this.readSizePrefix() || this.input === null) continue;
+      }
+      const size = this.sizePrefix.readInt32BE(0);
+      if (this.frameFilled === 0 && this.input.length >= size) {
+        // The whole frame is in this read: a view, never a copy.
+        const frame = this.input.subarray(0, size);
+        this.consume(size);
+        this.prefixFilled = 0;
+        this.onFrame(frame);
+        continue;
+      }
+      const n = Math.min(size - this.frameFilled, this.input.length);
+      if (size > LARGE_FRAME_BYTES) {
+        this.largeFrame ??= resizableBuffer(size);
+        this.largeFrame.resize(this.frameFilled + n);
+        this.input.copy(new Uint8Array(this.largeFrame), this.frameFilled, 0, n);
+      } else {
+        this.frame ??= Buffer.allocUnsafe(size);
+        this.input.copy(this.frame, this.frameFilled, 0, n);
+      }
+      this.frameFilled += n;
+      this.consume(n);
+      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame());
+    }
+  }
+
+  /**
+   * The frame assembled over several reads. A large one is copied out of its resizable buffer, whose
+   * memory goes back at once: the request's views (Produce records, group metadata) may outlive it.
+   */
+  private takeAssembledFrame(): Buffer {
+    let frame = this.frame;
+    if (this.largeFrame) {
+      frame = Buffer.allocUnsafe(this.frameFilled);
+      frame.set(new Uint8Array(this.largeFrame));
+      this.largeFrame.resize(0);
+    }
+    this.frame = null;
+    this.largeFrame = null;
+    this.frameFilled = 0;
+    this.prefixFilled = 0;
+    return frame!;
+  }
+
+  /** Reads (what arrived of) the 4-byte size; true once it is complete, valid and reserved. */
+  private readSizePrefix(): boolean {
+    const input = this.input!;
+    const n = Math.min(4 - this.prefixFilled, input.length);
+    input.copy(this.sizePrefix, this.prefixFilled, 0, n);
+    this.prefixFilled += n;
+    this.consume(n);
+    if (this.prefixFilled < 4) return false;
+    const size = this.sizePrefix.readInt32BE(0);
+    if (size <= 0 || size > this.limits.maxRequestBytes) {
+      this.prefixFilled = 0;
+      this.close(`invalid request size ${size} (socket.request.max.bytes is ${this.limits.maxRequestBytes})`);
+      return false;
+    }
+    this.budget.reserveBytes(size);
+    return true;
+  }
+
+  private consume(n: number): void {
+    this.input = n === this.input!.length ? null : this.input!.subarray(n);
+  }
+
+  /** A new frame may be read: this connection is under its in-flight cap and the broker's budget has room. */
+  private mayReadFrame(): boolean {
+    if (this.inFlight.length >= this.limits.maxInFlight) return false;
+    if (this.budget.exhausted) {
+      this.budget.whenFree(this.scheduleRead);
+      return false;
+    }
+    return true;
+  }
+
+  private onFrame(frame: Buffer): void {
+    const frameBytes = frame.length;
+    if (frame.length < 8) return this.reject(frameBytes, `request of ${frame.length} bytes is shorter than a request header`);
+    const apiKey = frame.readInt16BE(0);
+    const apiVersion = frame.readInt16BE(2);
+    const correlationId = frame.readInt32BE(4);
+    const handler = this.router.handler(apiKey);
+    if (!handler) return this.reject(frameBytes, `unknown or unsupported API key ${apiKey}`);
+    if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
+      if (apiKey === ApiKey.ApiVersions) {
+        this.budget.releaseBytes(frameBytes);
+        return this.respondRaw(correlationId, apiVersionsUnsupported(this.router));
+      }
+      return this.reject(frameBytes, `unsupported version ${apiVersion} of ${handler.name} (we serve ${handler.minVersion}-${handler.maxVersion})`);
+    }
+    let request: unknown;
+    let clientId: string | null;
+    try {
+      const reader = new Reader(frame);
+      clientId = decodeRequestHeader(reader, requestHeaderVersion(apiKey, apiVersion)).clientId ?? null;
+      request = getApiSpec(apiKey)!.decodeRequest(reader, apiVersion);
+    } catch (err) {
+      if (err instanceof ProtocolError || err instanceof RangeError) {
+        return this.reject(frameBytes, `malformed ${handler.name} v${apiVersion} request: ${err.message}`);
+      }
+      this.log.error({ err, peer: this.peer, api: handler.name, apiVersion }, 'request decoding failed');
+      return this.reject(frameBytes, `${handler.name} v${apiVersion} request could not be decoded`, 'error');
+    }
+
+    const entry: InFlight = {
+      isProduce: apiKey === ApiKey.Produce, frameBytes, start: null, ready: false, chunks: null, pooled: null,
+    };
+    const ctx: RequestContext = {
+      apiKey, apiVersion, correlationId, clientId, peer: this.peer, connection: this,
+      responseBuffer: (size: number): Buffer => {
+        const buf = this.pool.take(size);
+        (entry.pooled ??= []).push(buf);
+        return buf;
+      },
+    };
+    entry.start = () => this.run(entry, handler, request, ctx);
+    this.inFlight.push(entry);
+    this.budget.requestQueued();
+    this.startNext();
+  }
+
+  /** Closes the connection over a frame that will not be handled, giving back its reservation. */
+  private reject(frameBytes: number, reason: string, level: 'warn' | 'error' = 'warn'): void {
+    this.budget.releaseBytes(frameBytes);
+    this.close(reason, level);
+  }
+
+  /** Starts the requests whose turn it is: any with nothing unanswered before it, or only Produce. */
+  private startNext(): void {
+    if (this.closed) return;
+    let onlyProduceBefore = true;
+    let allAnsweredBefore = true;
+    for (const r of this.inFlight) {
+      if (r.start !== null) {
+        if (!allAnsweredBefore && !(r.isProduce && onlyProduceBefore)) break;
+        if (this.socket.writableLength > WRITE_HIGH_WATER) break;
+        const start = r.start;
+        r.start = null;
+        this.budget.requestStarted();
+        start();
+        // Answered at once: its completion already started whatever came next.
+        if (this.closed || r.ready) return;
+      }
+      if (!r.ready) {
+        allAnsweredBefore = false;
+        if (!r.isProduce) onlyProduceBefore = false;
+      }
+    }
+    this.updateFlow();
+  }
+
+  private run(entry: InFlight, handler: ApiHandler, request: unknown, ctx: RequestContext): void {
+    const finish = (response: unknown): void => {
+      if (this.closed) return;
+      try {
+        if (response !== null) entry.chunks = this.encodeResponse(ctx.apiKey, ctx.apiVersion, ctx.correlationId, response);
+      } catch (err) {
+        return fail(err);
+      }
+      this.settle(entry);
+      this.flush();
+      this.startNext();
+    };
+    const fail = (err: unknown): void => {
+      this.log.error({ err, peer: this.peer, api: handler.name, apiVersion: ctx.apiVersion }, 'request failed');
+      this.close(`${handler.name} v${ctx.apiVersion} request failed: ${err instanceof Error ? err.message : String(err)}`, 'error');
+    };
+    try {
+      const result = handler.handle(request, ctx);
+      if (result instanceof Promise) result.then(finish, fail);
+      else finish(result);
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  /** The request has its response (or never will): its frame's bytes go back to the budget. */
+  private settle(entry: InFlight): void {
+    if (entry.start !== null) {
+      entry.start = null;
+      this.budget.requestStarted();
+    }
+    entry.ready = true;
+    this.budget.releaseBytes(entry.frameBytes);
+    entry.frameBytes = 0;
+  }
+
+  private encodeResponse(apiKey: number, apiVersion: number, correlationId: number, response: unknown): Buffer[] {
+    const w = new Writer();
+    const size = w.reserve(4);
+    encodeResponseHeader(w, { correlationId }, responseHeaderVersion(apiKey, apiVersion));
+    getApiSpec(apiKey)!.encodeResponse(w, response, apiVersion);
+    size.writeInt32BE(w.length - 4);
+    return w.finish();
+  }
+
+  /** A response built outside the normal path (the KIP-511 ApiVersions fallback). */
+  private respondRaw(correlationId: number, body: (w: Writer) => void): void {
+    const w = new Writer();
+    const size = w.reserve(4);
+    encodeResponseHeader(w, { correlationId }, 0);
+    body(w);
+    size.writeInt32BE(w.length - 4);
+    this.inFlight.push({ isProduce: false, frameBytes: 0, start: null, ready: true, chunks: w.finish(), pooled: null });
+    this.flush();
+  }
+
+  private flush(): void {
+    while (this.inFlight.length > 0 && this.inFlight[0].ready) {
+      const entry = this.inFlight.shift()!;
+      if (entry.chunks === null) continue;
+      if (!this.corked) {
+        // The responses completed in this tick (a read's worth of pipelined requests) go out in one write.
+        this.corked = true;
+        this.socket.cork();
+        process.nextTick(this.uncork);
+      }
+      const last = entry.chunks.length - 1;
+      for (let i = 0; i < last; i++) this.socket.write(entry.chunks[i]);
+      const pooled = entry.pooled;
+      // The callback runs once the kernel has the bytes: only then may the pool hand them out again.
+      this.socket.write(entry.chunks[last], pooled ? (err) => {
+        if (!err) for (const b of pooled) this.pool.give(b);
+      } : undefined);
+    }
+    // Answered requests make room under the in-flight cap: read what waits, in a later turn (reading
+    // here, in a response's promise callback, would chain reads in microtasks that never yield).
+    if (this.input !== null) this.scheduleRead();
+    this.updateFlow();
+  }
+
+  /** Stops reading from the socket while frames cannot be taken or the peer reads too slowly. */
+  private updateFlow(): void {
+    if (this.closed) return;
+    const congested = this.input !== null || this.inFlight.length >= this.limits.maxInFlight
+      || this.socket.writableLength > WRITE_HIGH_WATER;
+    if (congested && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    } else if (!congested && this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+}

@@ -1,0 +1,474 @@
+// The partitions this broker leads: their logs, their idempotent-producer state, and the
+// delayed fetches waiting on them (Kafka's ReplicaManager). Produce appends here, Fetch and
+// ListOffsets read here, and the Controller tells it when topics come and go.
+//
+// Appends to a partition take their turns in arrival order: the producer-state check, offset
+// assignment, the producer-state update and the write of one append happen with no await in
+// between, so requests that race for a partition get offsets in arrival order and a retried batch
+// is recognised even while the first copy is still being written. A compressed batch must be
+// decompressed and its records checked first; that runs off the event loop (libuv's thread pool)
+// while the partition's later appends, of any origin (a client's, a coordinator's, a transaction
+// marker), queue behind it. With nothing queued and no records to read, an append runs to its
+// write synchronously: the uncompressed Produce path pays for none of this.
+//
+// A failed write (a full disk) drops the appends it held and those behind it (PartitionLog),
+// which then refuses appends until this file has rebuilt the partition's producer state from the
+// log, exactly as after a restart: the state had recorded the dropped batches, and a producer's
+// retry of one must be appended, not answered as a duplicate. A retried batch whose first copy is
+// still being written is acknowledged only once that write is done.
+//
+// Start-up: open() returns before the logs are loaded (after a crash, recovered); each partition
+// goes online as soon as its log and producer state are ready, and until then requests for it get
+// NOT_LEADER_OR_FOLLOWER (partitionLoading()). `loaded` settles once all are online; the
+// coordinators start after it.
+//
+// The last stable offset of a partition lives here, in lastStableOffset(partition): the
+// producer state knows the open transactions, the log its high watermark.
+import type { Logger } from 'pino';
+import type { BrokerConfig } from '../config/broker-config';
+import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
+import type { TopicRecord } from '../cluster/metadata-store';
+import type { TopicStorage } from '../cluster/controller';
+import { ErrorCode } from '../common/errors';
+import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
+import {
+  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
+} from '../records/records';
+import { LogManager, StorageError, type PartitionLog } from '../storage';
+import {
+  producerBatchOf, recoverProducerState, type AppendOrigin, type ProducerStateManager, type TxnMarker,
+} from '../storage/producer-state';
+import { Timer } from './delayed/timing-wheel';
+import { DelayedOperationPurgatory } from './delayed/purgatory';
+
+export interface PartitionAppend {
+  errorCode: number;
+  /** Only record-level validation errors carry a message and record errors, as in Kafka. */
+  errorMessage: string | null;
+  recordErrors: { batchIndex: number; message: string }[];
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  /** Settles when the batch is in the log (immediately for errors and duplicates). */
+  done: Promise<void>;
+}
+
+export interface AppendOptions {
+  produceVersion: number;
+  nowMs: number;
+  /**
+   * Who writes (Kafka's AppendOrigin), default 'client'. The group and transaction coordinators'
+   * own writes are 'coordinator': they carry no sequence numbers, so only the epoch is checked.
+   */
+  origin?: AppendOrigin;
+  /** The Produce request's transactional id: a transactional batch is verified with it. */
+  transactionalId?: string | null;
+}
+
+/**
+ * Asks the transaction coordinator whether a partition is in the producer's transaction, before a
+ * producer's first transactional write there (KIP-890 part 1: a write outside any transaction the
+ * coordinator knows would hold the last stable offset forever). Answers NONE or the Produce error.
+ */
+export type TransactionVerifier = (transactionalId: string, producerId: number, producerEpoch: number,
+  topic: string, partition: number, produceVersion: number) => number;
+
+export type { TxnMarker };
+
+/** One leader partition: its log and the state the Produce path checks against. */
+export interface Partition {
+  topic: string;
+  index: number;
+  log: PartitionLog;
+  producers: ProducerStateManager;
+  /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
+  appendedBytes: number;
+  /** Set while the producer state is rebuilt after a failed write. */
+  rebuilding?: Promise<void>;
+  /** The active segment when the producer state was last snapshotted: a roll takes a new snapshot. */
+  snapshotSegment: number;
+  /** The appends waiting their turn; undefined while none wait (see AppendQueue). */
+  appendQueue?: AppendQueue;
+}
+
+/**
+ * A partition's appends that wait their turn, in arrival order: one whose records are still being
+ * decompressed and checked, and every append made behind it. Each takes its turn once the one
+ * before it has had its own and its records are checked.
+ */
+interface AppendQueue {
+  /** Settles (never rejects) once the last append queued has had its turn. */
+  last: Promise<void>;
+  /** Appends queued that have not had their turn yet. */
+  waiting: number;
+}
+
+/** An append's answer: at once, or once the appends queued before it have had their turns. */
+export type AppendResult = PartitionAppend | Promise<PartitionAppend>;
+
+/**
+ * The most a compressed batch may decompress to while it is validated (Kafka streams it and has no
+ * bound): a 1 MB batch of ordinary data stays far below it, a decompression bomb is refused.
+ */
+const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
+
+export const failedAppend = (errorCode: number): PartitionAppend => ({
+  errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
+});
+
+/** Records refused by validation: only record-level errors carry a message and record errors, as in Kafka. */
+function refusedAppend(checked: RecordValidationError): PartitionAppend {
+  const recordLevel = checked.recordErrors.length > 0;
+  return { ...failedAppend(checked.errorCode), errorMessage: recordLevel ? checked.errorMessage : null, recordErrors: checked.recordErrors };
+}
+
+export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+/**
+ * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
+ * before the first offset of the oldest transaction not over yet, and never pass the high
+ * watermark.
+ */
+export function lastStableOffset(partition: Partition): number {
+  const hw = partition.log.highWatermark;
+  const firstUnstable = partition.producers.firstUnstableOffset();
+  return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
+}
+
+export class ReplicaManager implements TopicStorage {
+  private readonly partitions = new Map<string, Partition>();
+  /** Partitions going online (adopt()). */
+  private readonly adopting = new Map<string, Promise<void>>();
+  /** Settles once every partition of the metadata is online after start-up; rejects if a log could not be loaded. */
+  loaded: Promise<void> = Promise.resolve();
+  private loading = true;
+  readonly timer = new Timer();
+  readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
+  /** Set by the broker while transaction.partition.verification.enable is true. */
+  verifyTransaction: TransactionVerifier | undefined;
+
+  private readonly expiryTimer: NodeJS.Timeout;
+
+  private constructor(
+    readonly logs: LogManager,
+    private readonly config: BrokerConfig,
+    private readonly logger: Logger,
+  ) {
+    // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
+    this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
+      config.getInt('producer.id.expiration.check.interval.ms'));
+    this.expiryTimer.unref();
+  }
+
+  removeExpiredProducers(nowMs: number): void {
+    const expirationMs = this.config.getInt('producer.id.expiration.ms');
+    for (const p of this.partitions.values()) p.producers.removeExpired(nowMs, expirationMs);
+  }
+
+  /**
+   * Starts opening (and after a crash recovering) every log in the background and resolves at once
+   * (see `loaded`). As each log is ready its producer state is rebuilt from the latest snapshot and
+   * the log after it, and the partition goes online: until then partitionLoading() says so, and
+   * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
+   */
+  static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
+    const byName = new Map(topics.map((t) => [t.name, t]));
+    let manager: ReplicaManager | undefined;
+    const loadedEarly: PartitionLog[] = [];
+    const goOnline = (l: PartitionLog) => {
+      const topic = byName.get(l.topic);
+      if (topic) manager!.adopt(topic, l.partition).catch(() => undefined); // `loaded` reports the failure
+    };
+    const logs = await LogManager.start({
+      dataDir: config.dataDir,
+      defaults: resolveTopicConfig(config, {}),
+      configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
+      log,
+      retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
+      cleaner: config.getBool('log.cleaner.enable') ? {
+        backoffMs: config.getLong('log.cleaner.backoff.ms'),
+        ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+        dedupeBufferBytes: config.getLong('log.cleaner.dedupe.buffer.size'),
+        ioBufferBytes: config.getInt('log.cleaner.io.buffer.size'),
+        ioBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
+      } : undefined,
+      producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
+      onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
+    });
+    const opened = new ReplicaManager(logs, config, log);
+    manager = opened;
+    loadedEarly.forEach(goOnline);
+    opened.loaded = (async () => {
+      await logs.loaded;
+      // Logs of topics the metadata no longer knows were deleted while we were down.
+      const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
+      for (const topic of orphans) await logs.deleteTopic(topic);
+      for (const topic of topics) await opened.partitionsCreated(topic, 0);
+      opened.loading = false;
+    })();
+    opened.loaded.catch(() => undefined); // the broker awaits it
+    return opened;
+  }
+
+  /** True while the partition is not online yet because the broker is still loading it. */
+  partitionLoading(topic: string, index: number): boolean {
+    const key = partitionKey(topic, index);
+    return !this.partitions.has(key) && (this.loading || this.adopting.has(key));
+  }
+
+  /** Opens (or creates) the partition's log, rebuilds its producer state and puts it online; once per partition. */
+  private adopt(topic: TopicRecord, index: number): Promise<void> {
+    const key = partitionKey(topic.name, index);
+    let adopting = this.adopting.get(key);
+    if (!adopting) {
+      adopting = (async () => {
+        const log = await this.logs.getOrCreate(topic.name, index, this.topicConfig(topic));
+        const producers = await recoverProducerState(log);
+        this.partitions.set(key, {
+          topic: topic.name, index, log, producers, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
+        });
+      })().finally(() => this.adopting.delete(key));
+      this.adopting.set(key, adopting);
+    }
+    return adopting;
+  }
+
+  partition(topic: string, index: number): Partition | undefined {
+    return this.partitions.get(partitionKey(topic, index));
+  }
+
+  allPartitions(): IterableIterator<Partition> {
+    return this.partitions.values();
+  }
+
+  // ------------------------------------------------------------- TopicStorage
+
+  async partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void> {
+    this.logs.updateConfig(topic.name, this.topicConfig(topic));
+    for (const p of topic.partitions) {
+      if (p.index < fromPartition || this.partition(topic.name, p.index)) continue;
+      await this.adopt(topic, p.index);
+    }
+  }
+
+  async topicDeleted(topic: TopicRecord): Promise<void> {
+    // A topic deleted while the broker starts: its logs may still be loading.
+    await this.loaded.catch(() => undefined);
+    const snapshots: Array<Promise<void>> = [];
+    for (const p of topic.partitions) {
+      const key = partitionKey(topic.name, p.index);
+      const partition = this.partitions.get(key);
+      if (partition) snapshots.push(partition.producers.snapshotsWritten());
+      this.partitions.delete(key);
+      this.fetchPurgatory.checkAndComplete(key);
+    }
+    // A snapshot still being written must not land in the directory of a topic re-created under the name.
+    await Promise.all(snapshots);
+    await this.logs.deleteTopic(topic.name);
+  }
+
+  configsChanged(topic: TopicRecord): void {
+    this.logs.updateConfig(topic.name, this.topicConfig(topic));
+  }
+
+  private topicConfig(topic: TopicRecord): TopicLogConfig {
+    return resolveTopicConfig(this.config, topic.configs);
+  }
+
+  // ------------------------------------------------------------- produce
+
+  /**
+   * Validates one partition's records and appends them, as Kafka's LogValidator and
+   * UnifiedLog.append do. The checks that need no records read (the batch header, CRC, sizes,
+   * timestamps) answer at once. A compressed batch that validateRecordsInline does not take is
+   * decompressed and its records checked off the event loop, started here, and the append queues for
+   * its turn (a promise); so does any append while the partition has appends queued. Otherwise
+   * everything up to the write is synchronous. The place in the partition's order is taken at call
+   * time either way.
+   */
+  append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
+    const config = partition.log.config;
+    if (records === null || records.length === 0) {
+      return failedAppend(ErrorCode.INVALID_RECORD);
+    }
+    const scan = scanBatches(records, { maxBatchBytes: config.maxMessageBytes, produceVersion: opts.produceVersion });
+    if (!scan.ok) return failedAppend(scan.errorCode);
+    const batch = scan.batches[0];
+    const timestampType = config.messageTimestampType === 'LogAppendTime' ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
+    const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
+      config.messageTimestampAfterMaxMs, timestampType);
+    if (timestampError) return failedAppend(timestampError.errorCode);
+    const bytes = records.subarray(0, scan.validBytes);
+    // Records are read only when a feature needs it: compaction needs every record to have a key, and a
+    // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
+    // would fail at its offset forever). The batch is still stored as sent, never re-compressed. A large
+    // compressed batch (or any zstd one on Node 20) is checked off the event loop while the append queues.
+    if (batch.compression !== Compression.NONE || config.compact) {
+      const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
+      const checked = validateRecordsInline(records, batch, checks);
+      if (checked === null) {
+        return this.queue(partition, validateRecords(records, batch, checks), () => this.write(partition, bytes, batch, leaderEpoch, opts));
+      }
+      if (!checked.ok) return refusedAppend(checked);
+    }
+    if (partition.appendQueue) return this.queue(partition, undefined, () => this.write(partition, bytes, batch, leaderEpoch, opts));
+    return this.write(partition, bytes, batch, leaderEpoch, opts);
+  }
+
+  /**
+   * Runs `turn` once the appends queued on the partition before it have had theirs and `checked`
+   * (this append's record validation, already running) has settled; records that fail it are refused
+   * there, and the appends behind go on. An append whose partition was deleted while it waited fails
+   * as Kafka's ReplicaManager answers for a partition it does not host.
+   */
+  private queue(partition: Partition, checked: Promise<RecordValidation> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
+    const queue = (partition.appendQueue ??= { last: Promise.resolve(), waiting: 0 });
+    queue.waiting++;
+    const result = Promise.all([checked, queue.last]).then(([valid]) => {
+      const current = this.partition(partition.topic, partition.index);
+      if (current !== partition) return failedAppend(current ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      return valid && !valid.ok ? refusedAppend(valid) : turn();
+    });
+    queue.last = result.then(() => undefined, () => undefined).finally(() => {
+      if (--queue.waiting === 0 && partition.appendQueue === queue) partition.appendQueue = undefined;
+    });
+    return result;
+  }
+
+  /**
+   * An append's turn (Kafka's UnifiedLog.append after validation): the producer-state check, the
+   * transaction verification, offsets, the write and the producer-state update, with no await between.
+   */
+  private write(partition: Partition, bytes: Buffer, batch: BatchInfo, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
+    const { log } = partition;
+    const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
+    const producerBatch = producerBatchOf(batch);
+    if (producerBatch) {
+      const check = partition.producers.checkBatch(producerBatch, opts.origin);
+      if (check.kind === 'duplicate') {
+        return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
+          logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
+          done: log.whenWritten(check.lastOffset + 1) };
+      }
+      if (check.kind === 'error') return failedAppend(check.errorCode);
+      if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
+        && !partition.producers.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
+        const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
+          partition.topic, partition.index, opts.produceVersion);
+        if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
+      }
+    }
+
+    assignOffsets(bytes, batch, log.logEndOffset, leaderEpoch, logAppendTime ? opts.nowMs : null);
+    let appended;
+    try {
+      appended = log.append(bytes);
+    } catch (err) {
+      if (err instanceof StorageError) return failedAppend(err.errorCode);
+      throw err;
+    }
+    if (producerBatch) {
+      partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
+        logAppendTime ? opts.nowMs : batch.maxTimestamp);
+    }
+    const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined); // acks=0 never awaits it: a failed write must not be an unhandled rejection
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
+      logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
+    };
+  }
+
+  /**
+   * Writes a COMMIT or ABORT marker for a producer's transaction (Kafka: the WriteTxnMarkers
+   * path, ReplicaManager.appendRecords with origin COORDINATOR): checks it against the producer
+   * state (an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch
+   * TRANSACTION_COORDINATOR_FENCED), assigns its offset, ends the transaction and, for an abort,
+   * records it in the transaction index. A producer without an open transaction here still gets
+   * its marker written. The last stable offset moves once the marker is written. Like any append, it
+   * queues behind the partition's appends waiting their turn (a promise then).
+   */
+  appendTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): AppendResult {
+    if (partition.appendQueue) return this.queue(partition, undefined, () => this.writeTxnMarker(partition, marker, nowMs));
+    return this.writeTxnMarker(partition, marker, nowMs);
+  }
+
+  private writeTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
+    const { log, producers } = partition;
+    const offset = log.logEndOffset;
+    const check = producers.checkMarker(marker, offset);
+    if (check.kind === 'error') return failedAppend(check.errorCode);
+    // Stamped with the log's latest leader epoch: this single broker is the only leader there has been.
+    const bytes = buildEndTxnMarker({
+      ...marker, baseOffset: offset, partitionLeaderEpoch: log.latestEpoch() ?? 0, timestamp: nowMs,
+    });
+    const completed = check.completed;
+    let appended;
+    try {
+      appended = log.append(bytes, completed?.isAborted ? completed : undefined);
+    } catch (err) {
+      if (err instanceof StorageError) return failedAppend(err.errorCode);
+      throw err;
+    }
+    producers.recordMarker(marker, completed, nowMs);
+    const done = appended.done.then(() => {
+      producers.onHighWatermarkUpdated(log.highWatermark);
+      this.onAppended(partition, bytes.length);
+    }, (e) => this.onWriteFailed(partition, e));
+    done.catch(() => undefined);
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
+      logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,
+    };
+  }
+
+  /**
+   * Bytes are in the log: delayed fetches on the partition may have what they wait for. After a
+   * roll, the producer state is snapshotted at the log end, as Kafka does at every roll, so that
+   * recovery after a crash replays at most the active segment.
+   */
+  private onAppended(partition: Partition, bytes: number): void {
+    partition.appendedBytes += bytes;
+    this.fetchPurgatory.checkAndComplete(partitionKey(partition.topic, partition.index));
+    const { log } = partition;
+    if (log.activeSegmentBaseOffset !== partition.snapshotSegment) {
+      partition.snapshotSegment = log.activeSegmentBaseOffset;
+      const end = log.logEndOffset;
+      partition.producers.writeSnapshot(log.dir, end, log.whenWritten(end))
+        .catch((err) => this.logger.warn({ dir: log.dir, err }, 'could not write the producer-state snapshot at a roll'));
+    }
+  }
+
+  /** An append failed: rebuild the producer state once (see the file comment), then pass the error on. */
+  private onWriteFailed(partition: Partition, e: unknown): never {
+    const { log } = partition;
+    if (log.refusingWrites && !partition.rebuilding) {
+      partition.rebuilding = recoverProducerState(log).then((producers) => {
+        partition.producers = producers;
+        log.resumeWrites();
+      }, (err) => {
+        // The log cannot even be read back: it stays refusing writes, as an offline log would.
+        this.logger.error({ dir: log.dir, err }, 'could not rebuild producer state after a failed write');
+      }).finally(() => {
+        partition.rebuilding = undefined;
+      });
+    }
+    throw e;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.expiryTimer);
+    this.loading = false;
+    this.fetchPurgatory.shutdown();
+    this.timer.close();
+    for (const p of this.partitions.values()) {
+      await p.rebuilding;
+      await p.producers.snapshotsWritten();
+      if (p.producers.activeProducers().size === 0) continue;
+      // Without it (a full disk) the next start replays more of the log.
+      await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
+        .catch((err) => this.logger.warn({ dir: p.log.dir, err }, 'could not write the producer-state snapshot'));
+    }
+    await this.logs.close();
+  }
+}
