@@ -16,7 +16,7 @@ import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
-import { handlers } from './handlers';
+import { createHandlers } from './handlers';
 import { createGroupCoordinator, startGroupCoordinator, type GroupCoordinator } from './group';
 import { createTransactionCoordinator, TransactionCoordinatorStarter, type TransactionCoordinator } from './txn';
 
@@ -77,7 +77,7 @@ export class Broker {
       replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>
         this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
-    this.router = new Router(handlers.map((make) => make(this)));
+    this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
 

@@ -10,7 +10,7 @@ import type { AddOffsetsToTxnResponse } from '../protocol/generated/AddOffsetsTo
 import { ErrorCode } from '../common/errors';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const addOffsetsToTxn: HandlerFactory = (broker) => ({
   apiKey: ApiKey.AddOffsetsToTxn,

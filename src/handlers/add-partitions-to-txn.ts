@@ -15,7 +15,7 @@ import type { AddPartitionsToTxnResponse, AddPartitionsToTxnResponseAddPartition
 import { ErrorCode } from '../common/errors';
 import { producerFencedForVersion } from '../txn/coordinator';
 import type { TopicPartition } from '../txn/transaction-metadata';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 interface TransactionRequest {

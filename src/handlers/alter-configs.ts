@@ -8,7 +8,7 @@ import type { AlterConfigsResponse } from '../protocol/generated/AlterConfigsRes
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { Outcome } from '../cluster/controller';
 import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const alterConfigs: HandlerFactory = (broker) => ({

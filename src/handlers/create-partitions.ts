@@ -8,7 +8,7 @@ import { ApiKey } from '../protocol/generated';
 import type { CreatePartitionsRequest } from '../protocol/generated/CreatePartitionsRequest';
 import type { CreatePartitionsResponse, CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../protocol/generated/CreatePartitionsResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
 export const createPartitions: HandlerFactory = (broker) => ({

@@ -13,7 +13,7 @@ import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as 
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import { createTopicConfigs } from '../config/topic-config';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 import { repeatedNames } from './shared/repeated-names';
 

@@ -5,7 +5,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { DeleteGroupsRequest } from '../protocol/generated/DeleteGroupsRequest';
 import type { DeleteGroupsResponse } from '../protocol/generated/DeleteGroupsResponse';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const deleteGroups: HandlerFactory = (broker) => ({
   apiKey: ApiKey.DeleteGroups,

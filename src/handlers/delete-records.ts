@@ -17,7 +17,7 @@ import type {
 } from '../protocol/generated/DeleteRecordsResponse';
 import { ErrorCode } from '../common/errors';
 import { isInternalTopic } from '../cluster/topic-names';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 /** DeleteRecordsRequest.HIGH_WATERMARK. */

@@ -12,7 +12,7 @@ import type { DeleteTopicsRequest } from '../protocol/generated/DeleteTopicsRequ
 import type { DeleteTopicsResponse, DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
 export const deleteTopics: HandlerFactory = (broker) => ({

@@ -7,7 +7,7 @@ import type { DescribeClusterRequest } from '../protocol/generated/DescribeClust
 import type { DescribeClusterResponse } from '../protocol/generated/DescribeClusterResponse';
 import { ErrorCode } from '../common/errors';
 import { CLUSTER_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const describeCluster: HandlerFactory = (broker) => ({
   apiKey: ApiKey.DescribeCluster,

@@ -12,7 +12,7 @@ import { ErrorCode } from '../common/errors';
 import { ConfigSource, ConfigType, type ConfigEntry } from '../config/broker-config';
 import { describeTopicConfigs } from '../config/topic-config';
 import { ResourceType, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const describeConfigs: HandlerFactory = (broker) => ({

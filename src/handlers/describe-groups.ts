@@ -8,7 +8,7 @@ import { ApiKey } from '../protocol/generated';
 import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest';
 import type { DescribeGroupsResponse } from '../protocol/generated/DescribeGroupsResponse';
 import { NOT_REQUESTED } from '../cluster/acl-operations';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 /** Kafka 4's AclEntry.supportedOperations(GROUP): READ(3), DELETE(6), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11). */
 const GROUP_OPERATIONS = [3, 6, 8, 10, 11].reduce((bits, op) => bits | (1 << op), 0);

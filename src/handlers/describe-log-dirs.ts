@@ -15,7 +15,7 @@ import type {
   DescribeLogDirsResponseDescribeLogDirsTopic as LogDirTopic,
 } from '../protocol/generated/DescribeLogDirsResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 const INT64_MAX = (1n << 63n) - 1n;
 

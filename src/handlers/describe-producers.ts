@@ -13,7 +13,7 @@ import type {
   DescribeProducersResponse, DescribeProducersResponsePartitionResponse as PartitionResponse,
 } from '../protocol/generated/DescribeProducersResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const describeProducers: HandlerFactory = (broker) => ({

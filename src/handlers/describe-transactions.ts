@@ -7,7 +7,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { DescribeTransactionsRequest } from '../protocol/generated/DescribeTransactionsRequest';
 import type { DescribeTransactionsResponse, DescribeTransactionsResponseTopicData } from '../protocol/generated/DescribeTransactionsResponse';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const describeTransactions: HandlerFactory = (broker) => ({
   apiKey: ApiKey.DescribeTransactions,

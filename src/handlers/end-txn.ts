@@ -14,7 +14,7 @@ import type { EndTxnRequest } from '../protocol/generated/EndTxnRequest';
 import type { EndTxnResponse } from '../protocol/generated/EndTxnResponse';
 import { ErrorCode } from '../common/errors';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const endTxn: HandlerFactory = (broker) => ({
   apiKey: ApiKey.EndTxn,

@@ -29,7 +29,7 @@ import { partitionKey as sessionKey, type FetchContext, type FetchPartitionReque
 import { batchBaseOffset, batchLastOffsetDelta, batchSize } from '../storage/batch-header';
 import { lastStableOffset, partitionKey, type Partition } from '../replica/replica-manager';
 import { leaderPartition } from './shared/leader-partition';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 const READ_COMMITTED = 1;

@@ -14,7 +14,7 @@ import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinat
 import type { FindCoordinatorResponse, FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 const GROUP_KEY_TYPE = 0;

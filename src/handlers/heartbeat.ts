@@ -5,17 +5,14 @@
 //   stale member id (v3+ group.instance.id); INVALID_GROUP_ID for an empty group id.
 // - While the coordinator loads, heartbeats are answered NONE blindly, as Kafka does.
 import { ApiKey } from '../protocol/generated';
-import type { HeartbeatRequest } from '../protocol/generated/HeartbeatRequest';
-import type { HeartbeatResponse } from '../protocol/generated/HeartbeatResponse';
-import type { HandlerFactory } from '../net/router';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const heartbeat: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.Heartbeat,
-  name: 'Heartbeat',
-  minVersion: 0,
-  maxVersion: 4,
-  handle(req: HeartbeatRequest, ctx): HeartbeatResponse {
-    const groupInstanceId = ctx.apiVersion >= 3 ? req.groupInstanceId ?? null : null;
-    return { throttleTimeMs: 0, errorCode: broker.groups.heartbeat(req.groupId, req.memberId, groupInstanceId, req.generationId) };
-  },
+export interface HeartbeatServices {
+  readonly groups: Pick<GroupCoordinator, 'heartbeat'>;
+}
+
+export const heartbeat = defineHandler(ApiKey.Heartbeat, { minVersion: 0, maxVersion: 4 }, (s: HeartbeatServices) => (req, ctx) => {
+  const groupInstanceId = ctx.apiVersion >= 3 ? req.groupInstanceId ?? null : null;
+  return { throttleTimeMs: 0, errorCode: s.groups.heartbeat(req.groupId, req.memberId, groupInstanceId, req.generationId) };
 });

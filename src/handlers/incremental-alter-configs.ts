@@ -11,7 +11,7 @@ import { ErrorCode } from '../common/errors';
 import type { Outcome } from '../cluster/controller';
 import { applyAlterConfigOps } from '../config/topic-config';
 import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const incrementalAlterConfigs: HandlerFactory = (broker) => ({

@@ -1,5 +1,10 @@
 // Every API this broker serves. Adding a handler here is what puts its API in ApiVersions.
-import type { HandlerFactory } from '../net/router';
+// BrokerServices is every handler's services together: what the broker must provide.
+import type { Broker } from '../broker';
+import type { ApiKey } from '../protocol/generated';
+import type { ApiHandler, HandlerDefinition, HandlerFactory } from './handler';
+import type { ProduceServices } from './produce';
+import type { HeartbeatServices } from './heartbeat';
 import { alterConfigs } from './alter-configs';
 import { apiVersions } from './api-versions';
 import { createPartitions } from './create-partitions';
@@ -38,11 +43,21 @@ import { endTxn } from './end-txn';
 import { listTransactions } from './list-transactions';
 import { writeTxnMarkers } from './write-txn-markers';
 
-export const handlers: HandlerFactory[] = [
-  produce,
+export type BrokerServices = ProduceServices & HeartbeatServices;
+
+/** Handlers bound to their services: what the router dispatches to. */
+export function createHandlers(services: BrokerServices & Broker): ApiHandler[] {
+  const definitions: HandlerDefinition<ApiKey, BrokerServices>[] = [produce, heartbeat];
+  const servedApis = [apiVersions, ...definitions, ...legacy.map((make) => make(services))]
+    .map(({ apiKey, minVersion, maxVersion }) => ({ apiKey, minVersion, maxVersion }))
+    .sort((a, b) => a.apiKey - b.apiKey);
+  return [apiVersions.bind({ servedApis }), ...definitions.map((d) => d.bind(services)), ...legacy.map((make) => make(services))];
+}
+
+// Transitional: handlers still bound to the whole Broker.
+const legacy: HandlerFactory[] = [
   fetch,
   metadata,
-  apiVersions,
   createTopics,
   deleteTopics,
   describeConfigs,
@@ -60,7 +75,6 @@ export const handlers: HandlerFactory[] = [
   findCoordinator,
   joinGroup,
   syncGroup,
-  heartbeat,
   leaveGroup,
   offsetCommit,
   offsetFetch,

@@ -17,7 +17,7 @@ import type { InitProducerIdRequest } from '../protocol/generated/InitProducerId
 import type { InitProducerIdResponse } from '../protocol/generated/InitProducerIdResponse';
 import { ErrorCode } from '../common/errors';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 const NO_PRODUCER_ID = -1n;
 const NO_PRODUCER_EPOCH = -1;

@@ -14,7 +14,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { JoinGroupRequest } from '../protocol/generated/JoinGroupRequest';
 import type { JoinGroupResponse } from '../protocol/generated/JoinGroupResponse';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const joinGroup: HandlerFactory = (broker) => ({
   apiKey: ApiKey.JoinGroup,

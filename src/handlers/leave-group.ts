@@ -10,7 +10,7 @@ import { ApiKey } from '../protocol/generated';
 import type { LeaveGroupRequest } from '../protocol/generated/LeaveGroupRequest';
 import type { LeaveGroupResponse } from '../protocol/generated/LeaveGroupResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const leaveGroup: HandlerFactory = (broker) => ({
   apiKey: ApiKey.LeaveGroup,

@@ -7,7 +7,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { ListGroupsRequest } from '../protocol/generated/ListGroupsRequest';
 import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const listGroups: HandlerFactory = (broker) => ({
   apiKey: ApiKey.ListGroups,

@@ -32,7 +32,7 @@ import { decodeRecords } from '../records/records';
 import { PARTITION_LEADER_EPOCH_OFFSET } from '../records/batch';
 import type { PartitionLog, TimestampLookup } from '../storage';
 import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/log-segment';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 import { leaderEpochEntries } from './offset-for-leader-epoch';
 import { leaderPartition, NO_LEADER_EPOCH } from './shared/leader-partition';

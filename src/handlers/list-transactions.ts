@@ -6,7 +6,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { ListTransactionsRequest } from '../protocol/generated/ListTransactionsRequest';
 import type { ListTransactionsResponse } from '../protocol/generated/ListTransactionsResponse';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const listTransactions: HandlerFactory = (broker) => ({
   apiKey: ApiKey.ListTransactions,

@@ -16,7 +16,7 @@ import { ZERO_UUID } from '../protocol/primitives';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const metadata: HandlerFactory = (broker) => ({

@@ -15,7 +15,7 @@ import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequ
 import type { OffsetCommitResponse } from '../protocol/generated/OffsetCommitResponse';
 import type { CommitRequest } from '../group/coordinator';
 import { commitKnownPartitions } from './shared/commit-partitions';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const offsetCommit: HandlerFactory = (broker) => ({
   apiKey: ApiKey.OffsetCommit,

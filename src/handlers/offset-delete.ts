@@ -10,7 +10,7 @@ import { ApiKey } from '../protocol/generated';
 import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequest';
 import type { OffsetDeleteResponse, OffsetDeleteResponseTopic } from '../protocol/generated/OffsetDeleteResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const offsetDelete: HandlerFactory = (broker) => ({
   apiKey: ApiKey.OffsetDelete,

@@ -13,7 +13,7 @@ import { ApiKey } from '../protocol/generated';
 import type { OffsetFetchRequest } from '../protocol/generated/OffsetFetchRequest';
 import type { OffsetFetchResponse, OffsetFetchResponseTopic } from '../protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import type { Broker } from '../broker';
 
 export const offsetFetch: HandlerFactory = (broker) => ({

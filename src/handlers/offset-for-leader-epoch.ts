@@ -19,7 +19,7 @@ import type {
 } from '../protocol/generated/OffsetForLeaderEpochResponse';
 import { ErrorCode } from '../common/errors';
 import type { PartitionLog } from '../storage';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 import { leaderPartition, NO_LEADER_EPOCH } from './shared/leader-partition';
 
 export interface EpochEntry {

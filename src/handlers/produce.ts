@@ -19,38 +19,39 @@
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
 //   the client notices (Kafka does the same).
 import { ApiKey } from '../protocol/generated';
-import type { ProduceRequest } from '../protocol/generated/ProduceRequest';
 import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../protocol/generated/ProduceResponse';
 import { ErrorCode } from '../common/errors';
-import { failedAppend, type AppendResult, type PartitionAppend } from '../replica/replica-manager';
-import type { HandlerFactory } from '../net/router';
+import { failedAppend, type AppendResult, type PartitionAppend, type ReplicaManager } from '../replica/replica-manager';
+import type { Controller } from '../cluster/controller';
+import { defineHandler } from './handler';
 
 /** The lowest Produce version Kafka 4 actually serves (KIP-896). */
 const MIN_SERVED_VERSION = 3;
 
-export const produce: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.Produce,
-  name: 'Produce',
-  minVersion: 0,
-  maxVersion: 11,
-  async handle(req: ProduceRequest, ctx): Promise<ProduceResponse | null> {
+export interface ProduceServices {
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly replicas: Pick<ReplicaManager, 'partition' | 'partitionLoading' | 'append'>;
+}
+
+export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 11 },
+  (s: ProduceServices) => async (req, ctx): Promise<ProduceResponse | null> => {
     const nowMs = Date.now();
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
       : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
         : ErrorCode.NONE;
     const appends: { topic: string; index: number; result: AppendResult }[] = [];
     for (const t of req.topicData) {
-      const topic = broker.controller.topic(t.name);
+      const topic = s.controller.topic(t.name);
       for (const p of t.partitionData) {
         let result: AppendResult;
-        const partition = broker.replicas.partition(t.name, p.index);
+        const partition = s.replicas.partition(t.name, p.index);
         if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
-        else if (topic && !partition && broker.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        else if (topic && !partition && s.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
         else if (!topic || !partition) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         else if (req.acks === -1 && partition.log.config.minInsyncReplicas > topic.partitions[p.index].replicas.length) {
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
         } else {
-          result = broker.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
+          result = s.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
             { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
         }
         appends.push({ topic: t.name, index: p.index, result });
@@ -65,7 +66,7 @@ export const produce: HandlerFactory = (broker) => ({
       const failed = answered.findIndex((r) => r.errorCode !== ErrorCode.NONE);
       if (failed >= 0) {
         const { topic, index } = appends[failed];
-        ctx.connection.close(`acks=0 produce to ${topic}-${index} failed with error ${answered[failed].errorCode}`, 'info');
+        ctx.closeConnection(`acks=0 produce to ${topic}-${index} failed with error ${answered[failed].errorCode}`);
       }
       return null;
     }
@@ -85,5 +86,4 @@ export const produce: HandlerFactory = (broker) => ({
       responses: [...responses].map(([name, partitionResponses]) => ({ name, partitionResponses })),
       throttleTimeMs: 0,
     };
-  },
-});
+  });

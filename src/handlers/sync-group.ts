@@ -11,7 +11,7 @@ import { ApiKey } from '../protocol/generated';
 import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest';
 import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const syncGroup: HandlerFactory = (broker) => ({
   apiKey: ApiKey.SyncGroup,

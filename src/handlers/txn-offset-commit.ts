@@ -23,7 +23,7 @@ import type { TxnCommitRequest } from '../group/coordinator';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../common/errors';
 import { commitKnownPartitions } from './shared/commit-partitions';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const txnOffsetCommit: HandlerFactory = (broker) => ({
   apiKey: ApiKey.TxnOffsetCommit,

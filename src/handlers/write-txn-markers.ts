@@ -12,7 +12,7 @@ import type { WriteTxnMarkersRequest } from '../protocol/generated/WriteTxnMarke
 import type { WriteTxnMarkersResponse } from '../protocol/generated/WriteTxnMarkersResponse';
 import { ErrorCode } from '../common/errors';
 import { writeTxnMarker } from '../txn/markers';
-import type { HandlerFactory } from '../net/router';
+import type { HandlerFactory } from './handler';
 
 export const writeTxnMarkers: HandlerFactory = (broker) => ({
   apiKey: ApiKey.WriteTxnMarkers,

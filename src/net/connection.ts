@@ -27,10 +27,11 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Reader, Writer, ProtocolError } from '../protocol/primitives';
 import {
-  ApiKey, getApiSpec, decodeRequestHeader, encodeResponseHeader, requestHeaderVersion, responseHeaderVersion,
+  ApiKey, getApiSpec, decodeRequestHeader, encodeResponseFrame, requestHeaderVersion, type ApiRequestMap, type ApiResponseMap,
 } from '../protocol/generated';
-import type { Router, RequestContext, ApiHandler } from './router';
+import type { RequestContext, ApiHandler } from '../handlers/handler';
 import { apiVersionsUnsupported } from '../handlers/api-versions';
+import type { Router } from './router';
 import type { BufferPool } from './buffer-pool';
 import type { RequestBudget } from './request-budget';
 
@@ -265,16 +266,21 @@ export class Connection {
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
       if (apiKey === ApiKey.ApiVersions) {
         this.budget.releaseBytes(frameBytes);
-        return this.respondRaw(correlationId, apiVersionsUnsupported(this.router));
+        const body = apiVersionsUnsupported(this.router.served());
+        this.inFlight.push({
+          isProduce: false, frameBytes: 0, start: null, ready: true, pooled: null,
+          chunks: encodeResponseFrame(new Writer(), ApiKey.ApiVersions, 0, correlationId, body),
+        });
+        return this.flush();
       }
       return this.reject(frameBytes, `unsupported version ${apiVersion} of ${handler.name} (we serve ${handler.minVersion}-${handler.maxVersion})`);
     }
-    let request: unknown;
+    let request: ApiRequestMap[ApiKey];
     let clientId: string | null;
     try {
       const reader = new Reader(frame);
       clientId = decodeRequestHeader(reader, requestHeaderVersion(apiKey, apiVersion)).clientId ?? null;
-      request = getApiSpec(apiKey)!.decodeRequest(reader, apiVersion);
+      request = getApiSpec(apiKey)!.decodeRequest(reader, apiVersion) as ApiRequestMap[ApiKey];
     } catch (err) {
       if (err instanceof ProtocolError || err instanceof RangeError) {
         return this.reject(frameBytes, `malformed ${handler.name} v${apiVersion} request: ${err.message}`);
@@ -287,7 +293,8 @@ export class Connection {
       isProduce: apiKey === ApiKey.Produce, frameBytes, start: null, ready: false, chunks: null, pooled: null,
     };
     const ctx: RequestContext = {
-      apiKey, apiVersion, correlationId, clientId, peer: this.peer, connection: this,
+      apiKey, apiVersion, correlationId, clientId, peer: this.peer,
+      closeConnection: (reason: string) => this.close(reason, 'info'),
       responseBuffer: (size: number): Buffer => {
         const buf = this.pool.take(size);
         (entry.pooled ??= []).push(buf);
@@ -330,11 +337,13 @@ export class Connection {
     this.updateFlow();
   }
 
-  private run(entry: InFlight, handler: ApiHandler, request: unknown, ctx: RequestContext): void {
+  private run(entry: InFlight, handler: ApiHandler, request: ApiRequestMap[ApiKey], ctx: RequestContext): void {
     const finish = (response: unknown): void => {
       if (this.closed) return;
       try {
-        if (response !== null) entry.chunks = this.encodeResponse(ctx.apiKey, ctx.apiVersion, ctx.correlationId, response);
+        if (response !== null) {
+          entry.chunks = encodeResponseFrame(new Writer(), ctx.apiKey as ApiKey, ctx.apiVersion, ctx.correlationId, response as ApiResponseMap[ApiKey]);
+        }
       } catch (err) {
         return fail(err);
       }
@@ -364,26 +373,6 @@ export class Connection {
     entry.ready = true;
     this.budget.releaseBytes(entry.frameBytes);
     entry.frameBytes = 0;
-  }
-
-  private encodeResponse(apiKey: number, apiVersion: number, correlationId: number, response: unknown): Buffer[] {
-    const w = new Writer();
-    const size = w.reserve(4);
-    encodeResponseHeader(w, { correlationId }, responseHeaderVersion(apiKey, apiVersion));
-    getApiSpec(apiKey)!.encodeResponse(w, response, apiVersion);
-    size.writeInt32BE(w.length - 4);
-    return w.finish();
-  }
-
-  /** A response built outside the normal path (the KIP-511 ApiVersions fallback). */
-  private respondRaw(correlationId: number, body: (w: Writer) => void): void {
-    const w = new Writer();
-    const size = w.reserve(4);
-    encodeResponseHeader(w, { correlationId }, 0);
-    body(w);
-    size.writeInt32BE(w.length - 4);
-    this.inFlight.push({ isProduce: false, frameBytes: 0, start: null, ready: true, chunks: w.finish(), pooled: null });
-    this.flush();
   }
 
   private flush(): void {

@@ -7,7 +7,8 @@ import { createLogger } from '../../src/common/logger';
 import { ApiKey } from '../../src/protocol/generated';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import { Listener, type ListenerLimits } from '../../src/net/listener';
-import { Router, type ApiHandler } from '../../src/net/router';
+import { Router } from '../../src/net/router';
+import type { ApiHandler } from '../../src/handlers/handler';
 import { RawClient } from '../helpers/raw-client';
 
 /** What a FindCoordinator v0-3 answer carries; `host` is how a test tells requests apart. */

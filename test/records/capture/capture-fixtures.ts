@@ -4,9 +4,7 @@
 //
 //   node dist/test/records/capture/capture-fixtures.js [client ...]     clients: kafkajs kcat java kafka-python franz-go cli
 //
-// It starts a Fjord broker with extra handlers registered only here: Produce (keeps the bytes of the first
-// request per topic, answers success), InitProducerId (idempotent producers need it), and Fetch and
-// FindCoordinator placeholders (librdkafka picks its message format and codecs from the advertised APIs).
+// It starts a Fjord broker whose Produce handler also keeps the bytes of the first batch per topic.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,44 +12,22 @@ import * as path from 'node:path';
 import { startBroker } from '../../../src/broker';
 import { ApiKey } from '../../../src/protocol/generated';
 import type { ProduceRequest } from '../../../src/protocol/generated/ProduceRequest';
-import type { ProduceResponse } from '../../../src/protocol/generated/ProduceResponse';
-import { handlers } from '../../../src/handlers';
-import type { HandlerFactory } from '../../../src/net/router';
+import type { ApiHandler } from '../../../src/handlers/handler';
 import { buildBatchSync, Compression, crc32c, RECORDS_OFFSET } from '../../../src/records';
 import { bigValue, FIXTURE_DIR } from '../fixture-util';
 
 const captured = new Map<string, Buffer>();
 
-const produceCapture: HandlerFactory = () => ({
-  apiKey: ApiKey.Produce,
-  name: 'Produce',
-  // librdkafka <= 2.11 turns gzip/snappy/lz4 off unless Produce v0 is advertised (KAFKA-18659: Kafka 4
-  // advertises v0 for that reason, while refusing v0-2 requests).
-  minVersion: 0,
-  maxVersion: 11,
-  handle(req: ProduceRequest): ProduceResponse {
-    return {
-      throttleTimeMs: 0,
-      responses: req.topicData.map((t) => ({
-        name: t.name,
-        partitionResponses: t.partitionData.map((p) => {
-          if (p.records && !captured.has(t.name)) captured.set(t.name, Buffer.from(p.records));
-          return { index: p.index, errorCode: 0, baseOffset: 0n, logAppendTimeMs: -1n, logStartOffset: 0n, recordErrors: [], errorMessage: null };
-        }),
-      })),
-    };
-  },
-});
-
-const initProducerIdCapture: HandlerFactory = () => ({
-  apiKey: ApiKey.InitProducerId,
-  name: 'InitProducerId',
-  minVersion: 0,
-  maxVersion: 5,
-  handle() {
-    return { throttleTimeMs: 0, errorCode: 0, producerId: 1000n, producerEpoch: 0 };
-  },
-});
+/** Records the first batch each topic receives, then lets the broker's own Produce handler store it. */
+function captureProduce(produce: ApiHandler): void {
+  const store = produce.handle.bind(produce);
+  produce.handle = (req, ctx) => {
+    for (const t of (req as ProduceRequest).topicData) {
+      for (const p of t.partitionData) if (p.records && !captured.has(t.name)) captured.set(t.name, Buffer.from(p.records));
+    }
+    return store(req, ctx);
+  };
+}
 
 /** Run a program without blocking the event loop (the broker answering it lives in this process). */
 function run(cmd: string, args: string[], input?: string, timeoutMs = 60000): Promise<void> {
@@ -67,31 +43,6 @@ function run(cmd: string, args: string[], input?: string, timeoutMs = 60000): Pr
     child.stdin.end(input ?? '');
   });
 }
-
-/**
- * Never called: librdkafka picks the message format and codecs from the advertised APIs (MsgVer2 needs Fetch
- * v4, zstd Fetch v10); without Fetch it falls back to magic 0 and no compression.
- */
-const fetchPlaceholder: HandlerFactory = () => ({
-  apiKey: ApiKey.Fetch,
-  name: 'Fetch',
-  minVersion: 4,
-  maxVersion: 12,
-  handle() {
-    throw new Error('capture broker does not serve Fetch');
-  },
-});
-
-/** Never called either: librdkafka enables LZ4 only when FindCoordinator v0 is advertised (its 0.8.2 probe). */
-const findCoordinatorPlaceholder: HandlerFactory = () => ({
-  apiKey: ApiKey.FindCoordinator,
-  name: 'FindCoordinator',
-  minVersion: 0,
-  maxVersion: 6,
-  handle() {
-    throw new Error('capture broker does not serve FindCoordinator');
-  },
-});
 
 /** Run a filter program: stdin -> stdout. */
 function filter(cmd: string, args: string[], input: Buffer): Promise<Buffer> {
@@ -225,20 +176,8 @@ function jobs(): Job[] {
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
-  const added = [produceCapture, initProducerIdCapture, fetchPlaceholder, findCoordinatorPlaceholder];
-  handlers.push(...added);
-  let broker;
-  try {
-    broker = await startBroker({ port: 0, logLevel: 'silent' });
-  } catch (e) {
-    // Some of these APIs got real handlers since: keep theirs where they clash, but still capture Produce.
-    if (!/two handlers/.test((e as Error).message)) throw e;
-    handlers.splice(handlers.length - added.length, added.length);
-    const i = handlers.findIndex((h) => h.name === 'produce' || /produce/i.test(h.name));
-    if (i >= 0) handlers.splice(i, 1);
-    handlers.push(produceCapture);
-    broker = await startBroker({ port: 0, logLevel: 'silent' });
-  }
+  const broker = await startBroker({ port: 0, logLevel: 'silent' });
+  captureProduce(broker.broker.router.handler(ApiKey.Produce)!);
   if (only.length === 0 || only.includes('cli')) await cliFixtures().catch((e) => console.error(`cli: FAILED ${(e as Error).message}`));
   const bigFile = path.join(os.tmpdir(), `fjord-big-${process.pid}.bin`);
   fs.writeFileSync(bigFile, bigValue());

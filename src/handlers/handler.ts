@@ -1,0 +1,61 @@
+// What a handler is. Each handler file exports one definition made by defineHandler: the API key,
+// the versions it serves, and a function from the services it needs (an interface declared in
+// that file, as narrow as the handler's use) to the function that answers a request. Request and
+// response types follow from the key, through the generated ApiRequestMap and ApiResponseMap.
+import type { Broker } from '../broker';
+import { apiSpecs, type ApiKey, type ApiRequestMap, type ApiResponseMap } from '../protocol/generated';
+
+/** What a handler may know of the request beyond its body; nothing of the connection itself. */
+export interface RequestContext {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+  /** The peer's address:port. */
+  readonly peer: string;
+  /**
+   * A buffer for bytes that go into this request's response and nowhere else (Fetch data read
+   * from the log): taken from the connection's BufferPool, given back once the response is written.
+   */
+  responseBuffer(size: number): Buffer;
+  /** Closes the connection instead of answering (a failed acks=0 produce: the client must notice). */
+  closeConnection(reason: string): void;
+}
+
+/** The function that answers one API; `null` means no response is written (acks=0 produce). */
+export type Handle<K extends ApiKey> =
+  (request: ApiRequestMap[K], ctx: RequestContext) => ApiResponseMap[K] | null | Promise<ApiResponseMap[K] | null>;
+
+export interface VersionRange {
+  readonly minVersion: number;
+  readonly maxVersion: number;
+}
+
+/** A handler bound to its services, as the router dispatches to it. */
+export interface ApiHandler<K extends ApiKey = ApiKey> extends VersionRange {
+  readonly apiKey: K;
+  readonly name: string;
+  // A method, so that a handler of one key is usable where any handler is expected.
+  handle(request: ApiRequestMap[K], ctx: RequestContext): ReturnType<Handle<K>>;
+}
+
+/** What a handler file exports: its API and versions, and how to bind it to services. */
+export interface HandlerDefinition<K extends ApiKey = ApiKey, S = never> extends VersionRange {
+  readonly apiKey: K;
+  bind(services: S): ApiHandler<K>;
+}
+
+export function defineHandler<K extends ApiKey, S>(
+  apiKey: K,
+  versions: VersionRange,
+  make: (services: S) => Handle<K>,
+): HandlerDefinition<K, S> {
+  const { minVersion, maxVersion } = versions;
+  const spec = apiSpecs[apiKey];
+  if (maxVersion > spec.maxVersion) throw new Error(`${spec.name} v${maxVersion} is not in protocol-specs (they end at v${spec.maxVersion})`);
+  const name = spec.name;
+  return { apiKey, minVersion, maxVersion, bind: (services) => ({ apiKey, name, minVersion, maxVersion, handle: make(services) }) };
+}
+
+/** Transitional: a handler not yet converted, bound to the whole Broker. */
+export type HandlerFactory = (broker: Broker) => ApiHandler;
