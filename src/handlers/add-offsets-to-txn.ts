@@ -5,22 +5,21 @@
 //   (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS /
 //   NOT_COORDINATOR; COORDINATOR_NOT_AVAILABLE until __consumer_offsets is there.
 import { ApiKey } from '../protocol/generated';
-import type { AddOffsetsToTxnRequest } from '../protocol/generated/AddOffsetsToTxnRequest';
-import type { AddOffsetsToTxnResponse } from '../protocol/generated/AddOffsetsToTxnResponse';
 import { ErrorCode } from '../common/errors';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import type { GroupCoordinator } from '../group';
+import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from './handler';
+import { defineHandler } from './handler';
 
-export const addOffsetsToTxn: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.AddOffsetsToTxn,
-  name: 'AddOffsetsToTxn',
-  minVersion: 0,
-  maxVersion: 4,
-  async handle(req: AddOffsetsToTxnRequest, ctx): Promise<AddOffsetsToTxnResponse> {
-    if (!broker.groups.isActive()) return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
-    const offsetsPartition = { topic: GROUP_METADATA_TOPIC_NAME, partition: broker.groups.partitionFor(req.groupId) };
-    const errorCode = await broker.transactions.addPartitions(req.transactionalId, Number(req.producerId), req.producerEpoch, [offsetsPartition]);
-    return { throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2) };
-  },
+export interface AddOffsetsToTxnServices {
+  readonly groups: Pick<GroupCoordinator, 'isActive' | 'partitionFor'>;
+  readonly transactions: Pick<TransactionCoordinator, 'addPartitions'>;
+}
+
+export const addOffsetsToTxn = defineHandler(ApiKey.AddOffsetsToTxn, { minVersion: 0, maxVersion: 4 }, (s: AddOffsetsToTxnServices) => async (req, ctx) => {
+  if (!s.groups.isActive()) return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
+  const offsetsPartition = { topic: GROUP_METADATA_TOPIC_NAME, partition: s.groups.partitionFor(req.groupId) };
+  const errorCode = await s.transactions.addPartitions(req.transactionalId, Number(req.producerId), req.producerEpoch, [offsetsPartition]);
+  return { throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2) };
 });

@@ -10,13 +10,19 @@
 // - verifyOnly: NONE for a partition in the transaction, else TRANSACTION_ABORTABLE (v5) or
 //   INVALID_TXN_STATE (v4).
 import { ApiKey } from '../protocol/generated';
-import type { AddPartitionsToTxnRequest, AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
-import type { AddPartitionsToTxnResponse, AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult } from '../protocol/generated/AddPartitionsToTxnResponse';
+import type { AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
+import type { AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult } from '../protocol/generated/AddPartitionsToTxnResponse';
 import { ErrorCode } from '../common/errors';
+import type { ReplicaManager } from '../replica/replica-manager';
+import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
 import type { TopicPartition } from '../txn/transaction-metadata';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import { defineHandler } from './handler';
+
+export interface AddPartitionsToTxnServices {
+  readonly replicas: Pick<ReplicaManager, 'partition'>;
+  readonly transactions: Pick<TransactionCoordinator, 'addPartitions' | 'verifyPartitions'>;
+}
 
 interface TransactionRequest {
   transactionalId: string;
@@ -26,15 +32,11 @@ interface TransactionRequest {
   topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[];
 }
 
-export const addPartitionsToTxn: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.AddPartitionsToTxn,
-  name: 'AddPartitionsToTxn',
-  minVersion: 0,
-  maxVersion: 5,
-  async handle(req: AddPartitionsToTxnRequest, ctx): Promise<AddPartitionsToTxnResponse> {
+export const addPartitionsToTxn = defineHandler(ApiKey.AddPartitionsToTxn, { minVersion: 0, maxVersion: 5 },
+  (s: AddPartitionsToTxnServices) => async (req, ctx) => {
     const v = ctx.apiVersion;
     if (v <= 3) {
-      const topicResults = await addToTransaction(broker, {
+      const topicResults = await addToTransaction(s, {
         transactionalId: req.v3AndBelowTransactionalId, producerId: req.v3AndBelowProducerId,
         producerEpoch: req.v3AndBelowProducerEpoch, verifyOnly: false, topics: req.v3AndBelowTopics,
       }, v);
@@ -42,24 +44,25 @@ export const addPartitionsToTxn: HandlerFactory = (broker) => ({
     }
     const resultsByTransaction = await Promise.all(req.transactions.map(async (t) => ({
       transactionalId: t.transactionalId,
-      topicResults: await addToTransaction(broker, { ...t, verifyOnly: t.verifyOnly ?? false }, v),
+      topicResults: await addToTransaction(s, { ...t, verifyOnly: t.verifyOnly ?? false }, v),
     })));
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction, resultsByTopicV3AndBelow: [] };
-  },
-});
+  });
 
-async function addToTransaction(broker: Broker, t: TransactionRequest, v: number): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
+async function addToTransaction(
+  s: AddPartitionsToTxnServices, t: TransactionRequest, v: number,
+): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
   const partitions: TopicPartition[] = t.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
-  const unknown = (tp: TopicPartition): boolean => broker.replicas.partition(tp.topic, tp.partition) === undefined;
+  const unknown = (tp: TopicPartition): boolean => s.replicas.partition(tp.topic, tp.partition) === undefined;
   let errors: number[];
   if (partitions.some(unknown)) {
     errors = partitions.map((tp) => (unknown(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
   } else {
     const producerId = Number(t.producerId);
     const answer = t.verifyOnly
-      ? broker.transactions.verifyPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
+      ? s.transactions.verifyPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
         v >= 5 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE)
-      : await broker.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions);
+      : await s.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions);
     errors = typeof answer === 'number' ? partitions.map(() => producerFencedForVersion(answer, v, 2)) : answer;
   }
   let i = 0;

@@ -3,25 +3,22 @@
 //   values are validated by type and range (INVALID_CONFIG), validateOnly changes nothing.
 // - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
 import { ApiKey } from '../protocol/generated';
-import type { AlterConfigsRequest, AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/AlterConfigsRequest';
-import type { AlterConfigsResponse } from '../protocol/generated/AlterConfigsResponse';
+import type { AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/AlterConfigsRequest';
 import { ErrorCode, quoteInMessage } from '../common/errors';
-import type { Outcome } from '../cluster/controller';
+import type { Controller, Outcome } from '../cluster/controller';
 import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import { defineHandler } from './handler';
 
-export const alterConfigs: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.AlterConfigs,
-  name: 'AlterConfigs',
-  minVersion: 0,
-  maxVersion: 2,
-  async handle(req: AlterConfigsRequest): Promise<AlterConfigsResponse> {
-    return { throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(broker, r, req.validateOnly)) };
-  },
-});
+export interface AlterConfigsServices {
+  readonly nodeId: number;
+  readonly controller: Pick<Controller, 'setTopicConfigs'>;
+}
 
-async function alterResource(broker: Broker, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
+export const alterConfigs = defineHandler(ApiKey.AlterConfigs, { minVersion: 0, maxVersion: 2 }, (s: AlterConfigsServices) => async (req) => ({
+  throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(s, r, req.validateOnly)),
+}));
+
+async function alterResource(s: AlterConfigsServices, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
   switch (r.resourceType) {
     case ResourceType.TOPIC: {
       const configs: Record<string, string> = {};
@@ -29,10 +26,10 @@ async function alterResource(broker: Broker, r: AlterConfigsResource, validateOn
         if (c.value === null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for topic configs: ${quoteInMessage(c.name)}` };
         configs[c.name] = c.value;
       }
-      return broker.controller.setTopicConfigs(r.resourceName, () => configs, validateOnly);
+      return s.controller.setTopicConfigs(r.resourceName, () => configs, validateOnly);
     }
     case ResourceType.BROKER:
-      return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(r.configs.map((c) => c.name));
+      return checkBrokerResource(r.resourceName, s.nodeId, true) ?? brokerConfigsNotDynamic(r.configs.map((c) => c.name));
     default:
       return unsupportedResource(r.resourceType);
   }

@@ -5,31 +5,29 @@
 // - More than 10,000 partitions added in all: POLICY_VIOLATION for every topic, nothing grown
 //   (the cap CreateTopics has). Internal topics cannot grow: POLICY_VIOLATION.
 import { ApiKey } from '../protocol/generated';
-import type { CreatePartitionsRequest } from '../protocol/generated/CreatePartitionsRequest';
-import type { CreatePartitionsResponse, CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../protocol/generated/CreatePartitionsResponse';
+import type { CreatePartitionsResponseCreatePartitionsTopicResult as CreatePartitionsTopicResult } from '../protocol/generated/CreatePartitionsResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
+import type { Controller } from '../cluster/controller';
+import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
-export const createPartitions: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.CreatePartitions,
-  name: 'CreatePartitions',
-  minVersion: 0,
-  maxVersion: 3,
-  async handle(req: CreatePartitionsRequest): Promise<CreatePartitionsResponse> {
-    const repeated = repeatedNames(req.topics.map((t) => t.name));
-    const tooMany = broker.controller.checkPartitionsToAdd(req.topics.filter((t) => !repeated.has(t.name)));
-    if (tooMany) return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, ...tooMany })) };
-    const results: CreatePartitionsTopicResult[] = [];
-    for (const t of req.topics) {
-      if (repeated.has(t.name)) {
-        results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
-        continue;
-      }
-      const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
-      const outcome = await broker.controller.createPartitions(t.name, t.count, assignments, req.validateOnly);
-      results.push({ name: t.name, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage });
+export interface CreatePartitionsServices {
+  readonly controller: Pick<Controller, 'checkPartitionsToAdd' | 'createPartitions'>;
+}
+
+export const createPartitions = defineHandler(ApiKey.CreatePartitions, { minVersion: 0, maxVersion: 3 }, (s: CreatePartitionsServices) => async (req) => {
+  const repeated = repeatedNames(req.topics.map((t) => t.name));
+  const tooMany = s.controller.checkPartitionsToAdd(req.topics.filter((t) => !repeated.has(t.name)));
+  if (tooMany) return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, ...tooMany })) };
+  const results: CreatePartitionsTopicResult[] = [];
+  for (const t of req.topics) {
+    if (repeated.has(t.name)) {
+      results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
+      continue;
     }
-    return { throttleTimeMs: 0, results };
-  },
+    const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
+    const outcome = await s.controller.createPartitions(t.name, t.count, assignments, req.validateOnly);
+    results.push({ name: t.name, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage });
+  }
+  return { throttleTimeMs: 0, results };
 });

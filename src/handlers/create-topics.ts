@@ -8,40 +8,41 @@
 // - From v5 a successful answer carries partitions, replication factor and the topic's
 //   effective configs; from v7 its topic id.
 import { ApiKey } from '../protocol/generated';
-import type { CreateTopicsRequest, CreateTopicsRequestCreatableTopic as CreatableTopic } from '../protocol/generated/CreateTopicsRequest';
-import type { CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../protocol/generated/CreateTopicsResponse';
+import type { CreateTopicsRequestCreatableTopic as CreatableTopic } from '../protocol/generated/CreateTopicsRequest';
+import type { CreateTopicsResponseCreatableTopicResult as CreatableTopicResult } from '../protocol/generated/CreateTopicsResponse';
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
+import type { BrokerConfig } from '../config/broker-config';
 import { createTopicConfigs } from '../config/topic-config';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import type { Controller } from '../cluster/controller';
+import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
-export const createTopics: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.CreateTopics,
-  name: 'CreateTopics',
-  minVersion: 0,
-  maxVersion: 7,
-  async handle(req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
-    const repeated = repeatedNames(req.topics.map((t) => t.name));
-    const tooMany = broker.controller.checkPartitionsToCreate(req.topics.filter((t) => !repeated.has(t.name)));
-    if (tooMany) return { throttleTimeMs: 0, topics: req.topics.map((t) => failed(t.name, tooMany.errorCode, tooMany.errorMessage)) };
-    const topics: CreatableTopicResult[] = [];
-    for (const t of req.topics) {
-      if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
-      else topics.push(await createOne(broker, t, req.validateOnly ?? false));
-    }
-    return { throttleTimeMs: 0, topics };
-  },
+export interface CreateTopicsServices {
+  /** The broker defaults a created topic's effective configs are described with. */
+  readonly config: BrokerConfig;
+  readonly controller: Pick<Controller, 'checkPartitionsToCreate' | 'createTopic'>;
+}
+
+export const createTopics = defineHandler(ApiKey.CreateTopics, { minVersion: 0, maxVersion: 7 }, (s: CreateTopicsServices) => async (req) => {
+  const repeated = repeatedNames(req.topics.map((t) => t.name));
+  const tooMany = s.controller.checkPartitionsToCreate(req.topics.filter((t) => !repeated.has(t.name)));
+  if (tooMany) return { throttleTimeMs: 0, topics: req.topics.map((t) => failed(t.name, tooMany.errorCode, tooMany.errorMessage)) };
+  const topics: CreatableTopicResult[] = [];
+  for (const t of req.topics) {
+    if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
+    else topics.push(await createOne(s, t, req.validateOnly ?? false));
+  }
+  return { throttleTimeMs: 0, topics };
 });
 
-async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
+async function createOne(s: CreateTopicsServices, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
   const configs: Record<string, string> = {};
   for (const c of t.configs) {
     if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${quoteInMessage(c.name)}`);
     configs[c.name] = c.value;
   }
-  const outcome = await broker.controller.createTopic({
+  const outcome = await s.controller.createTopic({
     name: t.name,
     numPartitions: t.numPartitions,
     replicationFactor: t.replicationFactor,
@@ -57,7 +58,7 @@ async function createOne(broker: Broker, t: CreatableTopic, validateOnly: boolea
     errorMessage: null,
     numPartitions: topic.partitions.length,
     replicationFactor: topic.partitions[0].replicas.length,
-    configs: createTopicConfigs(broker.config, topic.configs).map((e) => ({
+    configs: createTopicConfigs(s.config, topic.configs).map((e) => ({
       name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.isSensitive,
     })),
   };

@@ -8,65 +8,63 @@
 //   delete.topic.enable off, every entry is TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3).
 // - The internal topics can be deleted, as in Kafka: their coordinators start over (Controller).
 import { ApiKey } from '../protocol/generated';
-import type { DeleteTopicsRequest } from '../protocol/generated/DeleteTopicsRequest';
-import type { DeleteTopicsResponse, DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
+import type { DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
-import type { HandlerFactory } from './handler';
+import type { Controller } from '../cluster/controller';
+import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
-export const deleteTopics: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.DeleteTopics,
-  name: 'DeleteTopics',
-  minVersion: 0,
-  maxVersion: 6,
-  async handle(req: DeleteTopicsRequest, ctx): Promise<DeleteTopicsResponse> {
-    const wanted = ctx.apiVersion >= 6
-      ? req.topics.map((t) => ({ name: t.name ?? null, topicId: t.topicId }))
-      : (req.topicNames ?? []).map((name) => ({ name: name as string | null, topicId: ZERO_UUID }));
-    const byName = wanted.filter((w) => w.name !== null && w.topicId === ZERO_UUID).map((w) => w.name as string);
-    const repeatedName = repeatedNames(byName);
-    const repeatedId = repeatedNames(wanted.filter((w) => w.name === null && w.topicId !== ZERO_UUID).map((w) => w.topicId));
-    const idsGiven = new Set(wanted.filter((w) => w.name === null).map((w) => w.topicId));
-    const idsNamed = new Set(byName.map((name) => broker.controller.topic(name)?.id));
-    const answered = new Set<string>();
-    const responses: DeletableTopicResult[] = [];
-    const answer = (name: string | null, topicId: string, errorCode: number, errorMessage: string | null) =>
-      responses.push({ name, topicId, errorCode, errorMessage });
-    for (const w of wanted) {
-      if (w.name === null && w.topicId === ZERO_UUID) {
-        answer(null, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Neither topic name nor id were specified.');
-      } else if (w.name !== null && w.topicId !== ZERO_UUID) {
-        answer(w.name, w.topicId, ErrorCode.INVALID_REQUEST, 'You may not specify both topic name and topic id.');
-      } else if (w.name !== null ? repeatedName.has(w.name) : repeatedId.has(w.topicId)) {
-        const key = w.name ?? w.topicId;
-        if (answered.has(key)) continue;
-        answered.add(key);
-        if (w.name !== null) answer(w.name, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.');
-        else answer(null, w.topicId, ErrorCode.INVALID_REQUEST, 'Duplicate topic id.');
-      } else if (w.name === null) {
-        // Kafka drops an id that a name in the request also maps to, without an answer of its own.
-        if (idsNamed.has(w.topicId)) continue;
-        const name = broker.controller.topicById(w.topicId)?.name;
-        if (name === undefined) answer(null, w.topicId, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.');
-        else responses.push(await deleteOne(name, w.topicId));
-      } else {
-        const id = broker.controller.topic(w.name)?.id;
-        if (id !== undefined && idsGiven.has(id)) {
-          answer(w.name, id, ErrorCode.INVALID_REQUEST, 'The provided topic name maps to an ID that was already supplied.');
-        } else {
-          responses.push(await deleteOne(w.name, ZERO_UUID));
-        }
-      }
-    }
-    return { throttleTimeMs: 0, responses };
+export interface DeleteTopicsServices {
+  readonly controller: Pick<Controller, 'topic' | 'topicById' | 'deleteTopic'>;
+}
 
-    async function deleteOne(name: string, topicId: string): Promise<DeletableTopicResult> {
-      const outcome = await broker.controller.deleteTopic(name);
-      if (outcome.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && ctx.apiVersion < 3) {
-        return { name, topicId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: outcome.errorMessage };
+export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, maxVersion: 6 }, (s: DeleteTopicsServices) => async (req, ctx) => {
+  const wanted = ctx.apiVersion >= 6
+    ? req.topics.map((t) => ({ name: t.name ?? null, topicId: t.topicId }))
+    : (req.topicNames ?? []).map((name) => ({ name: name as string | null, topicId: ZERO_UUID }));
+  const byName = wanted.filter((w) => w.name !== null && w.topicId === ZERO_UUID).map((w) => w.name as string);
+  const repeatedName = repeatedNames(byName);
+  const repeatedId = repeatedNames(wanted.filter((w) => w.name === null && w.topicId !== ZERO_UUID).map((w) => w.topicId));
+  const idsGiven = new Set(wanted.filter((w) => w.name === null).map((w) => w.topicId));
+  const idsNamed = new Set(byName.map((name) => s.controller.topic(name)?.id));
+  const answered = new Set<string>();
+  const responses: DeletableTopicResult[] = [];
+  const answer = (name: string | null, topicId: string, errorCode: number, errorMessage: string | null) =>
+    responses.push({ name, topicId, errorCode, errorMessage });
+  for (const w of wanted) {
+    if (w.name === null && w.topicId === ZERO_UUID) {
+      answer(null, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Neither topic name nor id were specified.');
+    } else if (w.name !== null && w.topicId !== ZERO_UUID) {
+      answer(w.name, w.topicId, ErrorCode.INVALID_REQUEST, 'You may not specify both topic name and topic id.');
+    } else if (w.name !== null ? repeatedName.has(w.name) : repeatedId.has(w.topicId)) {
+      const key = w.name ?? w.topicId;
+      if (answered.has(key)) continue;
+      answered.add(key);
+      if (w.name !== null) answer(w.name, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.');
+      else answer(null, w.topicId, ErrorCode.INVALID_REQUEST, 'Duplicate topic id.');
+    } else if (w.name === null) {
+      // Kafka drops an id that a name in the request also maps to, without an answer of its own.
+      if (idsNamed.has(w.topicId)) continue;
+      const name = s.controller.topicById(w.topicId)?.name;
+      if (name === undefined) answer(null, w.topicId, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.');
+      else responses.push(await deleteOne(name, w.topicId));
+    } else {
+      const id = s.controller.topic(w.name)?.id;
+      if (id !== undefined && idsGiven.has(id)) {
+        answer(w.name, id, ErrorCode.INVALID_REQUEST, 'The provided topic name maps to an ID that was already supplied.');
+      } else {
+        responses.push(await deleteOne(w.name, ZERO_UUID));
       }
-      return { name, topicId: outcome.topic?.id ?? topicId, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage };
     }
-  },
+  }
+  return { throttleTimeMs: 0, responses };
+
+  async function deleteOne(name: string, topicId: string): Promise<DeletableTopicResult> {
+    const outcome = await s.controller.deleteTopic(name);
+    if (outcome.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && ctx.apiVersion < 3) {
+      return { name, topicId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: outcome.errorMessage };
+    }
+    return { name, topicId: outcome.topic?.id ?? topicId, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage };
+  }
 });

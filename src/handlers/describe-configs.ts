@@ -5,29 +5,33 @@
 //   defaults, of which Fjord has none. Another id is INVALID_REQUEST.
 // - BROKER_LOGGER: the root logger's level.
 // - Synonyms from v1 when asked, documentation from v3 when asked; isDefault at v0 only.
+import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
-import type { DescribeConfigsRequest, DescribeConfigsRequestDescribeConfigsResource as DescribeConfigsResource } from '../protocol/generated/DescribeConfigsRequest';
-import type { DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResult as DescribeConfigsResult } from '../protocol/generated/DescribeConfigsResponse';
+import type { DescribeConfigsRequestDescribeConfigsResource as DescribeConfigsResource } from '../protocol/generated/DescribeConfigsRequest';
+import type { DescribeConfigsResponseDescribeConfigsResult as DescribeConfigsResult } from '../protocol/generated/DescribeConfigsResponse';
 import { ErrorCode } from '../common/errors';
-import { ConfigSource, ConfigType, type ConfigEntry } from '../config/broker-config';
+import { ConfigSource, ConfigType, type BrokerConfig, type ConfigEntry } from '../config/broker-config';
 import { describeTopicConfigs } from '../config/topic-config';
+import type { Controller } from '../cluster/controller';
 import { ResourceType, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import { defineHandler } from './handler';
 
-export const describeConfigs: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.DescribeConfigs,
-  name: 'DescribeConfigs',
-  minVersion: 0,
-  maxVersion: 4,
-  handle(req: DescribeConfigsRequest, ctx): DescribeConfigsResponse {
-    const opts = { includeSynonyms: ctx.apiVersion >= 1 && !!req.includeSynonyms, includeDocumentation: !!req.includeDocumentation };
-    return { throttleTimeMs: 0, results: req.resources.map((r) => describeResource(broker, r, ctx.apiVersion, opts)) };
-  },
+export interface DescribeConfigsServices {
+  readonly nodeId: number;
+  /** This node's configs, and the defaults a topic's configs fall back to. */
+  readonly config: BrokerConfig;
+  readonly controller: Pick<Controller, 'topic'>;
+  /** Its level is the BROKER_LOGGER resource's one config. */
+  readonly log: Pick<Logger, 'level'>;
+}
+
+export const describeConfigs = defineHandler(ApiKey.DescribeConfigs, { minVersion: 0, maxVersion: 4 }, (s: DescribeConfigsServices) => (req, ctx) => {
+  const opts = { includeSynonyms: ctx.apiVersion >= 1 && !!req.includeSynonyms, includeDocumentation: !!req.includeDocumentation };
+  return { throttleTimeMs: 0, results: req.resources.map((r) => describeResource(s, r, ctx.apiVersion, opts)) };
 });
 
 function describeResource(
-  broker: Broker, r: DescribeConfigsResource, version: number, opts: { includeSynonyms: boolean; includeDocumentation: boolean },
+  s: DescribeConfigsServices, r: DescribeConfigsResource, version: number, opts: { includeSynonyms: boolean; includeDocumentation: boolean },
 ): DescribeConfigsResult {
   const result = (errorCode: number, errorMessage: string | null, entries: ConfigEntry[]): DescribeConfigsResult => ({
     errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName,
@@ -39,20 +43,20 @@ function describeResource(
   });
   switch (r.resourceType) {
     case ResourceType.TOPIC: {
-      const topic = broker.controller.topic(r.resourceName);
+      const topic = s.controller.topic(r.resourceName);
       if (!topic) return result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.', []);
-      return result(ErrorCode.NONE, null, describeTopicConfigs(broker.config, topic.configs, r.configurationKeys, opts));
+      return result(ErrorCode.NONE, null, describeTopicConfigs(s.config, topic.configs, r.configurationKeys, opts));
     }
     case ResourceType.BROKER: {
-      const bad = checkBrokerResource(r.resourceName, broker.nodeId, true);
+      const bad = checkBrokerResource(r.resourceName, s.nodeId, true);
       if (bad) return result(bad.errorCode, bad.errorMessage, []);
       if (r.resourceName === '') return result(ErrorCode.NONE, null, []);
-      return result(ErrorCode.NONE, null, broker.config.describe(r.configurationKeys, opts));
+      return result(ErrorCode.NONE, null, s.config.describe(r.configurationKeys, opts));
     }
     case ResourceType.BROKER_LOGGER: {
-      const bad = checkBrokerResource(r.resourceName, broker.nodeId, false);
+      const bad = checkBrokerResource(r.resourceName, s.nodeId, false);
       if (bad) return result(bad.errorCode, bad.errorMessage, []);
-      const level = broker.log.level.toUpperCase();
+      const level = s.log.level.toUpperCase();
       return result(ErrorCode.NONE, null, [{
         name: 'root', value: level, readOnly: false, source: ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, isSensitive: false,
         synonyms: [], configType: ConfigType.STRING, documentation: null,

@@ -5,38 +5,35 @@
 // - v3+: authorized operations when asked (no ACLs: everything a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.
 import { ApiKey } from '../protocol/generated';
-import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest';
-import type { DescribeGroupsResponse } from '../protocol/generated/DescribeGroupsResponse';
 import { NOT_REQUESTED } from '../cluster/acl-operations';
-import type { HandlerFactory } from './handler';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
 /** Kafka 4's AclEntry.supportedOperations(GROUP): READ(3), DELETE(6), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11). */
 const GROUP_OPERATIONS = [3, 6, 8, 10, 11].reduce((bits, op) => bits | (1 << op), 0);
 
-export const describeGroups: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.DescribeGroups,
-  name: 'DescribeGroups',
-  minVersion: 0,
-  maxVersion: 5,
-  handle(req: DescribeGroupsRequest, ctx): DescribeGroupsResponse {
-    const withOps = ctx.apiVersion >= 3 && req.includeAuthorizedOperations;
-    return {
-      throttleTimeMs: 0,
-      groups: req.groups.map((groupId) => {
-        const d = broker.groups.describeGroup(groupId);
-        return {
-          errorCode: d.errorCode,
-          groupId,
-          groupState: d.state,
-          protocolType: d.protocolType,
-          protocolData: d.protocolData,
-          members: d.members.map((m) => ({
-            memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
-            memberMetadata: m.metadata, memberAssignment: m.assignment,
-          })),
-          authorizedOperations: withOps ? GROUP_OPERATIONS : NOT_REQUESTED,
-        };
-      }),
-    };
-  },
+export interface DescribeGroupsServices {
+  readonly groups: Pick<GroupCoordinator, 'describeGroup'>;
+}
+
+export const describeGroups = defineHandler(ApiKey.DescribeGroups, { minVersion: 0, maxVersion: 5 }, (s: DescribeGroupsServices) => (req, ctx) => {
+  const withOps = ctx.apiVersion >= 3 && req.includeAuthorizedOperations;
+  return {
+    throttleTimeMs: 0,
+    groups: req.groups.map((groupId) => {
+      const d = s.groups.describeGroup(groupId);
+      return {
+        errorCode: d.errorCode,
+        groupId,
+        groupState: d.state,
+        protocolType: d.protocolType,
+        protocolData: d.protocolData,
+        members: d.members.map((m) => ({
+          memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
+          memberMetadata: m.metadata, memberAssignment: m.assignment,
+        })),
+        authorizedOperations: withOps ? GROUP_OPERATIONS : NOT_REQUESTED,
+      };
+    }),
+  };
 });

@@ -10,23 +10,20 @@
 //   not advertise the transaction.version feature, so clients do not use KIP-890 part 2): the epoch
 //   is not bumped and v5 answers the same id and epoch (-1 and -1 on errors).
 import { ApiKey } from '../protocol/generated';
-import type { EndTxnRequest } from '../protocol/generated/EndTxnRequest';
-import type { EndTxnResponse } from '../protocol/generated/EndTxnResponse';
 import { ErrorCode } from '../common/errors';
+import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from './handler';
+import { defineHandler } from './handler';
 
-export const endTxn: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.EndTxn,
-  name: 'EndTxn',
-  minVersion: 0,
-  maxVersion: 5,
-  async handle(req: EndTxnRequest, ctx): Promise<EndTxnResponse> {
-    const errorCode = await broker.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed);
-    const ok = errorCode === ErrorCode.NONE;
-    return {
-      throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2),
-      producerId: ok ? req.producerId : -1n, producerEpoch: ok ? req.producerEpoch : -1,
-    };
-  },
+export interface EndTxnServices {
+  readonly transactions: Pick<TransactionCoordinator, 'endTransaction'>;
+}
+
+export const endTxn = defineHandler(ApiKey.EndTxn, { minVersion: 0, maxVersion: 5 }, (s: EndTxnServices) => async (req, ctx) => {
+  const errorCode = await s.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed);
+  const ok = errorCode === ErrorCode.NONE;
+  return {
+    throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2),
+    producerId: ok ? req.producerId : -1n, producerEpoch: ok ? req.producerEpoch : -1,
+  };
 });

@@ -10,49 +10,53 @@
 //   entry per key (KIP-699).
 // - errorMessage is Kafka's Errors.message(): "NONE" on success.
 import { ApiKey } from '../protocol/generated';
-import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinatorRequest';
-import type { FindCoordinatorResponse, FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
+import type { FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
+import type { Controller } from '../cluster/controller';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import type { GroupCoordinator } from '../group';
+import type { TransactionCoordinator } from '../txn';
+import { defineHandler } from './handler';
 
 const GROUP_KEY_TYPE = 0;
 const TRANSACTION_KEY_TYPE = 1;
 
 type Answer = Omit<FindCoordinatorResponseCoordinator, 'key'>;
 
-export const findCoordinator: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.FindCoordinator,
-  name: 'FindCoordinator',
-  minVersion: 0,
-  maxVersion: 6,
-  handle(req: FindCoordinatorRequest, ctx): FindCoordinatorResponse {
-    const keyType = req.keyType ?? GROUP_KEY_TYPE;
-    const answer = (key: string): Answer =>
-      keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(broker, key, keyType) : failed(ErrorCode.INVALID_REQUEST);
-    if (ctx.apiVersion >= 4) {
-      return {
-        throttleTimeMs: 0, errorCode: ErrorCode.NONE, nodeId: 0, host: '', port: 0, // (not in v4+)
-        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(key) })),
-      };
-    }
-    return { throttleTimeMs: 0, ...answer(req.key), coordinators: [] };
-  },
+export interface FindCoordinatorServices {
+  readonly nodeId: number;
+  readonly controller: Pick<Controller, 'topic' | 'brokers'>;
+  readonly groups: Pick<GroupCoordinator, 'isActive' | 'partitionFor'>;
+  readonly transactions: Pick<TransactionCoordinator, 'isActive'>;
+  /** Creates __transaction_state if needed and loads the transaction coordinator. */
+  startTransactions(): Promise<void>;
+}
+
+export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersion: 0, maxVersion: 6 }, (s: FindCoordinatorServices) => (req, ctx) => {
+  const keyType = req.keyType ?? GROUP_KEY_TYPE;
+  const answer = (key: string): Answer =>
+    keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(s, key, keyType) : failed(ErrorCode.INVALID_REQUEST);
+  if (ctx.apiVersion >= 4) {
+    return {
+      throttleTimeMs: 0, errorCode: ErrorCode.NONE, nodeId: 0, host: '', port: 0, // (not in v4+)
+      coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(key) })),
+    };
+  }
+  return { throttleTimeMs: 0, ...answer(req.key), coordinators: [] };
 });
 
-function coordinatorFor(broker: Broker, key: string, keyType: number): Answer {
+function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number): Answer {
   if (keyType === GROUP_KEY_TYPE) {
-    const topic = broker.controller.topic(GROUP_METADATA_TOPIC_NAME);
-    if (!broker.groups.isActive() || !topic?.partitions[broker.groups.partitionFor(key)]) {
+    const topic = s.controller.topic(GROUP_METADATA_TOPIC_NAME);
+    if (!s.groups.isActive() || !topic?.partitions[s.groups.partitionFor(key)]) {
       return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
-  } else if (!broker.transactions.isActive()) {
+  } else if (!s.transactions.isActive()) {
     // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
-    void broker.startTransactions();
+    void s.startTransactions();
     return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   }
-  const self = broker.controller.brokers().find((b) => b.nodeId === broker.nodeId);
+  const self = s.controller.brokers().find((b) => b.nodeId === s.nodeId);
   if (!self) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   return { nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
 }

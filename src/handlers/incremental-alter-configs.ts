@@ -5,45 +5,46 @@
 //   resource is INVALID_REQUEST. The result is validated like any topic config change.
 // - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
 import { ApiKey } from '../protocol/generated';
-import type { IncrementalAlterConfigsRequest, IncrementalAlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/IncrementalAlterConfigsRequest';
-import type { IncrementalAlterConfigsResponse } from '../protocol/generated/IncrementalAlterConfigsResponse';
+import type { IncrementalAlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/IncrementalAlterConfigsRequest';
 import { ErrorCode } from '../common/errors';
-import type { Outcome } from '../cluster/controller';
+import type { BrokerConfig } from '../config/broker-config';
 import { applyAlterConfigOps } from '../config/topic-config';
+import type { Controller, Outcome } from '../cluster/controller';
 import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, unsupportedResource } from './shared/config-resources';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import { defineHandler } from './handler';
 
-export const incrementalAlterConfigs: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.IncrementalAlterConfigs,
-  name: 'IncrementalAlterConfigs',
-  minVersion: 0,
-  maxVersion: 1,
-  async handle(req: IncrementalAlterConfigsRequest): Promise<IncrementalAlterConfigsResponse> {
-    return { throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(broker, r, req.validateOnly)) };
-  },
-});
+export interface IncrementalAlterConfigsServices {
+  readonly nodeId: number;
+  /** The defaults that APPEND/SUBTRACT start from and that validation checks against. */
+  readonly config: BrokerConfig;
+  readonly controller: Pick<Controller, 'topic' | 'setTopicConfigs'>;
+}
 
-async function alterResource(broker: Broker, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
+export const incrementalAlterConfigs = defineHandler(ApiKey.IncrementalAlterConfigs, { minVersion: 0, maxVersion: 1 },
+  (s: IncrementalAlterConfigsServices) => async (req) => ({
+    throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(s, r, req.validateOnly)),
+  }));
+
+async function alterResource(s: IncrementalAlterConfigsServices, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {
   const names = r.configs.map((c) => c.name);
   if (new Set(names).size !== names.length) {
     return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Error due to duplicate config keys' };
   }
   switch (r.resourceType) {
     case ResourceType.TOPIC: {
-      if (!broker.controller.topic(r.resourceName)) {
+      if (!s.controller.topic(r.resourceName)) {
         return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' };
       }
       const unknownOp = r.configs.find((c) => c.configOperation < 0 || c.configOperation > 3);
       if (unknownOp) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown config operation ${unknownOp.configOperation}` };
       const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
-      return broker.controller.setTopicConfigs(r.resourceName, (current) => {
-        const applied = applyAlterConfigOps(current, ops, broker.config);
+      return s.controller.setTopicConfigs(r.resourceName, (current) => {
+        const applied = applyAlterConfigOps(current, ops, s.config);
         return 'error' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message } : applied.configs;
       }, validateOnly);
     }
     case ResourceType.BROKER:
-      return checkBrokerResource(r.resourceName, broker.nodeId, true) ?? brokerConfigsNotDynamic(names);
+      return checkBrokerResource(r.resourceName, s.nodeId, true) ?? brokerConfigsNotDynamic(names);
     default:
       return unsupportedResource(r.resourceType);
   }

@@ -3,8 +3,35 @@
 import type { Broker } from '../broker';
 import type { ApiKey } from '../protocol/generated';
 import type { ApiHandler, HandlerDefinition, HandlerFactory } from './handler';
-import type { ProduceServices } from './produce';
+import type { AddOffsetsToTxnServices } from './add-offsets-to-txn';
+import type { AddPartitionsToTxnServices } from './add-partitions-to-txn';
+import type { AlterConfigsServices } from './alter-configs';
+import type { CreatePartitionsServices } from './create-partitions';
+import type { CreateTopicsServices } from './create-topics';
+import type { DeleteGroupsServices } from './delete-groups';
+import type { DeleteTopicsServices } from './delete-topics';
+import type { DescribeClusterServices } from './describe-cluster';
+import type { DescribeConfigsServices } from './describe-configs';
+import type { DescribeGroupsServices } from './describe-groups';
+import type { DescribeLogDirsServices } from './describe-log-dirs';
+import type { DescribeTransactionsServices } from './describe-transactions';
+import type { EndTxnServices } from './end-txn';
+import type { FindCoordinatorServices } from './find-coordinator';
 import type { HeartbeatServices } from './heartbeat';
+import type { IncrementalAlterConfigsServices } from './incremental-alter-configs';
+import type { InitProducerIdServices } from './init-producer-id';
+import type { JoinGroupServices } from './join-group';
+import type { LeaveGroupServices } from './leave-group';
+import type { ListGroupsServices } from './list-groups';
+import type { ListTransactionsServices } from './list-transactions';
+import type { MetadataServices } from './metadata';
+import type { OffsetCommitServices } from './offset-commit';
+import type { OffsetDeleteServices } from './offset-delete';
+import type { OffsetFetchServices } from './offset-fetch';
+import type { ProduceServices } from './produce';
+import type { SyncGroupServices } from './sync-group';
+import type { TxnOffsetCommitServices } from './txn-offset-commit';
+import type { WriteTxnMarkersServices } from './write-txn-markers';
 import { alterConfigs } from './alter-configs';
 import { apiVersions } from './api-versions';
 import { createPartitions } from './create-partitions';
@@ -43,11 +70,53 @@ import { endTxn } from './end-txn';
 import { listTransactions } from './list-transactions';
 import { writeTxnMarkers } from './write-txn-markers';
 
-export type BrokerServices = ProduceServices & HeartbeatServices;
+export type BrokerServices =
+  ProduceServices & MetadataServices & CreateTopicsServices & DeleteTopicsServices & DescribeConfigsServices
+  & AlterConfigsServices & CreatePartitionsServices & IncrementalAlterConfigsServices & DescribeClusterServices
+  & DescribeLogDirsServices & InitProducerIdServices
+  // consumer groups
+  & FindCoordinatorServices & JoinGroupServices & HeartbeatServices & SyncGroupServices & LeaveGroupServices
+  & OffsetCommitServices & OffsetFetchServices & ListGroupsServices & DescribeGroupsServices & DeleteGroupsServices
+  & OffsetDeleteServices & TxnOffsetCommitServices
+  // transactions
+  & AddPartitionsToTxnServices & AddOffsetsToTxnServices & EndTxnServices & WriteTxnMarkersServices
+  & DescribeTransactionsServices & ListTransactionsServices;
 
 /** Handlers bound to their services: what the router dispatches to. */
 export function createHandlers(services: BrokerServices & Broker): ApiHandler[] {
-  const definitions: HandlerDefinition<ApiKey, BrokerServices>[] = [produce, heartbeat];
+  const definitions: HandlerDefinition<ApiKey, BrokerServices>[] = [
+    produce,
+    metadata,
+    createTopics,
+    deleteTopics,
+    describeConfigs,
+    alterConfigs,
+    createPartitions,
+    incrementalAlterConfigs,
+    describeCluster,
+    describeLogDirs,
+    initProducerId,
+    // consumer groups
+    findCoordinator,
+    joinGroup,
+    heartbeat,
+    syncGroup,
+    leaveGroup,
+    offsetCommit,
+    offsetFetch,
+    listGroups,
+    describeGroups,
+    deleteGroups,
+    offsetDelete,
+    txnOffsetCommit,
+    // transactions
+    addPartitionsToTxn,
+    addOffsetsToTxn,
+    endTxn,
+    writeTxnMarkers,
+    describeTransactions,
+    listTransactions,
+  ];
   const servedApis = [apiVersions, ...definitions, ...legacy.map((make) => make(services))]
     .map(({ apiKey, minVersion, maxVersion }) => ({ apiKey, minVersion, maxVersion }))
     .sort((a, b) => a.apiKey - b.apiKey);
@@ -57,37 +126,8 @@ export function createHandlers(services: BrokerServices & Broker): ApiHandler[] 
 // Transitional: handlers still bound to the whole Broker.
 const legacy: HandlerFactory[] = [
   fetch,
-  metadata,
-  createTopics,
-  deleteTopics,
-  describeConfigs,
-  alterConfigs,
-  createPartitions,
-  incrementalAlterConfigs,
-  describeCluster,
   listOffsets,
   offsetForLeaderEpoch,
   deleteRecords,
-  describeLogDirs,
-  initProducerId,
   describeProducers,
-  // consumer groups
-  findCoordinator,
-  joinGroup,
-  syncGroup,
-  leaveGroup,
-  offsetCommit,
-  offsetFetch,
-  listGroups,
-  describeGroups,
-  deleteGroups,
-  offsetDelete,
-  txnOffsetCommit,
-  // transactions
-  addPartitionsToTxn,
-  addOffsetsToTxn,
-  endTxn,
-  writeTxnMarkers,
-  describeTransactions,
-  listTransactions,
 ];

@@ -12,43 +12,45 @@
 //   is aborted first); PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4) for a v3+ request whose
 //   producer is not the id's current one; COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
 // - Errors answer producerId -1 and producerEpoch -1.
+import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
-import type { InitProducerIdRequest } from '../protocol/generated/InitProducerIdRequest';
 import type { InitProducerIdResponse } from '../protocol/generated/InitProducerIdResponse';
 import { ErrorCode } from '../common/errors';
+import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { HandlerFactory } from './handler';
+import type { ProducerIdManager } from '../txn/producer-ids';
+import { defineHandler } from './handler';
 
 const NO_PRODUCER_ID = -1n;
 const NO_PRODUCER_EPOCH = -1;
 
-export const initProducerId: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.InitProducerId,
-  name: 'InitProducerId',
-  minVersion: 0,
-  maxVersion: 5,
-  async handle(req: InitProducerIdRequest, ctx): Promise<InitProducerIdResponse> {
-    const failed = (errorCode: number): InitProducerIdResponse => ({
-      throttleTimeMs: 0, errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
-    });
-    const producerId = req.producerId ?? NO_PRODUCER_ID;
-    const producerEpoch = req.producerEpoch ?? NO_PRODUCER_EPOCH;
-    if ((producerId === NO_PRODUCER_ID) !== (producerEpoch === NO_PRODUCER_EPOCH)) return failed(ErrorCode.INVALID_REQUEST);
+export interface InitProducerIdServices {
+  readonly transactions: Pick<TransactionCoordinator, 'initProducerId'>;
+  readonly producerIds: Pick<ProducerIdManager, 'nextId'>;
+  readonly log: Pick<Logger, 'error'>;
+}
 
-    if (req.transactionalId !== null) {
-      const expected = producerId === NO_PRODUCER_ID ? null : { producerId: Number(producerId), producerEpoch };
-      const result = await broker.transactions.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
-      if (result.errorCode !== ErrorCode.NONE) return failed(producerFencedForVersion(result.errorCode, ctx.apiVersion, 4));
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch };
-    }
+export const initProducerId = defineHandler(ApiKey.InitProducerId, { minVersion: 0, maxVersion: 5 }, (s: InitProducerIdServices) => async (req, ctx) => {
+  const failed = (errorCode: number): InitProducerIdResponse => ({
+    throttleTimeMs: 0, errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
+  });
+  const producerId = req.producerId ?? NO_PRODUCER_ID;
+  const producerEpoch = req.producerEpoch ?? NO_PRODUCER_EPOCH;
+  if ((producerId === NO_PRODUCER_ID) !== (producerEpoch === NO_PRODUCER_EPOCH)) return failed(ErrorCode.INVALID_REQUEST);
 
-    let id: number;
-    try {
-      id = await broker.producerIds.nextId();
-    } catch (err) {
-      broker.log.error({ err }, 'could not allocate a producer id');
-      return failed(ErrorCode.UNKNOWN_SERVER_ERROR);
-    }
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(id), producerEpoch: 0 };
-  },
+  if (req.transactionalId !== null) {
+    const expected = producerId === NO_PRODUCER_ID ? null : { producerId: Number(producerId), producerEpoch };
+    const result = await s.transactions.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
+    if (result.errorCode !== ErrorCode.NONE) return failed(producerFencedForVersion(result.errorCode, ctx.apiVersion, 4));
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(result.producerId), producerEpoch: result.producerEpoch };
+  }
+
+  let id: number;
+  try {
+    id = await s.producerIds.nextId();
+  } catch (err) {
+    s.log.error({ err }, 'could not allocate a producer id');
+    return failed(ErrorCode.UNKNOWN_SERVER_ERROR);
+  }
+  return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: BigInt(id), producerEpoch: 0 };
 });

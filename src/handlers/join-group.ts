@@ -12,40 +12,37 @@
 //   UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS, REBALANCE_IN_PROGRESS
 //   (a retried join replaces a still-parked one).
 import { ApiKey } from '../protocol/generated';
-import type { JoinGroupRequest } from '../protocol/generated/JoinGroupRequest';
-import type { JoinGroupResponse } from '../protocol/generated/JoinGroupResponse';
-import type { HandlerFactory } from './handler';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const joinGroup: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.JoinGroup,
-  name: 'JoinGroup',
-  minVersion: 0,
-  maxVersion: 9,
-  async handle(req: JoinGroupRequest, ctx): Promise<JoinGroupResponse> {
-    const v = ctx.apiVersion;
-    const result = await broker.groups.joinGroup({
-      groupId: req.groupId,
-      memberId: req.memberId,
-      groupInstanceId: v >= 5 ? req.groupInstanceId ?? null : null,
-      clientId: ctx.clientId ?? '',
-      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
-      rebalanceTimeoutMs: v >= 1 ? req.rebalanceTimeoutMs ?? req.sessionTimeoutMs : req.sessionTimeoutMs,
-      sessionTimeoutMs: req.sessionTimeoutMs,
-      protocolType: req.protocolType,
-      protocols: req.protocols,
-      requireKnownMemberId: v >= 4,
-      supportSkippingAssignment: v >= 9,
-    });
-    return {
-      throttleTimeMs: 0,
-      errorCode: result.errorCode,
-      generationId: result.generationId,
-      protocolType: result.protocolType,
-      protocolName: v >= 7 ? result.protocolName : result.protocolName ?? '',
-      leader: result.leader,
-      skipAssignment: result.skipAssignment,
-      memberId: result.memberId,
-      members: result.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: m.metadata })),
-    };
-  },
+export interface JoinGroupServices {
+  readonly groups: Pick<GroupCoordinator, 'joinGroup'>;
+}
+
+export const joinGroup = defineHandler(ApiKey.JoinGroup, { minVersion: 0, maxVersion: 9 }, (s: JoinGroupServices) => async (req, ctx) => {
+  const v = ctx.apiVersion;
+  const result = await s.groups.joinGroup({
+    groupId: req.groupId,
+    memberId: req.memberId,
+    groupInstanceId: v >= 5 ? req.groupInstanceId ?? null : null,
+    clientId: ctx.clientId ?? '',
+    clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+    rebalanceTimeoutMs: v >= 1 ? req.rebalanceTimeoutMs ?? req.sessionTimeoutMs : req.sessionTimeoutMs,
+    sessionTimeoutMs: req.sessionTimeoutMs,
+    protocolType: req.protocolType,
+    protocols: req.protocols,
+    requireKnownMemberId: v >= 4,
+    supportSkippingAssignment: v >= 9,
+  });
+  return {
+    throttleTimeMs: 0,
+    errorCode: result.errorCode,
+    generationId: result.generationId,
+    protocolType: result.protocolType,
+    protocolName: v >= 7 ? result.protocolName : result.protocolName ?? '',
+    leader: result.leader,
+    skipAssignment: result.skipAssignment,
+    memberId: result.memberId,
+    members: result.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: m.metadata })),
+  };
 });

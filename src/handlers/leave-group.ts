@@ -7,24 +7,21 @@
 // - Errors: UNKNOWN_MEMBER_ID (per member, also when the group does not exist),
 //   FENCED_INSTANCE_ID, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS.
 import { ApiKey } from '../protocol/generated';
-import type { LeaveGroupRequest } from '../protocol/generated/LeaveGroupRequest';
-import type { LeaveGroupResponse } from '../protocol/generated/LeaveGroupResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const leaveGroup: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.LeaveGroup,
-  name: 'LeaveGroup',
-  minVersion: 0,
-  maxVersion: 5,
-  handle(req: LeaveGroupRequest, ctx): LeaveGroupResponse {
-    const batched = ctx.apiVersion >= 3;
-    const leaving = batched
-      ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null }))
-      : [{ memberId: req.memberId, groupInstanceId: null }];
-    const result = broker.groups.leaveGroup(req.groupId, leaving);
-    if (batched) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
-    const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
-    return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError, members: [] };
-  },
+export interface LeaveGroupServices {
+  readonly groups: Pick<GroupCoordinator, 'leaveGroup'>;
+}
+
+export const leaveGroup = defineHandler(ApiKey.LeaveGroup, { minVersion: 0, maxVersion: 5 }, (s: LeaveGroupServices) => (req, ctx) => {
+  const batched = ctx.apiVersion >= 3;
+  const leaving = batched
+    ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null }))
+    : [{ memberId: req.memberId, groupInstanceId: null }];
+  const result = s.groups.leaveGroup(req.groupId, leaving);
+  if (batched) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
+  const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
+  return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError, members: [] };
 });

@@ -5,22 +5,19 @@
 //   any other type matches nothing).
 // - COORDINATOR_LOAD_IN_PROGRESS while the groups are being read back.
 import { ApiKey } from '../protocol/generated';
-import type { ListGroupsRequest } from '../protocol/generated/ListGroupsRequest';
-import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse';
-import type { HandlerFactory } from './handler';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const listGroups: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.ListGroups,
-  name: 'ListGroups',
-  minVersion: 0,
-  maxVersion: 5,
-  handle(req: ListGroupsRequest, ctx): ListGroupsResponse {
-    const v = ctx.apiVersion;
-    const result = broker.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
-    return {
-      throttleTimeMs: 0,
-      errorCode: result.errorCode,
-      groups: result.groups.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.type })),
-    };
-  },
+export interface ListGroupsServices {
+  readonly groups: Pick<GroupCoordinator, 'listGroups'>;
+}
+
+export const listGroups = defineHandler(ApiKey.ListGroups, { minVersion: 0, maxVersion: 5 }, (s: ListGroupsServices) => (req, ctx) => {
+  const v = ctx.apiVersion;
+  const result = s.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+  return {
+    throttleTimeMs: 0,
+    errorCode: result.errorCode,
+    groups: result.groups.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.type })),
+  };
 });

@@ -4,20 +4,17 @@
 //   filters nothing. Filter names that are no state come back in unknownStateFilters.
 // - COORDINATOR_LOAD_IN_PROGRESS while __transaction_state loads.
 import { ApiKey } from '../protocol/generated';
-import type { ListTransactionsRequest } from '../protocol/generated/ListTransactionsRequest';
-import type { ListTransactionsResponse } from '../protocol/generated/ListTransactionsResponse';
-import type { HandlerFactory } from './handler';
+import type { TransactionCoordinator } from '../txn';
+import { defineHandler } from './handler';
 
-export const listTransactions: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.ListTransactions,
-  name: 'ListTransactions',
-  minVersion: 0,
-  maxVersion: 1,
-  handle(req: ListTransactionsRequest): ListTransactionsResponse {
-    const listed = broker.transactions.list(req.stateFilters, req.producerIdFilters.map(Number), Number(req.durationFilter ?? -1n));
-    return {
-      throttleTimeMs: 0, errorCode: listed.errorCode, unknownStateFilters: listed.unknownStateFilters,
-      transactionStates: listed.transactions.map((t) => ({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
-    };
-  },
+export interface ListTransactionsServices {
+  readonly transactions: Pick<TransactionCoordinator, 'list'>;
+}
+
+export const listTransactions = defineHandler(ApiKey.ListTransactions, { minVersion: 0, maxVersion: 1 }, (s: ListTransactionsServices) => (req) => {
+  const listed = s.transactions.list(req.stateFilters, req.producerIdFilters.map(Number), Number(req.durationFilter ?? -1n));
+  return {
+    throttleTimeMs: 0, errorCode: listed.errorCode, unknownStateFilters: listed.unknownStateFilters,
+    transactionStates: listed.transactions.map((t) => ({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
+  };
 });

@@ -9,67 +9,70 @@
 //   UNKNOWN_TOPIC_ID for unknown ids.
 // - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
 import { ApiKey } from '../protocol/generated';
-import type { MetadataRequest, MetadataRequestTopic } from '../protocol/generated/MetadataRequest';
+import type { MetadataRequestTopic } from '../protocol/generated/MetadataRequest';
 import type { MetadataResponse, MetadataResponseTopic } from '../protocol/generated/MetadataResponse';
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
+import type { BrokerConfig } from '../config/broker-config';
+import type { Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import { defineHandler } from './handler';
 
-export const metadata: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.Metadata,
-  name: 'Metadata',
-  minVersion: 0,
-  maxVersion: 12,
-  async handle(req: MetadataRequest, ctx): Promise<MetadataResponse> {
-    const v = ctx.apiVersion;
-    const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
-    const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
-    if (!allTopics && v < 12 && req.topics!.some((t) => t.name === null || (t.topicId ?? ZERO_UUID) !== ZERO_UUID)) {
-      return invalidTopicsResponse(req.topics!);
+export interface MetadataServices {
+  /** The leader of every partition: this broker. */
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly config: Pick<BrokerConfig, 'getBool'>;
+  readonly controller: Pick<Controller, 'brokers' | 'controllerId' | 'topics' | 'topic' | 'topicById' | 'createTopic'>;
+}
+
+export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersion: 12 }, (s: MetadataServices) => async (req, ctx) => {
+  const v = ctx.apiVersion;
+  const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
+  const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
+  if (!allTopics && v < 12 && req.topics!.some((t) => t.name === null || (t.topicId ?? ZERO_UUID) !== ZERO_UUID)) {
+    return invalidTopicsResponse(req.topics!);
+  }
+  const topics: MetadataResponseTopic[] = [];
+  if (allTopics) {
+    for (const t of s.controller.topics()) topics.push(describeTopic(s, t, withTopicOps));
+  } else {
+    const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && s.config.getBool('auto.create.topics.enable');
+    for (const wanted of req.topics!) {
+      topics.push(await lookupTopic(s, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, withTopicOps));
     }
-    const topics: MetadataResponseTopic[] = [];
-    if (allTopics) {
-      for (const t of broker.controller.topics()) topics.push(describeTopic(broker, t, withTopicOps));
-    } else {
-      const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && broker.config.getBool('auto.create.topics.enable');
-      for (const wanted of req.topics!) {
-        topics.push(await lookupTopic(broker, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, withTopicOps));
-      }
-    }
-    const controller = broker.controller;
-    return {
-      throttleTimeMs: 0,
-      brokers: controller.brokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
-      clusterId: broker.clusterId,
-      controllerId: controller.controllerId,
-      topics,
-      clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
-    };
-  },
+  }
+  const controller = s.controller;
+  return {
+    throttleTimeMs: 0,
+    brokers: controller.brokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+    clusterId: s.clusterId,
+    controllerId: controller.controllerId,
+    topics,
+    clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+  };
 });
 
 async function lookupTopic(
-  broker: Broker, name: string | null, topicId: string, autoCreate: boolean, withOps: boolean,
+  s: MetadataServices, name: string | null, topicId: string, autoCreate: boolean, withOps: boolean,
 ): Promise<MetadataResponseTopic> {
   // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
   if (name === null || topicId !== ZERO_UUID) {
-    const byId = broker.controller.topicById(topicId);
-    return byId ? describeTopic(broker, byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+    const byId = s.controller.topicById(topicId);
+    return byId ? describeTopic(s, byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
   }
-  const known = broker.controller.topic(name);
-  if (known) return describeTopic(broker, known, withOps);
+  const known = s.controller.topic(name);
+  if (known) return describeTopic(s, known, withOps);
   if (validateTopicName(name)) return topicError(ErrorCode.INVALID_TOPIC_EXCEPTION, name);
   if (!autoCreate) return topicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name);
-  const created = await broker.controller.createTopic(
+  const created = await s.controller.createTopic(
     { name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: {} }, false);
-  if (created.topic) return describeTopic(broker, created.topic, withOps);
+  if (created.topic) return describeTopic(s, created.topic, withOps);
   // Lost a race with another creator: answer with whatever exists now.
-  const raced = broker.controller.topic(name);
-  return raced ? describeTopic(broker, raced, withOps) : topicError(created.errorCode, name);
+  const raced = s.controller.topic(name);
+  return raced ? describeTopic(s, raced, withOps) : topicError(created.errorCode, name);
 }
 
 /** Kafka's error response for the whole request: no brokers, every topic answered with INVALID_REQUEST. */
@@ -88,8 +91,8 @@ function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID)
   return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
 }
 
-function describeTopic(broker: Broker, t: TopicRecord, withOps: boolean): MetadataResponseTopic {
-  const leader = broker.nodeId;
+function describeTopic(s: MetadataServices, t: TopicRecord, withOps: boolean): MetadataResponseTopic {
+  const leader = s.nodeId;
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,

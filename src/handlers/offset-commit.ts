@@ -11,32 +11,31 @@
 //   time, when not -1, gives the offset its own expiry (now + retention), as Kafka 4 does.
 // - A commit keeps a classic member's session alive.
 import { ApiKey } from '../protocol/generated';
-import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest';
-import type { OffsetCommitResponse } from '../protocol/generated/OffsetCommitResponse';
+import type { Controller } from '../cluster/controller';
+import type { GroupCoordinator } from '../group';
 import type { CommitRequest } from '../group/coordinator';
 import { commitKnownPartitions } from './shared/commit-partitions';
-import type { HandlerFactory } from './handler';
+import { defineHandler } from './handler';
 
-export const offsetCommit: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.OffsetCommit,
-  name: 'OffsetCommit',
-  minVersion: 0,
-  maxVersion: 9,
-  async handle(req: OffsetCommitRequest, ctx): Promise<OffsetCommitResponse> {
-    const v = ctx.apiVersion;
-    const commit: Omit<CommitRequest, 'partitions'> = {
-      groupId: req.groupId,
-      generationId: v >= 1 ? req.generationIdOrMemberEpoch ?? -1 : -1,
-      memberId: v >= 1 ? req.memberId ?? '' : '',
-      groupInstanceId: v >= 7 ? req.groupInstanceId ?? null : null,
-      apiVersion: v,
-      retentionTimeMs: v >= 2 && v <= 4 ? Number(req.retentionTimeMs ?? -1n) : -1,
-    };
-    const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
-      topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
-      leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
-      commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
-    }), (partitions) => broker.groups.commitOffsets({ ...commit, partitions }));
-    return { throttleTimeMs: 0, topics };
-  },
+export interface OffsetCommitServices {
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly groups: Pick<GroupCoordinator, 'commitOffsets'>;
+}
+
+export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, maxVersion: 9 }, (s: OffsetCommitServices) => async (req, ctx) => {
+  const v = ctx.apiVersion;
+  const commit: Omit<CommitRequest, 'partitions'> = {
+    groupId: req.groupId,
+    generationId: v >= 1 ? req.generationIdOrMemberEpoch ?? -1 : -1,
+    memberId: v >= 1 ? req.memberId ?? '' : '',
+    groupInstanceId: v >= 7 ? req.groupInstanceId ?? null : null,
+    apiVersion: v,
+    retentionTimeMs: v >= 2 && v <= 4 ? Number(req.retentionTimeMs ?? -1n) : -1,
+  };
+  const topics = await commitKnownPartitions(s.controller, req.topics, (topic, p) => ({
+    topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
+    leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
+    commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
+  }), (partitions) => s.groups.commitOffsets({ ...commit, partitions }));
+  return { throttleTimeMs: 0, topics };
 });

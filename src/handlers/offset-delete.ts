@@ -7,29 +7,29 @@
 // - GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for an empty id (group errors answer
 //   no partitions); UNKNOWN_TOPIC_OR_PARTITION for the partitions of a topic that does not exist.
 import { ApiKey } from '../protocol/generated';
-import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequest';
-import type { OffsetDeleteResponse, OffsetDeleteResponseTopic } from '../protocol/generated/OffsetDeleteResponse';
+import type { OffsetDeleteResponseTopic } from '../protocol/generated/OffsetDeleteResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
+import type { Controller } from '../cluster/controller';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const offsetDelete: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.OffsetDelete,
-  name: 'OffsetDelete',
-  minVersion: 0,
-  maxVersion: 0,
-  async handle(req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {
-    const unknown: OffsetDeleteResponseTopic[] = [];
-    const known: { name: string; partitions: number[] }[] = [];
-    for (const t of req.topics) {
-      const partitions = t.partitions.map((p) => p.partitionIndex);
-      if (broker.controller.topic(t.name)) known.push({ name: t.name, partitions });
-      else unknown.push({ name: t.name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })) });
-    }
-    const result = await broker.groups.deleteOffsets(req.groupId, known);
-    if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, throttleTimeMs: 0, topics: [] };
-    const deleted = result.topics.map((t) => ({
-      name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode: p.errorCode })),
-    }));
-    return { errorCode: ErrorCode.NONE, throttleTimeMs: 0, topics: [...deleted, ...unknown] };
-  },
+export interface OffsetDeleteServices {
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly groups: Pick<GroupCoordinator, 'deleteOffsets'>;
+}
+
+export const offsetDelete = defineHandler(ApiKey.OffsetDelete, { minVersion: 0, maxVersion: 0 }, (s: OffsetDeleteServices) => async (req) => {
+  const unknown: OffsetDeleteResponseTopic[] = [];
+  const known: { name: string; partitions: number[] }[] = [];
+  for (const t of req.topics) {
+    const partitions = t.partitions.map((p) => p.partitionIndex);
+    if (s.controller.topic(t.name)) known.push({ name: t.name, partitions });
+    else unknown.push({ name: t.name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })) });
+  }
+  const result = await s.groups.deleteOffsets(req.groupId, known);
+  if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, throttleTimeMs: 0, topics: [] };
+  const deleted = result.topics.map((t) => ({
+    name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, errorCode: p.errorCode })),
+  }));
+  return { errorCode: ErrorCode.NONE, throttleTimeMs: 0, topics: [...deleted, ...unknown] };
 });

@@ -10,46 +10,43 @@
 // - Group errors (COORDINATOR_LOAD_IN_PROGRESS...): at the top (v2-7) or per group (v8+); v0-1 have
 //   no such field and carry the error on each partition.
 import { ApiKey } from '../protocol/generated';
-import type { OffsetFetchRequest } from '../protocol/generated/OffsetFetchRequest';
-import type { OffsetFetchResponse, OffsetFetchResponseTopic } from '../protocol/generated/OffsetFetchResponse';
+import type { OffsetFetchResponseTopic } from '../protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const offsetFetch: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.OffsetFetch,
-  name: 'OffsetFetch',
-  minVersion: 0,
-  maxVersion: 9,
-  handle(req: OffsetFetchRequest, ctx): OffsetFetchResponse {
-    const v = ctx.apiVersion;
-    const requireStable = v >= 7 && (req.requireStable ?? false);
-    if (v >= 8) {
-      return {
-        throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
-        groups: req.groups.map((g) => {
-          const fetched = fetch(broker, g.groupId, g.topics, requireStable);
-          return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
-        }),
-      };
-    }
-    const fetched = fetch(broker, req.groupId, v >= 2 ? req.topics : req.topics ?? [], requireStable);
-    if (fetched.errorCode !== ErrorCode.NONE && v < 2) {
-      const topics = (req.topics ?? []).map((t) => ({
-        name: t.name,
-        partitions: t.partitionIndexes.map((partitionIndex) => ({
-          partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: fetched.errorCode,
-        })),
-      }));
-      return { throttleTimeMs: 0, topics, errorCode: fetched.errorCode, groups: [] };
-    }
-    return { throttleTimeMs: 0, topics: fetched.topics, errorCode: fetched.errorCode, groups: [] };
-  },
+export interface OffsetFetchServices {
+  readonly groups: Pick<GroupCoordinator, 'fetchOffsets'>;
+}
+
+export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, maxVersion: 9 }, (s: OffsetFetchServices) => (req, ctx) => {
+  const v = ctx.apiVersion;
+  const requireStable = v >= 7 && (req.requireStable ?? false);
+  if (v >= 8) {
+    return {
+      throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
+      groups: req.groups.map((g) => {
+        const fetched = fetch(s.groups, g.groupId, g.topics, requireStable);
+        return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
+      }),
+    };
+  }
+  const fetched = fetch(s.groups, req.groupId, v >= 2 ? req.topics : req.topics ?? [], requireStable);
+  if (fetched.errorCode !== ErrorCode.NONE && v < 2) {
+    const topics = (req.topics ?? []).map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((partitionIndex) => ({
+        partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: fetched.errorCode,
+      })),
+    }));
+    return { throttleTimeMs: 0, topics, errorCode: fetched.errorCode, groups: [] };
+  }
+  return { throttleTimeMs: 0, topics: fetched.topics, errorCode: fetched.errorCode, groups: [] };
 });
 
-function fetch(broker: Broker, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null,
+function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null,
   requireStable: boolean): { errorCode: number; topics: OffsetFetchResponseTopic[] } {
-  const result = broker.groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes })), requireStable);
+  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes })), requireStable);
   return {
     errorCode: result.errorCode,
     topics: result.topics.map((t) => ({

@@ -8,32 +8,29 @@
 // - v5+ must name the protocol type and name, and they must be the group's, else
 //   INCONSISTENT_GROUP_PROTOCOL; the answer names them back (null on errors).
 import { ApiKey } from '../protocol/generated';
-import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest';
-import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
 
-export const syncGroup: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.SyncGroup,
-  name: 'SyncGroup',
-  minVersion: 0,
-  maxVersion: 5,
-  async handle(req: SyncGroupRequest, ctx): Promise<SyncGroupResponse> {
-    const v = ctx.apiVersion;
-    const protocolType = v >= 5 ? req.protocolType ?? null : null;
-    const protocolName = v >= 5 ? req.protocolName ?? null : null;
-    if (v >= 5 && (protocolType === null || protocolName === null)) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
-    }
-    const result = await broker.groups.syncGroup({
-      groupId: req.groupId,
-      generationId: req.generationId,
-      memberId: req.memberId,
-      groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
-      protocolType,
-      protocolName,
-      assignments: req.assignments,
-    });
-    return { throttleTimeMs: 0, ...result };
-  },
+export interface SyncGroupServices {
+  readonly groups: Pick<GroupCoordinator, 'syncGroup'>;
+}
+
+export const syncGroup = defineHandler(ApiKey.SyncGroup, { minVersion: 0, maxVersion: 5 }, (s: SyncGroupServices) => async (req, ctx) => {
+  const v = ctx.apiVersion;
+  const protocolType = v >= 5 ? req.protocolType ?? null : null;
+  const protocolName = v >= 5 ? req.protocolName ?? null : null;
+  if (v >= 5 && (protocolType === null || protocolName === null)) {
+    return { throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+  }
+  const result = await s.groups.syncGroup({
+    groupId: req.groupId,
+    generationId: req.generationId,
+    memberId: req.memberId,
+    groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
+    protocolType,
+    protocolName,
+    assignments: req.assignments,
+  });
+  return { throttleTimeMs: 0, ...result };
 });

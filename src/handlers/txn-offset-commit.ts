@@ -17,20 +17,25 @@
 //   else every partition gets TRANSACTION_ABORTABLE (v4) or INVALID_TXN_STATE, and nothing is
 //   written: offsets no marker would ever end would stay pending.
 import { ApiKey } from '../protocol/generated';
-import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest';
-import type { TxnOffsetCommitResponse } from '../protocol/generated/TxnOffsetCommitResponse';
-import type { TxnCommitRequest } from '../group/coordinator';
-import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../common/errors';
+import type { BrokerConfig } from '../config/broker-config';
+import type { Controller } from '../cluster/controller';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import type { GroupCoordinator } from '../group';
+import type { TxnCommitRequest } from '../group/coordinator';
+import type { TransactionCoordinator } from '../txn';
 import { commitKnownPartitions } from './shared/commit-partitions';
-import type { HandlerFactory } from './handler';
+import { defineHandler } from './handler';
 
-export const txnOffsetCommit: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.TxnOffsetCommit,
-  name: 'TxnOffsetCommit',
-  minVersion: 0,
-  maxVersion: 4,
-  async handle(req: TxnOffsetCommitRequest, ctx): Promise<TxnOffsetCommitResponse> {
+export interface TxnOffsetCommitServices {
+  readonly config: Pick<BrokerConfig, 'getBool'>;
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly groups: Pick<GroupCoordinator, 'partitionFor' | 'commitTxnOffsets'>;
+  readonly transactions: Pick<TransactionCoordinator, 'verifyTransactionalWrite'>;
+}
+
+export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersion: 0, maxVersion: 4 },
+  (s: TxnOffsetCommitServices) => async (req, ctx) => {
     const v = ctx.apiVersion;
     const commit: Omit<TxnCommitRequest, 'partitions'> = {
       groupId: req.groupId,
@@ -40,17 +45,16 @@ export const txnOffsetCommit: HandlerFactory = (broker) => ({
       memberId: v >= 3 ? req.memberId ?? '' : '',
       groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
     };
-    const topics = await commitKnownPartitions(broker.controller, req.topics, (topic, p) => ({
+    const topics = await commitKnownPartitions(s.controller, req.topics, (topic, p) => ({
       topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
       leaderEpoch: v >= 2 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
     }), async (partitions) => {
-      if (broker.config.getBool('transaction.partition.verification.enable')) {
-        const refused = broker.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
-          GROUP_METADATA_TOPIC_NAME, broker.groups.partitionFor(req.groupId), v >= 4);
+      if (s.config.getBool('transaction.partition.verification.enable')) {
+        const refused = s.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
+          GROUP_METADATA_TOPIC_NAME, s.groups.partitionFor(req.groupId), v >= 4);
         if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
       }
-      return broker.groups.commitTxnOffsets({ ...commit, partitions });
+      return s.groups.commitTxnOffsets({ ...commit, partitions });
     });
     return { throttleTimeMs: 0, topics };
-  },
-});
+  });

@@ -8,32 +8,32 @@
 //   this broker never hands out and cannot write. A marker into __consumer_offsets also commits or drops
 //   the producer's pending transactional offsets.
 import { ApiKey } from '../protocol/generated';
-import type { WriteTxnMarkersRequest } from '../protocol/generated/WriteTxnMarkersRequest';
-import type { WriteTxnMarkersResponse } from '../protocol/generated/WriteTxnMarkersResponse';
 import { ErrorCode } from '../common/errors';
+import type { ReplicaManager } from '../replica/replica-manager';
+import type { GroupCoordinator } from '../group';
 import { writeTxnMarker } from '../txn/markers';
-import type { HandlerFactory } from './handler';
+import { defineHandler } from './handler';
 
-export const writeTxnMarkers: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.WriteTxnMarkers,
-  name: 'WriteTxnMarkers',
-  minVersion: 0,
-  maxVersion: 1,
-  async handle(req: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> {
-    const markers = await Promise.all(req.markers.map(async (m) => {
-      const marker = { producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult };
-      const knownRange = Number.isSafeInteger(marker.producerId);
-      const topics = await Promise.all(m.topics.map(async (t) => ({
-        name: t.name,
-        partitions: await Promise.all(t.partitionIndexes.map(async (partitionIndex) => ({
-          partitionIndex,
-          errorCode: knownRange
-            ? await writeTxnMarker(broker.replicas, broker.groups, { topic: t.name, partition: partitionIndex }, marker)
-            : ErrorCode.INVALID_PRODUCER_ID_MAPPING,
-        }))),
-      })));
-      return { producerId: m.producerId, topics };
-    }));
-    return { markers };
-  },
+/** writeTxnMarker, shared with the transaction coordinator, takes both whole. */
+export interface WriteTxnMarkersServices {
+  readonly replicas: ReplicaManager;
+  readonly groups: GroupCoordinator;
+}
+
+export const writeTxnMarkers = defineHandler(ApiKey.WriteTxnMarkers, { minVersion: 0, maxVersion: 1 }, (s: WriteTxnMarkersServices) => async (req) => {
+  const markers = await Promise.all(req.markers.map(async (m) => {
+    const marker = { producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult };
+    const knownRange = Number.isSafeInteger(marker.producerId);
+    const topics = await Promise.all(m.topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(t.partitionIndexes.map(async (partitionIndex) => ({
+        partitionIndex,
+        errorCode: knownRange
+          ? await writeTxnMarker(s.replicas, s.groups, { topic: t.name, partition: partitionIndex }, marker)
+          : ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+      }))),
+    })));
+    return { producerId: m.producerId, topics };
+  }));
+  return { markers };
 });

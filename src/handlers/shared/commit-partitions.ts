@@ -15,7 +15,7 @@ export interface CommitAnswerTopic {
  * error per partition it was given, in order.
  */
 export async function commitKnownPartitions<P extends { partitionIndex: number }, C>(
-  controller: Controller,
+  controller: Pick<Controller, 'topic'>,
   topics: { name: string; partitions: P[] }[],
   toCommit: (topic: string, p: P) => C,
   commit: (partitions: C[]) => Promise<number[]>,
