@@ -31,6 +31,7 @@ import * as path from 'path';
 import { formatProperties, parseProperties } from '../config/properties';
 import { topicCollision, validateTopicName } from './topic-names';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
+import { ErrorCode, type ErrorName } from '../common/errors';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -75,17 +76,8 @@ export class MetadataStoreError extends Error {
   }
 }
 
-const E = {
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  INVALID_TOPIC_EXCEPTION: 17,
-  TOPIC_ALREADY_EXISTS: 36,
-  INVALID_PARTITIONS: 37,
-  INVALID_REPLICA_ASSIGNMENT: 39,
-  KAFKA_STORAGE_ERROR: 56,
-} as const;
-
-function fail(name: keyof typeof E, message: string): never {
-  throw new MetadataError(name, E[name], message);
+function fail(name: ErrorName, message: string): never {
+  throw new MetadataError(name, ErrorCode[name], message);
 }
 
 /** A Kafka-style cluster id: base64url (no padding) of a random UUID, 22 chars, never starting with '-'. */
@@ -425,9 +417,9 @@ export class MetadataStore {
 
   private checkWritable(): void {
     if (this.failure) {
-      throw new MetadataError('KAFKA_STORAGE_ERROR', E.KAFKA_STORAGE_ERROR, `Metadata store failed: ${this.failure.message}`);
+      throw new MetadataError('KAFKA_STORAGE_ERROR', ErrorCode.KAFKA_STORAGE_ERROR, `Metadata store failed: ${this.failure.message}`);
     }
-    if (this.closed) throw new MetadataError('KAFKA_STORAGE_ERROR', E.KAFKA_STORAGE_ERROR, 'Metadata store is closed');
+    if (this.closed) throw new MetadataError('KAFKA_STORAGE_ERROR', ErrorCode.KAFKA_STORAGE_ERROR, 'Metadata store is closed');
   }
 
   private replace(old: TopicRecord, next: TopicRecord): TopicRecord {

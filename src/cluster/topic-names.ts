@@ -2,7 +2,7 @@
  * Topic names as Kafka checks them (org.apache.kafka.common.internals.Topic
  * and the controller's ReplicationControlManager.validateNewTopicNames).
  */
-import { quoteInMessage } from '../common/errors';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 
 export const GROUP_METADATA_TOPIC_NAME = '__consumer_offsets';
 export const TRANSACTION_STATE_TOPIC_NAME = '__transaction_state';
@@ -15,12 +15,8 @@ export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([GROUP_METADATA_TOPI
 export const MAX_TOPIC_NAME_LENGTH = 249;
 export const LEGAL_CHARS = '[a-zA-Z0-9._-]';
 
-/** Kafka error codes used by topic creation checks. */
-export const INVALID_TOPIC_EXCEPTION = 17;
-export const TOPIC_ALREADY_EXISTS = 36;
-
 export class InvalidTopicError extends Error {
-  readonly errorCode = INVALID_TOPIC_EXCEPTION;
+  readonly errorCode = ErrorCode.INVALID_TOPIC_EXCEPTION;
   constructor(message: string) {
     super(message);
     this.name = 'InvalidTopicError';
@@ -129,15 +125,15 @@ export interface TopicNameProblem {
 export function checkNewTopicName(name: string, existing: Iterable<string> & { has?(n: string): boolean }): TopicNameProblem | null {
   const exists = typeof existing.has === 'function' ? existing.has(name) : [...existing].includes(name);
   if (exists) {
-    return { errorCode: TOPIC_ALREADY_EXISTS, errorName: 'TOPIC_ALREADY_EXISTS', message: `Topic '${name}' already exists.` };
+    return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorName: 'TOPIC_ALREADY_EXISTS', message: `Topic '${name}' already exists.` };
   }
   let problem: TopicNameProblem | null = null;
   const invalid = topicNameError(name);
-  if (invalid !== null) problem = { errorCode: INVALID_TOPIC_EXCEPTION, errorName: 'INVALID_TOPIC_EXCEPTION', message: invalid };
+  if (invalid !== null) problem = { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorName: 'INVALID_TOPIC_EXCEPTION', message: invalid };
   const colliding = findCollision(name, existing);
   if (colliding !== null) {
     problem = {
-      errorCode: INVALID_TOPIC_EXCEPTION,
+      errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION,
       errorName: 'INVALID_TOPIC_EXCEPTION',
       message: `Topic '${name}' collides with existing topic: ${colliding}`,
     };

@@ -249,7 +249,7 @@ function fail(errorCode: number, errorMessage: string, batchIndex?: number): Sca
  * Walk the batches of one partition's `records` bytes of a Produce request, header by header, without
  * reading records and without copying. Applies Kafka's checks in Kafka's order (see the top of this file).
  * Record-level checks (record structure, per-record timestamps, keys on compacted topics) are in
- * validateRecords (records.ts), which has to read, and maybe decompress, the records.
+ * validateRecords (validate-records.ts), which has to read, and maybe decompress, the records.
  */
 export function scanBatches(records: Buffer, opts: ScanOptions = {}): ScanResult {
   const maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -473,7 +473,7 @@ export interface TimestampError {
  * From the header this checks baseTimestamp (the first record) and maxTimestamp (the largest): exact for the
  * upper bound and for every batch whose records do not go below their first record's timestamp, which is
  * what clients that stamp at send time write. A record older than the first one in its batch escapes the
- * lower bound here; validateRecords (records.ts) checks each record exactly.
+ * lower bound here; validateRecords (validate-records.ts) checks each record exactly.
  */
 export function checkTimestamps(
   batch: BatchInfo,
