@@ -34,7 +34,6 @@ const ROOT = path.resolve(__dirname, '..', '..'); // dist/bench/run.js -> reposi
 const KAFKA_SH = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
 const PYTHON = path.join(ROOT, 'compat', 'python', '.venv', 'bin', 'python');
 const RDKAFKA_LOAD = path.join(ROOT, 'bench', 'rdkafka-load.py');
-const MIB = 1 << 20;
 
 // ------------------------------------------------------------------------------------------ targets
 

@@ -33,6 +33,7 @@ export function createLogger(opts: LoggerOptions = {}): pino.Logger {
   const base: pino.LoggerOptions = { level, name: opts.name, base: { pid: process.pid } };
   if (pretty) {
     // Loaded only when asked for: it costs ~30 ms of start-up that JSON logging does not need.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const pinoPretty = require('pino-pretty') as typeof PinoPretty;
     const stream = pinoPretty({
       colorize: Boolean((out as NodeJS.WriteStream).isTTY),

@@ -18,6 +18,7 @@ describe('bin/fjord', function () {
   it('prints its version', () => {
     const out = spawnSync(process.execPath, [FJORD, '--version'], { encoding: 'utf8' });
     expect(out.status).to.equal(0);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     expect(out.stdout.trim()).to.equal(require('../../../package.json').version);
   });
 

@@ -88,7 +88,7 @@ async function readAll(c: RawClient, broker: RunningBroker): Promise<{ offsets: 
   const offsets: number[] = [];
   const values: string[] = [];
   let next = 0;
-  let highWatermark = -1;
+  let highWatermark: number;
   for (;;) {
     const res = await c.request<FetchResponse>(ApiKey.Fetch, 12, {
       replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,

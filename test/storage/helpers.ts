@@ -6,6 +6,7 @@ import pino from 'pino';
 import { resolveTopicConfig, type TopicLogConfig } from '../../src/config/topic-config';
 
 // The crc-32 package, independent of storage's own CRC, so the tests check it too.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const CRC32C: { buf(b: Uint8Array): number } = require('crc-32/crc32c');
 
 export const silentLogger = pino({ level: 'silent' });
