@@ -5,6 +5,11 @@ import type { ApiKey } from '../protocol/generated';
 import type { ApiHandler, HandlerDefinition, HandlerFactory } from './handler';
 import type { ProduceServices } from './produce';
 import type { HeartbeatServices } from './heartbeat';
+import type { FetchServices } from './fetch';
+import type { ListOffsetsServices } from './list-offsets';
+import type { OffsetForLeaderEpochServices } from './offset-for-leader-epoch';
+import type { DeleteRecordsServices } from './delete-records';
+import type { DescribeProducersServices } from './describe-producers';
 import { alterConfigs } from './alter-configs';
 import { apiVersions } from './api-versions';
 import { createPartitions } from './create-partitions';
@@ -43,11 +48,13 @@ import { endTxn } from './end-txn';
 import { listTransactions } from './list-transactions';
 import { writeTxnMarkers } from './write-txn-markers';
 
-export type BrokerServices = ProduceServices & HeartbeatServices;
+export type BrokerServices = ProduceServices & HeartbeatServices
+  & FetchServices & ListOffsetsServices & OffsetForLeaderEpochServices & DeleteRecordsServices & DescribeProducersServices;
 
 /** Handlers bound to their services: what the router dispatches to. */
 export function createHandlers(services: BrokerServices & Broker): ApiHandler[] {
-  const definitions: HandlerDefinition<ApiKey, BrokerServices>[] = [produce, heartbeat];
+  const definitions: HandlerDefinition<ApiKey, BrokerServices>[] = [produce, heartbeat,
+    fetch, listOffsets, offsetForLeaderEpoch, deleteRecords, describeProducers];
   const servedApis = [apiVersions, ...definitions, ...legacy.map((make) => make(services))]
     .map(({ apiKey, minVersion, maxVersion }) => ({ apiKey, minVersion, maxVersion }))
     .sort((a, b) => a.apiKey - b.apiKey);
@@ -56,7 +63,6 @@ export function createHandlers(services: BrokerServices & Broker): ApiHandler[] 
 
 // Transitional: handlers still bound to the whole Broker.
 const legacy: HandlerFactory[] = [
-  fetch,
   metadata,
   createTopics,
   deleteTopics,
@@ -65,12 +71,8 @@ const legacy: HandlerFactory[] = [
   createPartitions,
   incrementalAlterConfigs,
   describeCluster,
-  listOffsets,
-  offsetForLeaderEpoch,
-  deleteRecords,
   describeLogDirs,
   initProducerId,
-  describeProducers,
   // consumer groups
   findCoordinator,
   joinGroup,
