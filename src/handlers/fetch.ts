@@ -44,7 +44,8 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 17
     return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
   }
   const isolation: FetchIsolation = (req.isolationLevel ?? 0) === READ_COMMITTED ? 'txn-committed' : 'high-watermark';
-  // Partitions of topic ids we do not know have no name: they are answered here, not read.
+  // Partitions of topic ids we do not know have no name: answered here, not read, and like any
+  // partition's error they mean no waiting.
   const known = context.partitions.filter((p) => p.topic !== '');
   const read = await s.replicas.fetchMessages({
     maxWaitMs: known.length < context.partitions.length ? 0 : req.maxWaitMs,

@@ -25,10 +25,10 @@ import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
 import type { ListOffsetsResponseListOffsetsPartitionResponse as PartitionResponse } from '../protocol/generated/ListOffsetsResponse';
 import { ErrorCode } from '../common/errors';
-import { NO_LEADER_EPOCH, type OffsetLookup, type ReplicaManager } from '../replica/replica-manager';
+import { NO_LEADER_EPOCH, type ReplicaManager } from '../replica/replica-manager';
 import {
   EARLIEST_LOCAL_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP,
-  MAX_TIMESTAMP, NOT_FOUND,
+  MAX_TIMESTAMP, NOT_FOUND, type OffsetLookup,
 } from '../replica/offset-lookups';
 import type { FetchIsolation } from '../replica/fetch-reads';
 import { defineHandler } from './handler';

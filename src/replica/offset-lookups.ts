@@ -26,6 +26,9 @@ export interface FoundOffset {
 
 export const NOT_FOUND: FoundOffset = { offset: -1, timestamp: -1, leaderEpoch: -1 };
 
+/** What a ListOffsets lookup answers for one partition. */
+export type OffsetLookup = FoundOffset & { errorCode: number };
+
 /**
  * Kafka's Partition.fetchOffsetForTimestamp in a log we lead at `leaderEpoch`:
  *   -2 EARLIEST, -4 EARLIEST_LOCAL (no tiered storage, so the same): the log start offset, with the

@@ -46,7 +46,7 @@ import { DelayedFetch } from './delayed-fetch';
 import {
   failedRead, readLog, readWithinBudget, type FetchIsolation, type FetchParams, type FetchPartition, type FetchPartitionResult,
 } from './fetch-reads';
-import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type FoundOffset } from './offset-lookups';
+import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
 
 export interface PartitionAppend {
   errorCode: number;
@@ -139,9 +139,6 @@ export interface LeaderPartition {
   partition: Partition;
   leaderEpoch: number;
 }
-
-/** What a ListOffsets lookup answers for one partition. */
-export type OffsetLookup = FoundOffset & { errorCode: number };
 
 /**
  * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
