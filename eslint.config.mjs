@@ -6,4 +6,10 @@ export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'src/protocol/generated/', 'compat/', 'scripts/'] },
   eslint.configs.recommended,
   tseslint.configs.recommended,
+  {
+    rules: {
+      // As tsc's noUnusedParameters: a leading underscore marks a name kept on purpose.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+    },
+  },
 );

@@ -131,7 +131,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   let producerIds: ProducerIdManager;
   try {
     store = await MetadataStore.open(config.dataDir, config.nodeId);
-    replicas = await ReplicaManager.open(config, store.topics(), log);
+    replicas = await ReplicaManager.open(config, store, log);
     producerIds = await ProducerIdManager.open(config.dataDir);
   } catch (e) {
     await lock.release();

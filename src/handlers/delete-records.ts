@@ -10,44 +10,43 @@
 // - A partition named twice is deleted once, to the last offset given (Kafka keys the request
 //   by partition); the answer groups partitions by topic in request order.
 // - With one replica there is nothing to wait for: timeoutMs is not used.
+import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
-import type { DeleteRecordsRequest } from '../protocol/generated/DeleteRecordsRequest';
-import type {
-  DeleteRecordsResponse, DeleteRecordsResponseDeleteRecordsPartitionResult as PartitionResult,
-} from '../protocol/generated/DeleteRecordsResponse';
+import type { DeleteRecordsResponseDeleteRecordsPartitionResult as PartitionResult } from '../protocol/generated/DeleteRecordsResponse';
 import { ErrorCode } from '../common/errors';
+import type { Controller } from '../cluster/controller';
 import { isInternalTopic } from '../cluster/topic-names';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import type { ReplicaManager } from '../replica/replica-manager';
+import { defineHandler } from './handler';
 
 /** DeleteRecordsRequest.HIGH_WATERMARK. */
 const HIGH_WATERMARK = -1;
 
-export const deleteRecords: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.DeleteRecords,
-  name: 'DeleteRecords',
-  minVersion: 0,
-  maxVersion: 2,
-  async handle(req: DeleteRecordsRequest): Promise<DeleteRecordsResponse> {
-    const byTopic = new Map<string, Map<number, number>>();
-    for (const t of req.topics) {
-      let partitions = byTopic.get(t.name);
-      if (!partitions) byTopic.set(t.name, (partitions = new Map()));
-      for (const p of t.partitions) partitions.set(p.partitionIndex, Number(p.offset));
-    }
-    const topics = [];
-    for (const [name, partitions] of byTopic) {
-      const results = await Promise.all([...partitions].map(([index, offset]) => deleteOne(broker, name, index, offset)));
-      topics.push({ name, partitions: results });
-    }
-    return { throttleTimeMs: 0, topics };
-  },
+export interface DeleteRecordsServices {
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly replicas: Pick<ReplicaManager, 'partition'>;
+  readonly log: Pick<Logger, 'error'>;
+}
+
+export const deleteRecords = defineHandler(ApiKey.DeleteRecords, { minVersion: 0, maxVersion: 2 }, (s: DeleteRecordsServices) => async (req) => {
+  const byTopic = new Map<string, Map<number, number>>();
+  for (const t of req.topics) {
+    let partitions = byTopic.get(t.name);
+    if (!partitions) byTopic.set(t.name, (partitions = new Map()));
+    for (const p of t.partitions) partitions.set(p.partitionIndex, Number(p.offset));
+  }
+  const topics = [];
+  for (const [name, partitions] of byTopic) {
+    const results = await Promise.all([...partitions].map(([index, offset]) => deleteOne(s, name, index, offset)));
+    topics.push({ name, partitions: results });
+  }
+  return { throttleTimeMs: 0, topics };
 });
 
-async function deleteOne(broker: Broker, topic: string, index: number, requested: number): Promise<PartitionResult> {
+async function deleteOne(s: DeleteRecordsServices, topic: string, index: number, requested: number): Promise<PartitionResult> {
   const failed = (errorCode: number): PartitionResult => ({ partitionIndex: index, lowWatermark: -1n, errorCode });
-  const meta = broker.controller.topic(topic)?.partitions[index];
-  const partition = meta ? broker.replicas.partition(topic, index) : undefined;
+  const meta = s.controller.topic(topic)?.partitions[index];
+  const partition = meta ? s.replicas.partition(topic, index) : undefined;
   if (!meta || !partition) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (isInternalTopic(topic)) return failed(ErrorCode.INVALID_TOPIC_EXCEPTION);
   const { log } = partition;
@@ -61,7 +60,7 @@ async function deleteOne(broker: Broker, topic: string, index: number, requested
   } catch (err) {
     const code = (err as { errorCode?: unknown }).errorCode;
     if (typeof code === 'number') return failed(code);
-    broker.log.error({ err, topic, partition: index }, 'DeleteRecords failed');
+    s.log.error({ err, topic, partition: index }, 'DeleteRecords failed');
     return failed(ErrorCode.UNKNOWN_SERVER_ERROR);
   }
 }

@@ -8,31 +8,27 @@
 //   UNKNOWN_TOPIC_OR_PARTITION for a partition the metadata does not know, NOT_LEADER_OR_FOLLOWER
 //   for one it knows but this broker does not host (yet), KAFKA_STORAGE_ERROR for an offline log.
 import { ApiKey } from '../protocol/generated';
-import type { DescribeProducersRequest } from '../protocol/generated/DescribeProducersRequest';
-import type {
-  DescribeProducersResponse, DescribeProducersResponsePartitionResponse as PartitionResponse,
-} from '../protocol/generated/DescribeProducersResponse';
+import type { DescribeProducersResponsePartitionResponse as PartitionResponse } from '../protocol/generated/DescribeProducersResponse';
 import { ErrorCode } from '../common/errors';
-import type { HandlerFactory } from './handler';
-import type { Broker } from '../broker';
+import type { Controller } from '../cluster/controller';
+import type { ReplicaManager } from '../replica/replica-manager';
+import { defineHandler } from './handler';
 
-export const describeProducers: HandlerFactory = (broker) => ({
-  apiKey: ApiKey.DescribeProducers,
-  name: 'DescribeProducers',
-  minVersion: 0,
-  maxVersion: 0,
-  async handle(req: DescribeProducersRequest): Promise<DescribeProducersResponse> {
-    return {
-      throttleTimeMs: 0,
-      topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => describePartition(broker, t.name, p)) })),
-    };
-  },
-});
+export interface DescribeProducersServices {
+  readonly controller: Pick<Controller, 'topic'>;
+  readonly replicas: Pick<ReplicaManager, 'partition'>;
+}
 
-function describePartition(broker: Broker, topic: string, index: number): PartitionResponse {
+export const describeProducers = defineHandler(ApiKey.DescribeProducers, { minVersion: 0, maxVersion: 0 },
+  (s: DescribeProducersServices) => (req) => ({
+    throttleTimeMs: 0,
+    topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => describePartition(s, t.name, p)) })),
+  }));
+
+function describePartition(s: DescribeProducersServices, topic: string, index: number): PartitionResponse {
   const failed = (errorCode: number): PartitionResponse => ({ partitionIndex: index, errorCode, errorMessage: null, activeProducers: [] });
-  if (!broker.controller.topic(topic)?.partitions[index]) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  const partition = broker.replicas.partition(topic, index);
+  if (!s.controller.topic(topic)?.partitions[index]) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const partition = s.replicas.partition(topic, index);
   if (!partition) return failed(ErrorCode.NOT_LEADER_OR_FOLLOWER);
   if (partition.log.offline) return failed(ErrorCode.KAFKA_STORAGE_ERROR);
   const activeProducers = [...partition.producers.activeProducers().values()].map((e) => ({

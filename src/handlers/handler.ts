@@ -2,7 +2,6 @@
 // the versions it serves, and a function from the services it needs (an interface declared in
 // that file, as narrow as the handler's use) to the function that answers a request. Request and
 // response types follow from the key, through the generated ApiRequestMap and ApiResponseMap.
-import type { Broker } from '../broker';
 import { apiSpecs, type ApiKey, type ApiRequestMap, type ApiResponseMap } from '../protocol/generated';
 
 /** What a handler may know of the request beyond its body; nothing of the connection itself. */
@@ -56,6 +55,3 @@ export function defineHandler<K extends ApiKey, S>(
   const name = spec.name;
   return { apiKey, minVersion, maxVersion, bind: (services) => ({ apiKey, name, minVersion, maxVersion, handle: make(services) }) };
 }
-
-/** Transitional: a handler not yet converted, bound to the whole Broker. */
-export type HandlerFactory = (broker: Broker) => ApiHandler;

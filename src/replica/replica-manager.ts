@@ -1,6 +1,8 @@
 // The partitions this broker leads: their logs, their idempotent-producer state, and the
-// delayed fetches waiting on them (Kafka's ReplicaManager). Produce appends here, Fetch and
-// ListOffsets read here, and the Controller tells it when topics come and go.
+// delayed fetches waiting on them (Kafka's ReplicaManager). Produce appends here; Fetch reads here
+// (fetchMessages, with fetch-reads.ts and delayed-fetch.ts), and so do the offset lookups of
+// ListOffsets and OffsetForLeaderEpoch (offset-lookups.ts); the Controller tells it when topics
+// come and go.
 //
 // Appends to a partition take their turns in arrival order: the producer-state check, offset
 // assignment, the producer-state update and the write of one append happen with no await in
@@ -27,7 +29,7 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
-import type { TopicRecord } from '../cluster/metadata-store';
+import type { MetadataStore, TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../common/errors';
 import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
@@ -40,6 +42,11 @@ import {
 } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
+import { DelayedFetch } from './delayed-fetch';
+import {
+  failedRead, readLog, readWithinBudget, type FetchIsolation, type FetchParams, type FetchPartition, type FetchPartitionResult,
+} from './fetch-reads';
+import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
 
 export interface PartitionAppend {
   errorCode: number;
@@ -124,6 +131,15 @@ function refusedAppend(checked: RecordValidationError): PartitionAppend {
 
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
+/** A request's currentLeaderEpoch when the client does not know it (Kafka: only -1 means absent). */
+export const NO_LEADER_EPOCH = -1;
+
+/** A partition we lead, found for a request, and its current leader epoch. */
+export interface LeaderPartition {
+  partition: Partition;
+  leaderEpoch: number;
+}
+
 /**
  * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
  * before the first offset of the oldest transaction not over yet, and never pass the high
@@ -151,6 +167,8 @@ export class ReplicaManager implements TopicStorage {
 
   private constructor(
     readonly logs: LogManager,
+    /** The topics and partitions that exist, and their leader epochs. */
+    private readonly metadata: Pick<MetadataStore, 'topic'>,
     private readonly config: BrokerConfig,
     private readonly logger: Logger,
   ) {
@@ -171,7 +189,8 @@ export class ReplicaManager implements TopicStorage {
    * the log after it, and the partition goes online: until then partitionLoading() says so, and
    * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
    */
-  static async open(config: BrokerConfig, topics: TopicRecord[], log: Logger): Promise<ReplicaManager> {
+  static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger): Promise<ReplicaManager> {
+    const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
     let manager: ReplicaManager | undefined;
     const loadedEarly: PartitionLog[] = [];
@@ -195,7 +214,7 @@ export class ReplicaManager implements TopicStorage {
       producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
     });
-    const opened = new ReplicaManager(logs, config, log);
+    const opened = new ReplicaManager(logs, metadata, config, log);
     manager = opened;
     loadedEarly.forEach(goOnline);
     opened.loaded = (async () => {
@@ -239,6 +258,117 @@ export class ReplicaManager implements TopicStorage {
 
   allPartitions(): IterableIterator<Partition> {
     return this.partitions.values();
+  }
+
+  // ------------------------------------------------------------- reads
+
+  /**
+   * The partition a request names, if we lead it, and its current leader epoch; else the error Kafka
+   * answers (ReplicaManager.getPartitionOrException: unknown, then offline; then
+   * Partition.checkCurrentLeaderEpoch: an older currentLeaderEpoch FENCED_LEADER_EPOCH, a newer one
+   * UNKNOWN_LEADER_EPOCH).
+   */
+  leaderPartition(topic: string, index: number, currentLeaderEpoch: number): LeaderPartition | { errorCode: number } {
+    const meta = this.metadata.topic(topic)?.partitions[index];
+    const partition = meta ? this.partition(topic, index) : undefined;
+    // Still loading at start-up: Kafka answers this for a partition it does not host (yet); clients retry.
+    if (meta && !partition && this.partitionLoading(topic, index)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    if (!meta || !partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    if (partition.log.offline) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+    if (currentLeaderEpoch !== NO_LEADER_EPOCH) {
+      if (currentLeaderEpoch < meta.leaderEpoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH };
+      if (currentLeaderEpoch > meta.leaderEpoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH };
+    }
+    return { partition, leaderEpoch: meta.leaderEpoch };
+  }
+
+  /**
+   * Reads partitions for a fetch (Kafka's ReplicaManager.fetchMessages), one result per partition in
+   * order, within the fetch's byte budget (readWithinBudget). When fewer than minBytes are there and
+   * no partition failed, it waits on the fetch purgatory until appends bring enough bytes or maxWaitMs
+   * passes, then reads again. A read_committed wait counts the bytes appended to a partition only
+   * once its last stable offset has moved, so it wakes when a marker ends the transaction it waits
+   * behind (Kafka counts the bytes below the LSO: with a large minBytes, data appended before the
+   * wait began is not counted here).
+   */
+  async fetchMessages(params: FetchParams, partitions: readonly FetchPartition[]): Promise<FetchPartitionResult[]> {
+    const read = (p: FetchPartition, maxBytes: number, minOneMessage: boolean): Promise<FetchPartitionResult> => {
+      const found = this.leaderPartition(p.topic, p.partition, p.currentLeaderEpoch);
+      if ('errorCode' in found) return Promise.resolve(failedRead(found.errorCode, params.isolation));
+      return readLog(found.partition.log, lastStableOffset(found.partition), p.fetchOffset, maxBytes, minOneMessage, params);
+    };
+    let results = await readWithinBudget(partitions, params.maxBytes, read);
+    const available = results.reduce((n, r) => n + r.records.length, 0);
+    const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
+    if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && partitions.length > 0) {
+      await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation === 'txn-committed');
+      results = await readWithinBudget(partitions, params.maxBytes, read);
+    }
+    return results;
+  }
+
+  /**
+   * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
+   * last stable offset moved), a partition disappears or is replaced, or the wait ends.
+   */
+  private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, readCommitted: boolean): Promise<void> {
+    const watched = partitions.map((p) => this.partition(p.topic, p.partition)).map((partition) => ({
+      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: readCommitted && partition ? lastStableOffset(partition) : -1,
+    }));
+    const readableBytesSince = (): number | undefined => {
+      let added = 0;
+      for (const w of watched) {
+        if (!w.partition) continue;
+        if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
+        // Bytes behind an open transaction are not readable yet (lsoAtStart is -1 reading uncommitted).
+        if (w.lsoAtStart >= 0 && lastStableOffset(w.partition) === w.lsoAtStart) continue;
+        added += w.partition.appendedBytes - w.appendedAtStart;
+      }
+      return added;
+    };
+    const keys = [...new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))];
+    return new Promise((resolve) => this.fetchPurgatory.tryCompleteElseWatch(new DelayedFetch(maxWaitMs, missingBytes, readableBytesSince, resolve), keys));
+  }
+
+  /**
+   * ListOffsets v1+ (Kafka's Partition.fetchOffsetForTimestamp, see offsetForTimestamp): the offset
+   * for `timestamp` in a partition we lead, bounded by what `isolation` may read. Rejects when the
+   * log cannot be read.
+   */
+  async fetchOffsetForTimestamp(
+    topic: string, index: number, currentLeaderEpoch: number, timestamp: number, isolation: FetchIsolation,
+  ): Promise<OffsetLookup> {
+    const leader = this.leaderPartition(topic, index, currentLeaderEpoch);
+    if ('errorCode' in leader) return { errorCode: leader.errorCode, ...NOT_FOUND };
+    const { partition: p, leaderEpoch } = leader;
+    const lastFetchableOffset = isolation === 'log-end' ? p.log.logEndOffset
+      : isolation === 'txn-committed' ? lastStableOffset(p) : p.log.highWatermark;
+    return { errorCode: ErrorCode.NONE, ...await offsetForTimestamp(p.log, leaderEpoch, timestamp, lastFetchableOffset) };
+  }
+
+  /**
+   * ListOffsets v0 (Kafka's Partition.legacyFetchOffsetsForTimestamp, see legacyOffsetsBefore),
+   * capped at the high watermark for a consumer. Rejects when the log cannot be read.
+   */
+  async legacyFetchOffsetsForTimestamp(
+    topic: string, index: number, timestamp: number, maxNumOffsets: number, isFromConsumer: boolean,
+  ): Promise<{ errorCode: number; offsets: number[] }> {
+    const leader = this.leaderPartition(topic, index, NO_LEADER_EPOCH);
+    if ('errorCode' in leader) return { errorCode: leader.errorCode, offsets: [] };
+    const { log } = leader.partition;
+    const offsets = await legacyOffsetsBefore(log, timestamp, maxNumOffsets);
+    const hw = log.highWatermark;
+    const capped = isFromConsumer && offsets.some((o) => o > hw) ? [hw, ...offsets.filter((o) => o <= hw)] : offsets;
+    return { errorCode: ErrorCode.NONE, offsets: capped };
+  }
+
+  /** OffsetForLeaderEpoch (Kafka's Partition.lastOffsetForLeaderEpoch, see lastOffsetForLeaderEpoch). */
+  lastOffsetForLeaderEpoch(
+    topic: string, index: number, currentLeaderEpoch: number, requestedEpoch: number,
+  ): { errorCode: number; epoch: number; endOffset: number } {
+    const leader = this.leaderPartition(topic, index, currentLeaderEpoch);
+    if ('errorCode' in leader) return { errorCode: leader.errorCode, epoch: -1, endOffset: -1 };
+    return { errorCode: ErrorCode.NONE, ...lastOffsetForLeaderEpoch(leader.partition.log, leader.leaderEpoch, requestedEpoch) };
   }
 
   // ------------------------------------------------------------- TopicStorage

@@ -266,7 +266,7 @@ function byId(groups: LoadedGroup[]): Map<string, LoadedGroup> {
 async function openStorage(dataDir: string) {
   const config = BrokerConfig.load({ flags: { host: '127.0.0.1', port: 0, dataDir } });
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
-  const replicas = await ReplicaManager.open(config, store.topics(), createLogger({ level: 'silent' }));
+  const replicas = await ReplicaManager.open(config, store, createLogger({ level: 'silent' }));
   const controller = new Controller(store, config, { nodeId: config.nodeId, host: '127.0.0.1', port: 0, rack: null }, replicas);
   return {
     nodeId: config.nodeId, replicas, controller,
