@@ -18,7 +18,11 @@
  * latestVersionUnstable, encode/decode Request/Response }), apiSpecList,
  * getApiSpec(key), requestHeaderVersion/responseHeaderVersion,
  * readRequestHeader, encodeResponseFrame/encodeRequestFrame, the header
- * codecs, and every message type (type-only re-exports). Message modules are
+ * codecs, and every message type (type-only re-exports). Data specs (type
+ * "data": records Kafka writes to its logs, e.g. __consumer_offsets keys and
+ * values) get the same per-file codecs and no apiSpecs entry. Each file imports
+ * only what it uses, and parameters a function does not read are prefixed
+ * with _ (noUnusedLocals/noUnusedParameters hold). Message modules are
  * loaded lazily on first use of their apiSpecs entry (fast start-up); import
  * codec functions directly from './generated/<Message>' when needed.
  *
@@ -771,70 +775,78 @@ function structsNeedingDefaults(msg) {
   return need;
 }
 
+/** `name` is read in `code` as a variable (not as a property, `.name`, or inside a path string). */
+function uses(code, name) {
+  return new RegExp(`(?<![.\\w'])${name}\\b`).test(code);
+}
+
+/**
+ * A function definition whose parameters (`[name, type]` pairs) that the body does not read are
+ * prefixed with `_`, so that the output compiles under noUnusedParameters.
+ */
+function fnDef(head, params, ret, body) {
+  const text = body.join('\n');
+  const list = params.map(([n, t]) => `${uses(text, n) ? n : `_${n}`}: ${t}`).join(', ');
+  return [`${head}(${list}): ${ret} {`, ...indent(body, 1), '}', ''];
+}
+
 function genFile(msg) {
-  const out = [HEADER];
-  const usesBuffer = (st) => st.fields.some((f) => f.type.kind === 'prim' && (f.type.prim === 'bytes' || f.type.prim === 'records') && f.default.ts === 'EMPTY_BUFFER');
-  const usesZeroUuid = (st) => st.fields.some((f) => f.default.ts === 'ZERO_UUID');
   const all = [msg.root, ...msg.structs.values()];
-  const imports = ['Reader', 'Writer', 'unsupportedField', 'nullNotAllowed', 'checkVersion'];
-  if (all.some(usesBuffer)) imports.push('EMPTY_BUFFER');
-  if (all.some(usesZeroUuid)) imports.push('ZERO_UUID');
-  out.push(`import { ${imports.join(', ')} } from '../primitives';`, '');
   const ver = `versions ${fmtVersions(msg.valid)}, flexible ${fmtVersions(msg.flexible)}`;
 
   // interfaces: root first, then structs in definition order
+  const interfaces = [];
   for (const st of all) {
     const doc = st.root
       ? `${msg.name}${msg.apiKey !== undefined ? ` (api key ${msg.apiKey})` : ''}: ${ver}.`
       : `${st.typeName} struct of ${msg.name} (present in versions ${fmtVersions(st.ctx)}).`;
-    out.push(`/** ${doc} */`, `export interface ${st.iface} {`);
+    interfaces.push(`/** ${doc} */`, `export interface ${st.iface} {`);
     for (const f of st.fields) {
-      out.push(`  /** ${describeField(f)} */`, `  ${f.prop}${f.optional ? '?' : ''}: ${fieldTsType(f)};`);
+      interfaces.push(`  /** ${describeField(f)} */`, `  ${f.prop}${f.optional ? '?' : ''}: ${fieldTsType(f)};`);
     }
-    out.push('}', '');
+    interfaces.push('}', '');
   }
 
-  // default / isDefault helpers
-  const needDefaults = structsNeedingDefaults(msg);
-  for (const st of all) {
-    if (!needDefaults.has(st)) continue;
-    out.push(`function default${st.iface}(): ${st.iface} {`);
-    if (st.fields.length === 0) out.push('  return {};');
-    else out.push('  return {', ...st.fields.map((f) => `    ${f.prop}: ${f.default.ts},`), '  };');
-    out.push('}', '');
-    out.push(`function isDefault${st.iface}(m: ${st.iface}): boolean {`);
-    for (const f of st.fields) {
-      const acc = `m.${f.prop}`;
-      const test = nonDefaultExpr(f, acc);
-      out.push(`  if (${f.optional ? `${acc} !== undefined && ` : ''}${f.optional && /[|&]/.test(test) ? `(${test})` : test}) return false;`);
-    }
-    out.push('  return true;', '}', '');
-  }
-
-  // struct codecs
+  const codecs = [];
   for (const st of msg.structs.values()) {
-    out.push(`function encode${st.iface}(w: Writer, m: ${st.iface}, version: number): void {`, ...indent(genEncodeBody(msg, st), 1), '}', '');
-    out.push(`function decode${st.iface}(r: Reader, version: number): ${st.iface} {`, ...indent(genDecodeBody(msg, st), 1), '}', '');
+    codecs.push(...fnDef(`function encode${st.iface}`, [['w', 'Writer'], ['m', st.iface], ['version', 'number']], 'void', genEncodeBody(msg, st)));
+    codecs.push(...fnDef(`function decode${st.iface}`, [['r', 'Reader'], ['version', 'number']], st.iface, genDecodeBody(msg, st)));
   }
-
   const lo = msg.valid.lo;
   const hi = msg.valid.hi;
-  out.push(`export const ${msg.name}Versions = { min: ${lo}, max: ${hi}, flexibleMin: ${isEmpty(msg.flexible) ? 'Infinity' : msg.flexible.lo} } as const;`, '');
-  out.push(
-    `export function encode${msg.name}(w: Writer, m: ${msg.name}, version: number): void {`,
-    `  checkVersion('${msg.name}', version, ${lo}, ${hi});`,
-    ...indent(genEncodeBody(msg, msg.root), 1),
-    '}',
-    '',
-  );
-  out.push(
-    `export function decode${msg.name}(r: Reader, version: number): ${msg.name} {`,
-    `  checkVersion('${msg.name}', version, ${lo}, ${hi});`,
-    ...indent(genDecodeBody(msg, msg.root), 1),
-    '}',
-    '',
-  );
-  return out.join('\n');
+  codecs.push(`export const ${msg.name}Versions = { min: ${lo}, max: ${hi}, flexibleMin: ${isEmpty(msg.flexible) ? 'Infinity' : msg.flexible.lo} } as const;`, '');
+  const check = `checkVersion('${msg.name}', version, ${lo}, ${hi});`;
+  codecs.push(...fnDef(`export function encode${msg.name}`, [['w', 'Writer'], ['m', msg.name], ['version', 'number']], 'void', [check, ...genEncodeBody(msg, msg.root)]));
+  codecs.push(...fnDef(`export function decode${msg.name}`, [['r', 'Reader'], ['version', 'number']], msg.name, [check, ...genDecodeBody(msg, msg.root)]));
+
+  // default / isDefault helpers, only those the codecs (or other helpers in use) call
+  const helpers = new Map();
+  for (const st of structsNeedingDefaults(msg)) {
+    const fields = st.fields.length === 0 ? ['return {};'] : ['return {', ...st.fields.map((f) => `  ${f.prop}: ${f.default.ts},`), '};'];
+    helpers.set(`default${st.iface}`, fnDef(`function default${st.iface}`, [], st.iface, fields));
+    const tests = st.fields.map((f) => {
+      const acc = `m.${f.prop}`;
+      const test = nonDefaultExpr(f, acc);
+      return `if (${f.optional ? `${acc} !== undefined && ` : ''}${f.optional && /[|&]/.test(test) ? `(${test})` : test}) return false;`;
+    });
+    helpers.set(`isDefault${st.iface}`, fnDef(`function isDefault${st.iface}`, [['m', st.iface]], 'boolean', [...tests, 'return true;']));
+  }
+  const used = new Set();
+  let reachable = codecs.join('\n');
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, lines] of helpers) {
+      if (used.has(name) || !uses(reachable, name)) continue;
+      used.add(name);
+      reachable += `\n${lines.join('\n')}`;
+      grew = true;
+    }
+  }
+  const helperLines = [...helpers].filter(([name]) => used.has(name)).flatMap(([, lines]) => lines);
+
+  const code = [...helperLines, ...codecs].join('\n');
+  const imports = ['Reader', 'Writer', 'unsupportedField', 'nullNotAllowed', 'checkVersion', 'EMPTY_BUFFER', 'ZERO_UUID'].filter((n) => uses(code, n));
+  return [HEADER, `import { ${imports.join(', ')} } from '../primitives';`, '', ...interfaces, ...helperLines, ...codecs].join('\n');
 }
 
 // ---------------------------------------------------------------------------
@@ -879,12 +891,17 @@ function genIndex(msgs) {
   );
   out.push(`import { Reader, Writer } from '../primitives';`);
   const headers = ['RequestHeader', 'ResponseHeader'];
-  const names = [...msgs.map((m) => m.name)].sort().filter((n) => !headers.includes(n));
-  for (const n of headers) out.push(`import { encode${n}, decode${n} } from './${n}';`, `import type { ${n} } from './${n}';`);
+  // API messages are loaded through apiSpecs; data messages (records, not requests) only have their types here.
+  const names = msgs.filter((m) => m.kind === 'request' || m.kind === 'response').map((m) => m.name).sort();
+  const dataNames = msgs.filter((m) => m.kind === 'data').map((m) => m.name).sort();
+  out.push(
+    "import { encodeRequestHeader, decodeRequestHeader, type RequestHeader } from './RequestHeader';",
+    "import { encodeResponseHeader } from './ResponseHeader';",
+  );
   for (const n of names) out.push(`import type { ${n} } from './${n}';`);
   out.push('');
   for (const n of headers) out.push(`export * from './${n}';`);
-  for (const n of names) out.push(`export type * from './${n}';`);
+  for (const n of [...names, ...dataNames].sort()) out.push(`export type * from './${n}';`);
   out.push('');
   for (const n of names) {
     out.push(

@@ -6,8 +6,7 @@
 // refuses the transitions Kafka refuses.
 import { CONSUMER_PROTOCOL_TYPE, subscribedTopics } from './consumer-protocol';
 import { ErrorCode } from '../common/errors';
-import { offsetKey } from './offsets-log';
-import type { TopicPartitionOffset } from './store';
+import { offsetKey, type TopicPartitionOffset } from './store';
 
 /**
  * An offset with the sequence number of its write (its place in the log): of two writes of a

@@ -39,9 +39,7 @@ import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../common/errors';
 import type { BatchInfo } from '../records/batch';
 import { decodeRecords, readEndTxnMarker, type BuildRecord } from '../records/records';
-import {
-  appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge, type TxnProducer,
-} from '../replica/internal-append';
+import { appendInternalRecords, commonCoordinatorError, coordinatorAppendError, isTooLarge } from '../replica/internal-append';
 import type { Partition, ReplicaManager } from '../replica/replica-manager';
 import { replayBatches } from '../storage/replay';
 import {
@@ -53,51 +51,10 @@ import {
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
 } from './offsets-records';
-
-export interface OffsetAndMetadata {
-  offset: number;
-  leaderEpoch: number;
-  metadata: string;
-  commitTimestamp: number;
-  /** -1: none. */
-  expireTimestamp: number;
-}
-
-export interface GroupMemberSnapshot {
-  memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  rebalanceTimeoutMs: number;
-  sessionTimeoutMs: number;
-  subscription: Buffer;
-  assignment: Buffer;
-}
-
-export interface GroupSnapshot {
-  protocolType: string;
-  generationId: number;
-  protocolName: string | null;
-  leader: string | null;
-  currentStateTimestamp: number;
-  members: GroupMemberSnapshot[];
-}
-
-export type TopicPartitionOffset = OffsetAndMetadata & { topic: string; partition: number };
-
-/** An offset read back from the log, with the log offset of its record (which of two writes is later). */
-export type LoadedOffset = TopicPartitionOffset & { logOffset: number };
-
-export interface LoadedGroup {
-  groupId: string;
-  group: GroupSnapshot | null;
-  /** Keyed `${topic}:${partition}` (':' cannot appear in a topic name). */
-  offsets: Map<string, LoadedOffset>;
-  /** Transactional offsets whose transaction has no marker in the log yet: by producer id, then key. */
-  pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
-}
-
-export type { TxnProducer };
+import {
+  offsetKey, type GroupSnapshot, type LoadedGroup, type LoadedOffset, type OffsetAndMetadata, type OffsetsStore,
+  type TopicPartitionKey, type TopicPartitionOffset, type TxnProducer,
+} from './store';
 
 export const OFFSETS_TOPIC = GROUP_METADATA_TOPIC_NAME;
 /** offsets.topic.segment.bytes default. */
@@ -107,8 +64,6 @@ export const DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES = 104857600;
 export function offsetsTopicConfigs(segmentBytes = DEFAULT_OFFSETS_TOPIC_SEGMENT_BYTES): Record<string, string> {
   return { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(segmentBytes) };
 }
-
-export const offsetKey = (topic: string, partition: number): string => `${topic}:${partition}`;
 
 // ---------------------------------------------------------------------------------------------------------
 // Error mapping
@@ -237,7 +192,7 @@ function parseRecord(key: Buffer, value: Buffer | null, logOffset: number): Pars
 // OffsetsLog
 // ---------------------------------------------------------------------------------------------------------
 
-export class OffsetsLog {
+export class OffsetsLog implements OffsetsStore {
   constructor(
     private readonly replicas: ReplicaManager,
     /** offsets.topic.num.partitions */
@@ -288,13 +243,13 @@ export class OffsetsLog {
   }
 
   /** Tombstones for the listed offsets, then for the group (the order Kafka's cleanupGroupMetadata writes). */
-  deleteGroup(groupId: string, offsetKeys: Array<{ topic: string; partition: number }>): Promise<number> {
+  deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[]): Promise<number> {
     const records: BuildRecord[] = offsetKeys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null }));
     records.push({ key: encodeGroupMetadataKey(groupId), value: null });
     return this.append(groupId, records, deletionAppendError);
   }
 
-  deleteOffsets(groupId: string, keys: Array<{ topic: string; partition: number }>): Promise<number> {
+  deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
     if (keys.length === 0) return Promise.resolve(ErrorCode.NONE);
     return this.append(groupId, keys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null })), deletionAppendError);
   }

@@ -6,6 +6,10 @@
 //   key   = int16 record type (historically "the key version") | key message at version 0
 //   value = int16 value version | value message at that version;  null value = tombstone (deletes the key)
 //
+// The messages are generated from protocol-specs/ (OffsetCommitKey, OffsetCommitValue,
+// GroupMetadataKey, GroupMetadataValue); this file adds the framing, the version choice and the
+// mapping to the coordinator's types.
+//
 // Record types (group-coordinator/src/main/resources/common/message/*.json, apiKey of each):
 //   0 LegacyOffsetCommitKey {group, topic, partition}  -> value LegacyOffsetCommitValue (= OffsetCommitValue v0)
 //   1 OffsetCommitKey       {group, topic, partition}  -> value OffsetCommitValue v0-4
@@ -15,15 +19,6 @@
 // Older Kafka described the same bytes as OffsetCommitKey versions 0-1 and GroupMetadataKey version 2
 // (identical schemas): type 0 keys come from brokers of before 0.10 and are still read.
 //
-// OffsetCommitValue (versions 0-4, flexible from 4):
-//   offset int64 | leaderEpoch int32 (v3+, default -1) | metadata string | commitTimestamp int64
-//   | expireTimestamp int64 (v1 only, default -1) | v4+: tagged fields, tag 0 = topicId uuid (Kafka 4.1)
-// GroupMetadataValue (versions 0-4, flexible from 4):
-//   protocolType string | generation int32 | protocol nullable string | leader nullable string
-//   | currentStateTimestamp int64 (v2+, default -1) | members [MemberMetadata] | v4+: tagged fields
-//   MemberMetadata: memberId string | groupInstanceId nullable string (v3+) | clientId string
-//   | clientHost string | rebalanceTimeout int32 (v1+) | sessionTimeout int32 | subscription bytes
-//   | assignment bytes | v4+: tagged fields
 // Every version-dependent field is "ignorable": writing an older version silently drops it.
 //
 // Versions written: offset commits v3, or v1 when the commit carries an expire timestamp (v1 is the
@@ -33,7 +28,17 @@
 // writes group metadata v3. Kafka 4.1 writes offset commits as v4 to carry the tagged topicId, which
 // Fjord does not track; v3 is kept: every Kafka reader since 2.3 understands it, v4 needs 3.5+ (KIP-915).
 import { ProtocolError, Reader, Writer, ZERO_UUID } from '../protocol/primitives';
-import type { GroupMemberSnapshot, GroupSnapshot, OffsetAndMetadata } from './offsets-log';
+import { decodeGroupMetadataKey, encodeGroupMetadataKey as writeGroupMetadataKey } from '../protocol/generated/GroupMetadataKey';
+import {
+  decodeGroupMetadataValue as readGroupMetadataValue, encodeGroupMetadataValue as writeGroupMetadataValue,
+  GroupMetadataValueVersions,
+} from '../protocol/generated/GroupMetadataValue';
+import { decodeOffsetCommitKey, encodeOffsetCommitKey as writeOffsetCommitKey } from '../protocol/generated/OffsetCommitKey';
+import {
+  decodeOffsetCommitValue as readOffsetCommitValue, encodeOffsetCommitValue as writeOffsetCommitValue,
+  OffsetCommitValueVersions,
+} from '../protocol/generated/OffsetCommitValue';
+import type { GroupSnapshot, OffsetAndMetadata } from './store';
 
 export const LEGACY_OFFSET_COMMIT_KEY_TYPE = 0;
 export const OFFSET_COMMIT_KEY_TYPE = 1;
@@ -45,9 +50,8 @@ export const OFFSET_COMMIT_VALUE_VERSION = 3;
 export const OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRE = 1;
 export const GROUP_METADATA_VALUE_VERSION = 3;
 
-const MAX_OFFSET_COMMIT_VALUE_VERSION = 4;
-const MAX_GROUP_METADATA_VALUE_VERSION = 4;
-const FIRST_FLEXIBLE_VERSION = 4;
+/** Keys are written at version 0 after their record type. */
+const KEY_VERSION = 0;
 
 /** Kafka's version choice (GroupCoordinatorRecordHelpers.offsetCommitValueVersion). */
 export function offsetCommitValueVersion(expireTimestamp: number): number {
@@ -68,16 +72,14 @@ export function encodeOffsetCommitKey(group: string, topic: string, partition: n
   if (type !== OFFSET_COMMIT_KEY_TYPE && type !== LEGACY_OFFSET_COMMIT_KEY_TYPE) throw new Error(`not an offset commit key type: ${type}`);
   const w = new Writer(16 + group.length + topic.length);
   w.int16(type);
-  w.string(group);
-  w.string(topic);
-  w.int32(partition);
+  writeOffsetCommitKey(w, { group, topic, partition }, KEY_VERSION);
   return w.finishOne();
 }
 
 export function encodeGroupMetadataKey(group: string): Buffer {
   const w = new Writer(8 + group.length);
   w.int16(GROUP_METADATA_KEY_TYPE);
-  w.string(group);
+  writeGroupMetadataKey(w, { group }, KEY_VERSION);
   return w.finishOne();
 }
 
@@ -87,14 +89,10 @@ export function decodeKey(key: Buffer): OffsetsRecordKey {
   const type = r.int16();
   switch (type) {
     case LEGACY_OFFSET_COMMIT_KEY_TYPE:
-    case OFFSET_COMMIT_KEY_TYPE: {
-      const group = r.string();
-      const topic = r.string();
-      const partition = r.int32();
-      return { kind: 'offset', type, group, topic, partition };
-    }
+    case OFFSET_COMMIT_KEY_TYPE:
+      return { kind: 'offset', type, ...decodeOffsetCommitKey(r, KEY_VERSION) };
     case GROUP_METADATA_KEY_TYPE:
-      return { kind: 'group', type, group: r.string() };
+      return { kind: 'group', type, group: decodeGroupMetadataKey(r, KEY_VERSION).group };
     default:
       return { kind: 'unknown', type };
   }
@@ -114,57 +112,31 @@ export interface DecodedOffsetCommitValue extends OffsetCommitValue {
   topicId: string;
 }
 
-function checkVersion(what: string, version: number, max: number): void {
-  if (!Number.isInteger(version) || version < 0 || version > max) {
-    throw new ProtocolError(`${what} version ${version} is not in the supported range 0-${max}`);
-  }
-}
-
 export function encodeOffsetCommitValue(v: OffsetCommitValue, version = offsetCommitValueVersion(v.expireTimestamp)): Buffer {
-  checkVersion('OffsetCommitValue', version, MAX_OFFSET_COMMIT_VALUE_VERSION);
-  const flexible = version >= FIRST_FLEXIBLE_VERSION;
+  checkValueVersion('OffsetCommitValue', version, OffsetCommitValueVersions.max);
   const w = new Writer(40 + v.metadata.length * 3);
   w.int16(version);
-  w.int64(BigInt(v.offset));
-  if (version >= 3) w.int32(v.leaderEpoch);
-  if (flexible) w.compactString(v.metadata);
-  else w.string(v.metadata);
-  w.int64(BigInt(v.commitTimestamp));
-  if (version === 1) w.int64(BigInt(v.expireTimestamp));
-  if (flexible) {
-    const topicId = v.topicId ?? ZERO_UUID;
-    if (topicId !== ZERO_UUID) {
-      w.unsignedVarint(1); // one tagged field
-      w.unsignedVarint(0); // tag 0: topicId
-      w.unsignedVarint(16);
-      w.uuid(topicId);
-    } else {
-      w.unsignedVarint(0);
-    }
-  }
+  writeOffsetCommitValue(w, {
+    offset: BigInt(v.offset), leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: BigInt(v.commitTimestamp),
+    expireTimestamp: BigInt(v.expireTimestamp), topicId: v.topicId ?? ZERO_UUID,
+  }, version);
   return w.finishOne();
 }
 
 export function decodeOffsetCommitValue(value: Buffer): DecodedOffsetCommitValue {
   const r = new Reader(value);
   const version = r.int16();
-  checkVersion('OffsetCommitValue', version, MAX_OFFSET_COMMIT_VALUE_VERSION);
-  const flexible = version >= FIRST_FLEXIBLE_VERSION;
-  const offset = safeNumber(r.int64(), 'offset');
-  const leaderEpoch = version >= 3 ? r.int32() : -1;
-  const metadata = flexible ? r.compactString() : r.string();
-  const commitTimestamp = safeNumber(r.int64(), 'commitTimestamp');
-  const expireTimestamp = version === 1 ? safeNumber(r.int64(), 'expireTimestamp') : -1;
-  let topicId = ZERO_UUID;
-  if (flexible) {
-    readTaggedFields(r, (tag, size) => {
-      if (tag !== 0) return false;
-      if (size !== 16) throw new ProtocolError(`OffsetCommitValue topicId tag has size ${size}, expected 16`);
-      topicId = r.uuid();
-      return true;
-    });
-  }
-  return { version, offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp, topicId };
+  checkValueVersion('OffsetCommitValue', version, OffsetCommitValueVersions.max);
+  const v = readOffsetCommitValue(r, version);
+  return {
+    version,
+    offset: safeNumber(v.offset, 'offset'),
+    leaderEpoch: v.leaderEpoch ?? -1,
+    metadata: v.metadata,
+    commitTimestamp: safeNumber(v.commitTimestamp, 'commitTimestamp'),
+    expireTimestamp: safeNumber(v.expireTimestamp ?? -1n, 'expireTimestamp'),
+    topicId: v.topicId ?? ZERO_UUID,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -176,87 +148,59 @@ export interface DecodedGroupMetadataValue extends GroupSnapshot {
 }
 
 export function encodeGroupMetadataValue(g: GroupSnapshot, version = GROUP_METADATA_VALUE_VERSION): Buffer {
-  checkVersion('GroupMetadataValue', version, MAX_GROUP_METADATA_VALUE_VERSION);
-  const flex = version >= FIRST_FLEXIBLE_VERSION;
+  checkValueVersion('GroupMetadataValue', version, GroupMetadataValueVersions.max);
   const w = new Writer(256);
-  const str = (s: string) => (flex ? w.compactString(s) : w.string(s));
-  const nstr = (s: string | null) => (flex ? w.compactNullableString(s) : w.nullableString(s));
-  const bytes = (b: Buffer) => (flex ? w.compactBytes(b) : w.bytes(b));
   w.int16(version);
-  str(g.protocolType);
-  w.int32(g.generationId);
-  nstr(g.protocolName);
-  nstr(g.leader);
-  if (version >= 2) w.int64(BigInt(g.currentStateTimestamp));
-  if (flex) w.compactArrayLength(g.members.length);
-  else w.arrayLength(g.members.length);
-  for (const m of g.members) {
-    str(m.memberId);
-    if (version >= 3) nstr(m.groupInstanceId);
-    str(m.clientId);
-    str(m.clientHost);
-    if (version >= 1) w.int32(m.rebalanceTimeoutMs);
-    w.int32(m.sessionTimeoutMs);
-    bytes(m.subscription);
-    bytes(m.assignment);
-    if (flex) w.unsignedVarint(0);
-  }
-  if (flex) w.unsignedVarint(0);
+  writeGroupMetadataValue(w, {
+    protocolType: g.protocolType,
+    generation: g.generationId,
+    protocol: g.protocolName,
+    leader: g.leader,
+    currentStateTimestamp: BigInt(g.currentStateTimestamp),
+    members: g.members.map((m) => ({
+      memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
+      rebalanceTimeout: m.rebalanceTimeoutMs, sessionTimeout: m.sessionTimeoutMs, subscription: m.subscription, assignment: m.assignment,
+    })),
+  }, version);
   return w.finishOne();
 }
 
 export function decodeGroupMetadataValue(value: Buffer): DecodedGroupMetadataValue {
   const r = new Reader(value);
   const version = r.int16();
-  checkVersion('GroupMetadataValue', version, MAX_GROUP_METADATA_VALUE_VERSION);
-  const flex = version >= FIRST_FLEXIBLE_VERSION;
-  const str = () => (flex ? r.compactString() : r.string());
-  const nstr = () => (flex ? r.compactNullableString() : r.nullableString());
-  // Copies: the loaded snapshot must not pin the (large) read buffer the record came from.
-  const bytes = () => Buffer.from(flex ? r.compactBytes() : r.bytes());
-  const protocolType = str();
-  const generationId = r.int32();
-  const protocolName = nstr();
-  const leader = nstr();
-  const currentStateTimestamp = version >= 2 ? safeNumber(r.int64(), 'currentStateTimestamp') : -1;
-  const count = flex ? r.compactArrayLength() : r.arrayLength();
-  if (count < 0) throw new ProtocolError('GroupMetadataValue members is not nullable');
-  const members: GroupMemberSnapshot[] = [];
-  for (let i = 0; i < count; i++) {
-    const memberId = str();
-    const groupInstanceId = version >= 3 ? nstr() : null;
-    const clientId = str();
-    const clientHost = str();
-    const rebalanceTimeout = version >= 1 ? r.int32() : null;
-    const sessionTimeoutMs = r.int32();
-    const subscription = bytes();
-    const assignment = bytes();
-    if (flex) readTaggedFields(r, () => false);
-    members.push({
-      memberId, groupInstanceId, clientId, clientHost,
+  checkValueVersion('GroupMetadataValue', version, GroupMetadataValueVersions.max);
+  const g = readGroupMetadataValue(r, version);
+  return {
+    version,
+    protocolType: g.protocolType,
+    generationId: g.generation,
+    protocolName: g.protocol,
+    leader: g.leader,
+    currentStateTimestamp: safeNumber(g.currentStateTimestamp ?? -1n, 'currentStateTimestamp'),
+    members: g.members.map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId ?? null,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
       // v0 has no rebalance timeout: Kafka's classic coordinator used the session timeout
       // (GroupMetadataManager.readGroupMessageValue, `if (version == 0) sessionTimeout`).
-      rebalanceTimeoutMs: rebalanceTimeout ?? sessionTimeoutMs,
-      sessionTimeoutMs, subscription, assignment,
-    });
-  }
-  if (flex) readTaggedFields(r, () => false);
-  return { version, protocolType, generationId, protocolName, leader, currentStateTimestamp, members };
+      rebalanceTimeoutMs: version >= 1 ? m.rebalanceTimeout ?? 0 : m.sessionTimeout,
+      sessionTimeoutMs: m.sessionTimeout,
+      // Copies: the loaded snapshot must not pin the (large) read buffer the record came from.
+      subscription: Buffer.from(m.subscription),
+      assignment: Buffer.from(m.assignment),
+    })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // helpers
 // ---------------------------------------------------------------------------------------------------------
 
-/** A tagged-field section; `known` reads a field it knows (returning true) or declines (it is skipped). */
-function readTaggedFields(r: Reader, known: (tag: number, size: number) => boolean): void {
-  const count = r.unsignedVarint();
-  for (let i = 0; i < count; i++) {
-    const tag = r.unsignedVarint();
-    const size = r.unsignedVarint();
-    const end = r.beginTaggedField(size);
-    if (known(tag, size)) r.endTaggedField(end, tag);
-    else r.skip(size);
+/** A version read from a record (or asked for) that is not the message's: the record is not one this broker reads. */
+function checkValueVersion(what: string, version: number, max: number): void {
+  if (!Number.isInteger(version) || version < 0 || version > max) {
+    throw new ProtocolError(`${what} version ${version} is not in the supported range 0-${max}`);
   }
 }
 

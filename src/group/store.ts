@@ -1,17 +1,62 @@
-// What the coordinator needs from the persistence of groups and offsets: OffsetsLog
-// (./offsets-log.ts, Kafka's records in __consumer_offsets) in the broker, an in-memory fake in
-// unit tests. Every method answers a Kafka error code, already as the client should see it
-// (0 once the write is in the log).
-import type { GroupSnapshot, LoadedGroup, TopicPartitionOffset, TxnProducer } from './offsets-log';
+// What the coordinator keeps of groups and offsets, and what it needs from their persistence:
+// OffsetsLog (./offsets-log.ts, Kafka's records in __consumer_offsets) in the broker, an in-memory
+// fake in unit tests. Every store method answers a Kafka error code, already as the client should
+// see it (0 once the write is in the log).
+import type { TxnProducer } from '../replica/internal-append';
 
-export type {
-  GroupMemberSnapshot, GroupSnapshot, LoadedGroup, LoadedOffset, OffsetAndMetadata, TopicPartitionOffset, TxnProducer,
-} from './offsets-log';
+export type { TxnProducer };
+
+export interface OffsetAndMetadata {
+  offset: number;
+  leaderEpoch: number;
+  metadata: string;
+  commitTimestamp: number;
+  /** -1: none. */
+  expireTimestamp: number;
+}
+
+export interface GroupMemberSnapshot {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  sessionTimeoutMs: number;
+  subscription: Buffer;
+  assignment: Buffer;
+}
+
+/** A group as __consumer_offsets records it (its GroupMetadataValue). */
+export interface GroupSnapshot {
+  protocolType: string;
+  generationId: number;
+  protocolName: string | null;
+  leader: string | null;
+  currentStateTimestamp: number;
+  members: GroupMemberSnapshot[];
+}
 
 export interface TopicPartitionKey {
   topic: string;
   partition: number;
 }
+
+export type TopicPartitionOffset = OffsetAndMetadata & TopicPartitionKey;
+
+/** An offset read back from the log, with the log offset of its record (which of two writes is later). */
+export type LoadedOffset = TopicPartitionOffset & { logOffset: number };
+
+export interface LoadedGroup {
+  groupId: string;
+  group: GroupSnapshot | null;
+  /** Keyed by offsetKey. */
+  offsets: Map<string, LoadedOffset>;
+  /** Transactional offsets whose transaction has no marker in the log yet: by producer id, then key. */
+  pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
+}
+
+/** The key of a partition in the maps of offsets (':' cannot appear in a topic name). */
+export const offsetKey = (topic: string, partition: number): string => `${topic}:${partition}`;
 
 export interface OffsetsStore {
   storeOffsets(groupId: string, offsets: TopicPartitionOffset[]): Promise<number>;

@@ -50,3 +50,10 @@ export class GroupTimers {
     if (this.tasks.get(task.key) === task) this.tasks.delete(task.key);
   }
 }
+
+// The coordinator's timer keys: JSON arrays, so a group's keys share an unambiguous prefix whatever its id contains.
+export const groupTimersPrefix = (groupId: string): string => `${JSON.stringify([groupId]).slice(0, -1)},`;
+export const heartbeatKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'heartbeat', memberId]);
+export const joinKey = (groupId: string): string => JSON.stringify([groupId, 'join']);
+export const syncKey = (groupId: string): string => JSON.stringify([groupId, 'sync']);
+export const RETENTION_KEY = 'offsets-retention';

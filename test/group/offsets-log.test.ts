@@ -15,10 +15,8 @@ import {
   offsetCommitAppendError,
   OffsetsLog,
   OFFSETS_TOPIC,
-  type GroupSnapshot,
-  type LoadedGroup,
-  type TopicPartitionOffset,
 } from '../../src/group/offsets-log';
+import type { GroupSnapshot, LoadedGroup, TopicPartitionOffset } from '../../src/group/store';
 import {
   decodeGroupMetadataValue,
   decodeKey,

@@ -2,6 +2,7 @@
  * scripts/gen.js: spec parsing rules and failure on specs it cannot handle.
  */
 import { expect } from 'chai';
+import * as fs from 'fs';
 import * as path from 'path';
 import * as generated from '../../src/protocol/generated';
 import { ROOT } from './spec-util';
@@ -86,5 +87,20 @@ describe('code generator (scripts/gen.js)', () => {
         'test',
       ),
     ).not.to.throw();
+  });
+
+  it('imports in each generated file only what the file uses (noUnusedLocals holds there)', () => {
+    const dir = path.join(ROOT, 'src', 'protocol', 'generated');
+    const unused: string[] = [];
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+      const text = fs.readFileSync(path.join(dir, file), 'utf8');
+      for (const m of text.matchAll(/^import (?:type )?\{ ([^}]+) \} from/gm)) {
+        for (const name of m[1].split(',').map((n) => n.trim().replace(/^type /, ''))) {
+          const uses = text.match(new RegExp(`\\b${name}\\b`, 'g'))?.length ?? 0;
+          if (uses < 2) unused.push(`${file}: ${name}`);
+        }
+      }
+    }
+    expect(unused).to.deep.equal([]);
   });
 });
