@@ -278,7 +278,7 @@ async function openStorage(dataDir: string) {
 describe('OffsetsLog against the storage stack', function () {
   this.timeout(30000);
   let dataDir: string;
-  let closers: Array<() => Promise<void>> = [];
+  const closers: Array<() => Promise<void>> = [];
   const open = async () => {
     const s = await openStorage(dataDir);
     closers.push(s.close);
