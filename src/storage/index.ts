@@ -24,7 +24,7 @@ export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECO
 export type { LogManagerOptions } from './log-manager';
 export { PartitionLog } from './partition-log';
 export type { AppendResult, FileRange, PartitionLogOptions, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './partition-log';
-export { StorageError, STORAGE_ERRORS } from './errors';
+export { StorageError } from './errors';
 export type { StorageErrorName } from './errors';
 export { UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET } from './leader-epoch-cache';
 export { NO_TIMESTAMP } from './time-index';
