@@ -4,7 +4,12 @@
  * batches by offset.
  *
  *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic, close, flush timer
- *   partition-log.ts       one partition: offsets, appends (ordered, coalesced), reads, DeleteRecords, truncation, flush
+ *   partition-log.ts       one partition's log (Kafka's UnifiedLog), composed of the five files below
+ *   local-log.ts           its state: segments, offsets, leader epochs, flush
+ *   log-loader.ts          opening it: interrupted swaps and deletions, crash recovery
+ *   log-writer.ts          appends (ordered, coalesced), roll, failed writes
+ *   log-reader.ts          reads by offset and timestamp, replay, aborted transactions
+ *   log-deletion.ts        DeleteRecords, retention, truncation, the cleaner's segment swaps
  *   log-segment.ts         one segment: .log + .index + .timeindex (+ .txnindex), appends, lookups, truncation
  *   segment-scan.ts        validating a whole segment file and rebuilding its indexes (recovery)
  *   offset-index.ts        sparse offset -> position index (in memory, Kafka's file format)
@@ -23,7 +28,9 @@
 export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';
 export type { LogManagerOptions } from './log-manager';
 export { PartitionLog } from './partition-log';
-export type { AppendResult, FileRange, PartitionLogOptions, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './partition-log';
+export type { PartitionLogOptions } from './log-loader';
+export type { AppendResult } from './log-writer';
+export type { FileRange, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './log-reader';
 export { StorageError } from './errors';
 export type { StorageErrorName } from './errors';
 export { UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET } from './leader-epoch-cache';

@@ -22,7 +22,7 @@
  *
  * The cleaner's segments carry a file suffix while they are being written
  * (`.cleaned`) and swapped in (`.swap`); changeFileSuffix() renames all the
- * files, the log file last (PartitionLog.completeSwaps relies on that order).
+ * files, the log file last (log-loader.ts completeSwaps relies on that order).
  *
  * The PartitionLog serializes appends, truncation and roll; this class only
  * serializes its own index-file operations (flush, close, rename).
@@ -235,7 +235,7 @@ export class LogSegment {
   /**
    * The log file last: renames go in this order, so while `<base>.log` keeps
    * its name every index file beside it belongs to it (start-up relies on
-   * that to finish an interrupted swap, see PartitionLog.completeSwaps).
+   * that to finish an interrupted swap, see log-loader.ts completeSwaps).
    */
   private get allPaths(): string[] {
     return [this.indexPath, this.timeIndexPath, this.txnIndexPath, this.logPath];
