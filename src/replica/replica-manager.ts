@@ -22,8 +22,8 @@
 // NOT_LEADER_OR_FOLLOWER (partitionLoading()). `loaded` settles once all are online; the
 // coordinators start after it.
 //
-// The last stable offset of a partition lives here, in lastStableOffset(partition): the
-// producer state knows the open transactions, the log its high watermark.
+// A partition's producer state and last stable offset belong to its log (PartitionLog, as Kafka's
+// UnifiedLog); this layer loads the state when the partition goes online and checks appends against it.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
@@ -35,9 +35,7 @@ import {
   buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
 } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
-import {
-  producerBatchOf, recoverProducerState, type AppendOrigin, type ProducerStateManager, type TxnMarker,
-} from '../storage/producer-state';
+import { producerBatchOf, type AppendOrigin, type TxnMarker } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
 
@@ -75,12 +73,11 @@ export type TransactionVerifier = (transactionalId: string, producerId: number, 
 
 export type { TxnMarker };
 
-/** One leader partition: its log and the state the Produce path checks against. */
+/** One leader partition: its log (with its producer state) and what the replica layer keeps beside it. */
 export interface Partition {
   topic: string;
   index: number;
   log: PartitionLog;
-  producers: ProducerStateManager;
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
   /** Set while the producer state is rebuilt after a failed write. */
@@ -124,15 +121,9 @@ function refusedAppend(checked: RecordValidationError): PartitionAppend {
 
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
-/**
- * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
- * before the first offset of the oldest transaction not over yet, and never pass the high
- * watermark.
- */
+/** The partition's last stable offset: see PartitionLog.lastStableOffset. */
 export function lastStableOffset(partition: Partition): number {
-  const hw = partition.log.highWatermark;
-  const firstUnstable = partition.producers.firstUnstableOffset();
-  return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
+  return partition.log.lastStableOffset;
 }
 
 export class ReplicaManager implements TopicStorage {
@@ -162,7 +153,7 @@ export class ReplicaManager implements TopicStorage {
 
   removeExpiredProducers(nowMs: number): void {
     const expirationMs = this.config.getInt('producer.id.expiration.ms');
-    for (const p of this.partitions.values()) p.producers.removeExpired(nowMs, expirationMs);
+    for (const p of this.partitions.values()) p.log.producerState.removeExpired(nowMs, expirationMs);
   }
 
   /**
@@ -192,7 +183,7 @@ export class ReplicaManager implements TopicStorage {
         ioBufferBytes: config.getInt('log.cleaner.io.buffer.size'),
         ioBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
       } : undefined,
-      producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
+      producers: (l) => manager?.partition(l.topic, l.partition)?.log.producerState,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
     });
     const opened = new ReplicaManager(logs, config, log);
@@ -223,9 +214,9 @@ export class ReplicaManager implements TopicStorage {
     if (!adopting) {
       adopting = (async () => {
         const log = await this.logs.getOrCreate(topic.name, index, this.topicConfig(topic));
-        const producers = await recoverProducerState(log);
+        await log.loadProducerState();
         this.partitions.set(key, {
-          topic: topic.name, index, log, producers, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
+          topic: topic.name, index, log, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
         });
       })().finally(() => this.adopting.delete(key));
       this.adopting.set(key, adopting);
@@ -258,7 +249,7 @@ export class ReplicaManager implements TopicStorage {
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
       const partition = this.partitions.get(key);
-      if (partition) snapshots.push(partition.producers.snapshotsWritten());
+      if (partition) snapshots.push(partition.log.producerState.snapshotsWritten());
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
     }
@@ -344,7 +335,7 @@ export class ReplicaManager implements TopicStorage {
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
-      const check = partition.producers.checkBatch(producerBatch, opts.origin);
+      const check = log.producerState.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
@@ -352,7 +343,7 @@ export class ReplicaManager implements TopicStorage {
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
       if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
-        && !partition.producers.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
+        && !log.producerState.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
         const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
           partition.topic, partition.index, opts.produceVersion);
         if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
@@ -368,7 +359,7 @@ export class ReplicaManager implements TopicStorage {
       throw err;
     }
     if (producerBatch) {
-      partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
+      log.producerState.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
     const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
@@ -394,7 +385,8 @@ export class ReplicaManager implements TopicStorage {
   }
 
   private writeTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
-    const { log, producers } = partition;
+    const { log } = partition;
+    const producers = log.producerState;
     const offset = log.logEndOffset;
     const check = producers.checkMarker(marker, offset);
     if (check.kind === 'error') return failedAppend(check.errorCode);
@@ -434,7 +426,7 @@ export class ReplicaManager implements TopicStorage {
     if (log.activeSegmentBaseOffset !== partition.snapshotSegment) {
       partition.snapshotSegment = log.activeSegmentBaseOffset;
       const end = log.logEndOffset;
-      partition.producers.writeSnapshot(log.dir, end, log.whenWritten(end))
+      log.producerState.writeSnapshot(log.dir, end, log.whenWritten(end))
         .catch((err) => this.logger.warn({ dir: log.dir, err }, 'could not write the producer-state snapshot at a roll'));
     }
   }
@@ -443,10 +435,7 @@ export class ReplicaManager implements TopicStorage {
   private onWriteFailed(partition: Partition, e: unknown): never {
     const { log } = partition;
     if (log.refusingWrites && !partition.rebuilding) {
-      partition.rebuilding = recoverProducerState(log).then((producers) => {
-        partition.producers = producers;
-        log.resumeWrites();
-      }, (err) => {
+      partition.rebuilding = log.loadProducerState().then(() => log.resumeWrites(), (err) => {
         // The log cannot even be read back: it stays refusing writes, as an offline log would.
         this.logger.error({ dir: log.dir, err }, 'could not rebuild producer state after a failed write');
       }).finally(() => {
@@ -463,10 +452,11 @@ export class ReplicaManager implements TopicStorage {
     this.timer.close();
     for (const p of this.partitions.values()) {
       await p.rebuilding;
-      await p.producers.snapshotsWritten();
-      if (p.producers.activeProducers().size === 0) continue;
+      const producers = p.log.producerState;
+      await producers.snapshotsWritten();
+      if (producers.activeProducers().size === 0) continue;
       // Without it (a full disk) the next start replays more of the log.
-      await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
+      await producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
         .catch((err) => this.logger.warn({ dir: p.log.dir, err }, 'could not write the producer-state snapshot'));
     }
     await this.logs.close();

@@ -15,11 +15,12 @@
  * marker ends and records it in the segment the marker lands in, right after
  * the write and before the high watermark covers it, so a reader bounded by
  * the last stable offset always finds the abort of the data it returns
- * (abortedTransactions()). Which transactions are open, and so the last stable
- * offset, is producer state (producer-state.ts; the ReplicaManager combines it
- * with the high watermark). After a crash, recovery cuts each recovered
- * segment's transaction index with the log, and the producer-state replay
- * puts back the entries of the replayed range (restoreAbortedTxn).
+ * (abortedTransactions()). Which transactions are open is producer state
+ * (producer-state.ts), which the log holds as Kafka's UnifiedLog does: the
+ * last stable offset combines it with the high watermark. After a crash,
+ * recovery cuts each recovered segment's transaction index with the log, and
+ * the producer-state replay puts back the entries of the replayed range
+ * (restoreAbortedTxn).
  *
  * Not done (yet): preallocate (ignored: segments grow as written), unloading
  * the in-memory indexes of idle old segments, the cleaner's legacy (pre-v2)
@@ -32,6 +33,7 @@ import { LogDeletion } from './log-deletion';
 import { LogReader, type ReadBytesResult, type ReadOptions, type ReadResult, type TimestampLookup } from './log-reader';
 import type { LogSegment } from './log-segment';
 import { LogWriter, type AppendResult } from './log-writer';
+import { recoverProducerState, type ProducerStateManager } from './producer-state';
 import type { AbortedTxn } from './transaction-index';
 
 export class PartitionLog {
@@ -42,6 +44,7 @@ export class PartitionLog {
   private readonly writer: LogWriter;
   private readonly reader: LogReader;
   private readonly deletion: LogDeletion;
+  private producers?: ProducerStateManager;
 
   private constructor(private readonly local: LocalLog) {
     this.topic = local.topic;
@@ -119,6 +122,38 @@ export class PartitionLog {
   /** The log is offline after an I/O error. */
   get offline(): boolean {
     return this.local.failure !== undefined;
+  }
+
+  // ---------------------------------------------------------------- producer state
+
+  /**
+   * The partition's idempotent producers and open transactions (Kafka's
+   * UnifiedLog.producerStateManager), once loadProducerState() has run.
+   */
+  get producerState(): ProducerStateManager {
+    if (!this.producers) throw new Error(`The producer state of ${this.dir} is not loaded`);
+    return this.producers;
+  }
+
+  /**
+   * (Re)builds the producer state from its latest snapshot and the log after
+   * it (recoverProducerState): once the log is open, and after a failed write
+   * (the state had recorded the dropped batches). Call with no append in flight.
+   */
+  async loadProducerState(): Promise<ProducerStateManager> {
+    this.producers = await recoverProducerState(this);
+    return this.producers;
+  }
+
+  /**
+   * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed
+   * readers stop before the first offset of the oldest transaction not over
+   * yet, and never pass the high watermark.
+   */
+  get lastStableOffset(): number {
+    const hw = this.local.highWatermark;
+    const firstUnstable = this.producerState.firstUnstableOffset();
+    return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
   }
 
   // ---------------------------------------------------------------- leader epochs

@@ -38,7 +38,7 @@ import { crc32c } from '../records/crc32c';
 import { readEndTxnMarker } from '../records/records';
 import { writeFileAtomically } from '../common/durable-file';
 import { ErrorCode } from '../common/errors';
-import type { PartitionLog } from './partition-log';
+import type { AbortedTxn } from './transaction-index';
 
 export const NO_PRODUCER_ID = -1;
 export const NO_PRODUCER_EPOCH = -1;
@@ -449,6 +449,15 @@ export function producerBatchOf(batch: BatchInfo): ProducerBatch | null {
   };
 }
 
+/** What recovering the producer state reads of a partition's log (its PartitionLog). */
+export interface ReplayableLog {
+  readonly dir: string;
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+  forEachBatch(fromOffset: number, visit: (batch: Buffer) => void): Promise<void>;
+  restoreAbortedTxn(txn: AbortedTxn): void;
+}
+
 /**
  * A partition's producer state after the log was opened (Kafka's
  * LogLoader + rebuildProducerState): the latest snapshot at or below the log
@@ -459,7 +468,7 @@ export function producerBatchOf(batch: BatchInfo): ProducerBatch | null {
  * so that the next crash replays only what comes after (a failed write, a full
  * disk, only means a longer replay then). Call with no append in flight.
  */
-export async function recoverProducerState(log: PartitionLog): Promise<ProducerStateManager> {
+export async function recoverProducerState(log: ReplayableLog): Promise<ProducerStateManager> {
   const end = log.logEndOffset;
   const loaded = ProducerStateManager.loadLatest(log.dir, end);
   const state = loaded?.state ?? new ProducerStateManager();

@@ -3,23 +3,22 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, buildEndTxnMarker } from '../../src/records/records';
-import { lastStableOffset, type Partition } from '../../src/replica/replica-manager';
 import { CLEAN_SHUTDOWN_FILE, LogManager } from '../../src/storage/log-manager';
 import type { PartitionLog } from '../../src/storage/partition-log';
-import { ProducerStateManager, recoverProducerState, type TxnMarker } from '../../src/storage/producer-state';
+import type { ProducerStateManager, TxnMarker } from '../../src/storage/producer-state';
 import { segmentFiles, silentLogger, tempDirs, topicConfig } from './helpers';
 
 /** Appends to a log with its producer state the way the ReplicaManager does, so the LSO can be read in between. */
 class TxnPartition {
   private readonly sequences = new Map<number, number>();
-  constructor(readonly log: PartitionLog, readonly producers: ProducerStateManager) {}
+  constructor(readonly log: PartitionLog) {}
 
-  get partition(): Partition {
-    return { topic: 't', index: 0, log: this.log, producers: this.producers, appendedBytes: 0, snapshotSegment: this.log.activeSegmentBaseOffset };
+  get producers(): ProducerStateManager {
+    return this.log.producerState;
   }
 
   get lso(): number {
-    return lastStableOffset(this.partition);
+    return this.log.lastStableOffset;
   }
 
   /** A batch of `records` records from producer `pid`, transactional unless said otherwise; resolves with its base offset. */
@@ -59,7 +58,8 @@ describe('storage/transactions', () => {
     const m = await LogManager.open({ dataDir, defaults: topicConfig(), log: silentLogger });
     managers.push(m);
     const log = await m.getOrCreate('t', 0);
-    return new TxnPartition(log, await recoverProducerState(log));
+    await log.loadProducerState();
+    return new TxnPartition(log);
   }
 
   async function closeCleanly(p: TxnPartition): Promise<void> {
