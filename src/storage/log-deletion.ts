@@ -15,7 +15,8 @@
 import { fsyncDirectory } from './checkpoint-file';
 import { StorageError } from './errors';
 import type { LocalLog } from './local-log';
-import { CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, type LogSegment } from './log-segment';
+import type { LogSegment } from './log-segment';
+import { CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from './segment-files';
 import type { LogWriter } from './log-writer';
 
 interface Retiring {

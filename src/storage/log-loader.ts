@@ -14,7 +14,8 @@ import * as path from 'path';
 import { CorruptCheckpointError, fsyncDirectory } from './checkpoint-file';
 import { LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCache } from './leader-epoch-cache';
 import { LocalLog, type LocalLogOptions } from './local-log';
-import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LogSegment, SWAP_FILE_SUFFIX } from './log-segment';
+import { LogSegment } from './log-segment';
+import { CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX } from './segment-files';
 
 export interface PartitionLogOptions extends LocalLogOptions {
   /** Offsets below this were fsynced (recovery-point checkpoint). Default 0: validate everything. */
