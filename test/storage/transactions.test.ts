@@ -68,6 +68,22 @@ describe('storage/transactions', () => {
     await m.close();
   }
 
+  it('the log holds its producer state from loadProducerState() on, and a reload replays the log', async () => {
+    const m = await LogManager.open({ dataDir: dirs.next(), defaults: topicConfig(), log: silentLogger });
+    managers.push(m);
+    const log = await m.getOrCreate('t', 0);
+    expect(() => log.producerState).to.throw(/not loaded/);
+    expect(() => log.lastStableOffset).to.throw(/not loaded/);
+    const p = new TxnPartition(log);
+    await log.loadProducerState();
+    await p.data(1, 2);
+    expect(p.lso).to.equal(0);
+    const before = log.producerState;
+    await log.loadProducerState();
+    expect(log.producerState).to.not.equal(before);
+    expect([log.producerState.lastEntry(1)?.currentTxnFirstOffset, log.lastStableOffset]).to.deep.equal([0, 0]);
+  });
+
   it('the LSO is the first offset of the oldest open transaction, with several producers interleaved', async () => {
     const p = await openPartition(dirs.next());
     await p.data(9, 2, false); // plain idempotent data is stable at once
