@@ -9,7 +9,6 @@
  * the file, fsync the directory; a crash leaves the old or the new file.
  */
 import * as fs from 'fs';
-import * as path from 'path';
 import { fsyncDirectory, writeFileAtomically } from '../common/durable-file';
 
 export { fsyncDirectory };
