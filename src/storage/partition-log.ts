@@ -27,13 +27,15 @@
  * tombstone rules (Fjord stores only v2 batches).
  */
 import type { TopicLogConfig } from '../config/topic-config';
+import { readBatchHeader } from '../records/batch';
+import { readEndTxnMarker } from '../records/records';
 import type { LocalLog } from './local-log';
 import { loadLog, type PartitionLogOptions } from './log-loader';
 import { LogDeletion } from './log-deletion';
 import { LogReader, type ReadBytesResult, type ReadOptions, type ReadResult, type TimestampLookup } from './log-reader';
 import type { LogSegment } from './log-segment';
 import { LogWriter, type AppendResult } from './log-writer';
-import { recoverProducerState, type ProducerStateManager } from './producer-state';
+import { ProducerStateManager, producerBatchOf } from './producer-state';
 import type { AbortedTxn } from './transaction-index';
 
 export class PartitionLog {
@@ -136,13 +138,39 @@ export class PartitionLog {
   }
 
   /**
-   * (Re)builds the producer state from its latest snapshot and the log after
-   * it (recoverProducerState): once the log is open, and after a failed write
-   * (the state had recorded the dropped batches). Call with no append in flight.
+   * (Re)builds the producer state (Kafka's LogLoader + rebuildProducerState):
+   * the latest snapshot at or below the log end, then every batch after it
+   * replayed from the log, markers with the coordinator epoch their record
+   * carries. Aborted transactions met on the way go back into the transaction
+   * index (a crash loses the entries not flushed). After a replay the state is
+   * snapshotted at the log end, in the background, so that the next crash
+   * replays only what comes after (a failed write, a full disk, only means a
+   * longer replay then). Runs once the log is open, and after a failed write
+   * (the state had recorded the dropped batches); call with no append in flight.
    */
-  async loadProducerState(): Promise<ProducerStateManager> {
-    this.producers = await recoverProducerState(this);
-    return this.producers;
+  async loadProducerState(): Promise<void> {
+    const end = this.logEndOffset;
+    const loaded = ProducerStateManager.loadLatest(this.dir, end);
+    const state = loaded?.state ?? new ProducerStateManager();
+    const from = Math.max(loaded?.offset ?? 0, this.logStartOffset);
+    if (from < end) {
+      await this.forEachBatch(from, (buf) => {
+        const read = readBatchHeader(buf, 0, { verifyCrc: false });
+        if (read.status !== 'ok') return;
+        const b = read.batch;
+        const fields = producerBatchOf(b);
+        if (!fields) return;
+        const marker = b.isControl ? readEndTxnMarker(buf) : undefined;
+        // An empty control batch (what compaction leaves of a transaction) changes nothing, as in Kafka.
+        if (marker === null) return;
+        const completed = state.replayBatchHeader({
+          ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta, maxTimestamp: b.maxTimestamp, marker,
+        });
+        if (completed?.isAborted) this.restoreAbortedTxn(completed);
+      });
+      state.writeSnapshot(this.dir, end).catch(() => undefined);
+    }
+    this.producers = state;
   }
 
   /**
