@@ -1,8 +1,9 @@
 /**
  * The log of one partition (Kafka's UnifiedLog, for a single replica):
  * segments ordered by base offset in `<dataDir>/<topic>-<partition>/`, the
- * last one active. This class only composes its parts, as Kafka splits
- * UnifiedLog, LocalLog and LogLoader:
+ * last one active, and the partition's producer state. This class holds the
+ * producer state and composes the rest, as Kafka splits UnifiedLog, LocalLog
+ * and LogLoader:
  *
  *   local-log.ts     the state they share: segments, offsets (see there), leader epochs, flush
  *   log-loader.ts    opening: interrupted swaps and deletions, crash recovery
