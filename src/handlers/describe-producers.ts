@@ -31,7 +31,7 @@ function describePartition(s: DescribeProducersServices, topic: string, index: n
   const partition = s.replicas.partition(topic, index);
   if (!partition) return failed(ErrorCode.NOT_LEADER_OR_FOLLOWER);
   if (partition.log.offline) return failed(ErrorCode.KAFKA_STORAGE_ERROR);
-  const activeProducers = [...partition.producers.activeProducers().values()].map((e) => ({
+  const activeProducers = [...partition.log.producerState.activeProducers().values()].map((e) => ({
     producerId: BigInt(e.producerId),
     producerEpoch: e.producerEpoch,
     lastSequence: e.batches.length > 0 ? e.batches[e.batches.length - 1].lastSeq : -1,

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { decodeRecords } from '../records/records';
 import { PARTITION_LEADER_EPOCH_OFFSET } from '../records/batch';
 import type { PartitionLog, TimestampLookup } from '../storage';
-import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/log-segment';
+import { LOG_FILE_SUFFIX, segmentFileName } from '../storage/segment-files';
 
 // The special timestamps of a lookup (Kafka's ListOffsetsRequest).
 export const LATEST_TIMESTAMP = -1;

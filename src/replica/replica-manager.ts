@@ -24,8 +24,8 @@
 // NOT_LEADER_OR_FOLLOWER (partitionLoading()). `loaded` settles once all are online; the
 // coordinators start after it.
 //
-// The last stable offset of a partition lives here, in lastStableOffset(partition): the
-// producer state knows the open transactions, the log its high watermark.
+// A partition's producer state and last stable offset belong to its log (PartitionLog, as Kafka's
+// UnifiedLog); this layer loads the state when the partition goes online and checks appends against it.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
@@ -37,9 +37,7 @@ import {
   buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
 } from '../records/records';
 import { LogManager, StorageError, type PartitionLog } from '../storage';
-import {
-  producerBatchOf, recoverProducerState, type AppendOrigin, type ProducerStateManager, type TxnMarker,
-} from '../storage/producer-state';
+import { producerBatchOf, type AppendOrigin, type TxnMarker } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
 import { DelayedFetch } from './delayed-fetch';
@@ -82,12 +80,11 @@ export type TransactionVerifier = (transactionalId: string, producerId: number, 
 
 export type { TxnMarker };
 
-/** One leader partition: its log and the state the Produce path checks against. */
+/** One leader partition: its log (with its producer state) and what the replica layer keeps beside it. */
 export interface Partition {
   topic: string;
   index: number;
   log: PartitionLog;
-  producers: ProducerStateManager;
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
   /** Set while the producer state is rebuilt after a failed write. */
@@ -140,16 +137,6 @@ export interface LeaderPartition {
   leaderEpoch: number;
 }
 
-/**
- * The last stable offset (Kafka's UnifiedLog.lastStableOffset): read_committed readers stop
- * before the first offset of the oldest transaction not over yet, and never pass the high
- * watermark.
- */
-export function lastStableOffset(partition: Partition): number {
-  const hw = partition.log.highWatermark;
-  const firstUnstable = partition.producers.firstUnstableOffset();
-  return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
-}
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
@@ -180,7 +167,7 @@ export class ReplicaManager implements TopicStorage {
 
   removeExpiredProducers(nowMs: number): void {
     const expirationMs = this.config.getInt('producer.id.expiration.ms');
-    for (const p of this.partitions.values()) p.producers.removeExpired(nowMs, expirationMs);
+    for (const p of this.partitions.values()) p.log.producerState.removeExpired(nowMs, expirationMs);
   }
 
   /**
@@ -192,7 +179,8 @@ export class ReplicaManager implements TopicStorage {
   static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger): Promise<ReplicaManager> {
     const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
-    let manager: ReplicaManager | undefined;
+    // The LogManager's callbacks may run before the ReplicaManager exists: until then, logs wait in loadedEarly.
+    let manager: ReplicaManager | undefined = undefined;
     const loadedEarly: PartitionLog[] = [];
     const goOnline = (l: PartitionLog) => {
       const topic = byName.get(l.topic);
@@ -211,7 +199,7 @@ export class ReplicaManager implements TopicStorage {
         ioBufferBytes: config.getInt('log.cleaner.io.buffer.size'),
         ioBufferLoadFactor: config.getDouble('log.cleaner.io.buffer.load.factor'),
       } : undefined,
-      producers: (l) => manager?.partition(l.topic, l.partition)?.producers,
+      producers: (l) => manager?.partition(l.topic, l.partition)?.log.producerState,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
     });
     const opened = new ReplicaManager(logs, metadata, config, log);
@@ -242,9 +230,9 @@ export class ReplicaManager implements TopicStorage {
     if (!adopting) {
       adopting = (async () => {
         const log = await this.logs.getOrCreate(topic.name, index, this.topicConfig(topic));
-        const producers = await recoverProducerState(log);
+        await log.loadProducerState();
         this.partitions.set(key, {
-          topic: topic.name, index, log, producers, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
+          topic: topic.name, index, log, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
         });
       })().finally(() => this.adopting.delete(key));
       this.adopting.set(key, adopting);
@@ -295,7 +283,7 @@ export class ReplicaManager implements TopicStorage {
     const read = (p: FetchPartition, maxBytes: number, minOneMessage: boolean): Promise<FetchPartitionResult> => {
       const found = this.leaderPartition(p.topic, p.partition, p.currentLeaderEpoch);
       if ('errorCode' in found) return Promise.resolve(failedRead(found.errorCode, params.isolation));
-      return readLog(found.partition.log, lastStableOffset(found.partition), p.fetchOffset, maxBytes, minOneMessage, params);
+      return readLog(found.partition.log, found.partition.log.lastStableOffset, p.fetchOffset, maxBytes, minOneMessage, params);
     };
     let results = await readWithinBudget(partitions, params.maxBytes, read);
     const available = results.reduce((n, r) => n + r.records.length, 0);
@@ -313,7 +301,7 @@ export class ReplicaManager implements TopicStorage {
    */
   private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, readCommitted: boolean): Promise<void> {
     const watched = partitions.map((p) => this.partition(p.topic, p.partition)).map((partition) => ({
-      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: readCommitted && partition ? lastStableOffset(partition) : -1,
+      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: readCommitted && partition ? partition.log.lastStableOffset : -1,
     }));
     const readableBytesSince = (): number | undefined => {
       let added = 0;
@@ -321,7 +309,7 @@ export class ReplicaManager implements TopicStorage {
         if (!w.partition) continue;
         if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
         // Bytes behind an open transaction are not readable yet (lsoAtStart is -1 reading uncommitted).
-        if (w.lsoAtStart >= 0 && lastStableOffset(w.partition) === w.lsoAtStart) continue;
+        if (w.lsoAtStart >= 0 && w.partition.log.lastStableOffset === w.lsoAtStart) continue;
         added += w.partition.appendedBytes - w.appendedAtStart;
       }
       return added;
@@ -342,7 +330,7 @@ export class ReplicaManager implements TopicStorage {
     if ('errorCode' in leader) return { errorCode: leader.errorCode, ...NOT_FOUND };
     const { partition: p, leaderEpoch } = leader;
     const lastFetchableOffset = isolation === 'log-end' ? p.log.logEndOffset
-      : isolation === 'txn-committed' ? lastStableOffset(p) : p.log.highWatermark;
+      : isolation === 'txn-committed' ? p.log.lastStableOffset : p.log.highWatermark;
     return { errorCode: ErrorCode.NONE, ...await offsetForTimestamp(p.log, leaderEpoch, timestamp, lastFetchableOffset) };
   }
 
@@ -388,7 +376,7 @@ export class ReplicaManager implements TopicStorage {
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
       const partition = this.partitions.get(key);
-      if (partition) snapshots.push(partition.producers.snapshotsWritten());
+      if (partition) snapshots.push(partition.log.producerState.snapshotsWritten());
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
     }
@@ -474,7 +462,7 @@ export class ReplicaManager implements TopicStorage {
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
-      const check = partition.producers.checkBatch(producerBatch, opts.origin);
+      const check = log.producerState.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
@@ -482,7 +470,7 @@ export class ReplicaManager implements TopicStorage {
       }
       if (check.kind === 'error') return failedAppend(check.errorCode);
       if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
-        && !partition.producers.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
+        && !log.producerState.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
         const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
           partition.topic, partition.index, opts.produceVersion);
         if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
@@ -498,7 +486,7 @@ export class ReplicaManager implements TopicStorage {
       throw err;
     }
     if (producerBatch) {
-      partition.producers.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
+      log.producerState.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);
     }
     const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
@@ -524,7 +512,8 @@ export class ReplicaManager implements TopicStorage {
   }
 
   private writeTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
-    const { log, producers } = partition;
+    const { log } = partition;
+    const producers = log.producerState;
     const offset = log.logEndOffset;
     const check = producers.checkMarker(marker, offset);
     if (check.kind === 'error') return failedAppend(check.errorCode);
@@ -564,7 +553,7 @@ export class ReplicaManager implements TopicStorage {
     if (log.activeSegmentBaseOffset !== partition.snapshotSegment) {
       partition.snapshotSegment = log.activeSegmentBaseOffset;
       const end = log.logEndOffset;
-      partition.producers.writeSnapshot(log.dir, end, log.whenWritten(end))
+      log.producerState.writeSnapshot(log.dir, end, log.whenWritten(end))
         .catch((err) => this.logger.warn({ dir: log.dir, err }, 'could not write the producer-state snapshot at a roll'));
     }
   }
@@ -573,10 +562,7 @@ export class ReplicaManager implements TopicStorage {
   private onWriteFailed(partition: Partition, e: unknown): never {
     const { log } = partition;
     if (log.refusingWrites && !partition.rebuilding) {
-      partition.rebuilding = recoverProducerState(log).then((producers) => {
-        partition.producers = producers;
-        log.resumeWrites();
-      }, (err) => {
+      partition.rebuilding = log.loadProducerState().then(() => log.resumeWrites(), (err) => {
         // The log cannot even be read back: it stays refusing writes, as an offline log would.
         this.logger.error({ dir: log.dir, err }, 'could not rebuild producer state after a failed write');
       }).finally(() => {
@@ -593,10 +579,11 @@ export class ReplicaManager implements TopicStorage {
     this.timer.close();
     for (const p of this.partitions.values()) {
       await p.rebuilding;
-      await p.producers.snapshotsWritten();
-      if (p.producers.activeProducers().size === 0) continue;
+      const producers = p.log.producerState;
+      await producers.snapshotsWritten();
+      if (producers.activeProducers().size === 0) continue;
       // Without it (a full disk) the next start replays more of the log.
-      await p.producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
+      await producers.writeSnapshot(p.log.dir, p.log.logEndOffset)
         .catch((err) => this.logger.warn({ dir: p.log.dir, err }, 'could not write the producer-state snapshot'));
     }
     await this.logs.close();

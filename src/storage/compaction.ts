@@ -22,7 +22,7 @@
  *     with its codec, producer fields and base and last offsets. Offsets never
  *     change.
  *  3. Each group is written to `<base>.log.cleaned` (+ indexes), fsynced, and
- *     swapped in (PartitionLog.replaceSegments, crash-safe).
+ *     swapped in (LogDeletion.replaceSegments, crash-safe).
  * Reading goes chunk by chunk (log.cleaner.io.buffer.size) through the
  * throttle, which also yields to the event loop between chunks.
  */

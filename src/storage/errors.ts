@@ -1,17 +1,12 @@
 /**
- * Errors storage reports to its callers, each carrying the Kafka error a
- * handler answers with (storage itself knows nothing of the wire).
+ * Errors storage reports to its callers, each carrying the Kafka error code a
+ * handler answers with (the codes come from common/errors; storage knows
+ * nothing else of the wire).
  */
+import { ErrorCode } from '../common/errors';
 
-export const STORAGE_ERRORS = {
-  OFFSET_OUT_OF_RANGE: 1,
-  CORRUPT_MESSAGE: 2,
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  RECORD_LIST_TOO_LARGE: 18,
-  KAFKA_STORAGE_ERROR: 56,
-} as const;
-
-export type StorageErrorName = keyof typeof STORAGE_ERRORS;
+/** The errors storage can report. */
+export type StorageErrorName = 'OFFSET_OUT_OF_RANGE' | 'CORRUPT_MESSAGE' | 'RECORD_LIST_TOO_LARGE' | 'KAFKA_STORAGE_ERROR';
 
 export class StorageError extends Error {
   readonly errorCode: number;
@@ -23,6 +18,6 @@ export class StorageError extends Error {
   ) {
     super(message, options);
     this.name = 'StorageError';
-    this.errorCode = STORAGE_ERRORS[errorName];
+    this.errorCode = ErrorCode[errorName];
   }
 }

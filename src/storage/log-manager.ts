@@ -26,7 +26,7 @@
  *
  * Flushing: a timer flushes each log whose flush.ms has elapsed since its
  * last flush (checked every flushCheckIntervalMs, Kafka's
- * log.flush.scheduler.interval.ms). See partition-log.ts for what each
+ * log.flush.scheduler.interval.ms). See log-writer.ts for what each
  * setting guarantees.
  *
  * Cleanup: every retentionCheckIntervalMs (log.retention.check.interval.ms)

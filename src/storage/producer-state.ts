@@ -9,9 +9,9 @@
  *
  * The Produce path calls checkBatch() and then, once the batch has offsets,
  * recordBatch(), synchronously; a transaction marker goes through
- * checkMarker() and recordMarker() the same way. Recovery (recoverProducerState)
- * rebuilds the state from the latest snapshot and replays the log after it
- * with replayBatchHeader().
+ * checkMarker() and recordMarker() the same way. Recovery (the log's
+ * PartitionLog.loadProducerState) rebuilds the state from the latest snapshot
+ * and replays the log after it with replayBatchHeader().
  *
  * Transactions of the partition (Kafka's ongoingTxns and unreplicatedTxns):
  * a transaction is open from its first batch until its marker; once the
@@ -33,12 +33,10 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { readBatchHeader, type BatchInfo } from '../records/batch';
+import type { BatchInfo } from '../records/batch';
 import { crc32c } from '../records/crc32c';
-import { readEndTxnMarker } from '../records/records';
 import { writeFileAtomically } from '../common/durable-file';
 import { ErrorCode } from '../common/errors';
-import type { PartitionLog } from './partition-log';
 
 export const NO_PRODUCER_ID = -1;
 export const NO_PRODUCER_EPOCH = -1;
@@ -447,40 +445,6 @@ export function producerBatchOf(batch: BatchInfo): ProducerBatch | null {
     producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence,
     lastSequence, isTransactional: batch.isTransactional,
   };
-}
-
-/**
- * A partition's producer state after the log was opened (Kafka's
- * LogLoader + rebuildProducerState): the latest snapshot at or below the log
- * end, then every batch after it replayed from the log, markers with the
- * coordinator epoch their record carries. Aborted transactions met on the way
- * go back into the transaction index (a crash loses the entries not flushed).
- * After a replay the state is snapshotted at the log end, in the background,
- * so that the next crash replays only what comes after (a failed write, a full
- * disk, only means a longer replay then). Call with no append in flight.
- */
-export async function recoverProducerState(log: PartitionLog): Promise<ProducerStateManager> {
-  const end = log.logEndOffset;
-  const loaded = ProducerStateManager.loadLatest(log.dir, end);
-  const state = loaded?.state ?? new ProducerStateManager();
-  const from = Math.max(loaded?.offset ?? 0, log.logStartOffset);
-  if (from >= end) return state;
-  await log.forEachBatch(from, (buf) => {
-    const read = readBatchHeader(buf, 0, { verifyCrc: false });
-    if (read.status !== 'ok') return;
-    const b = read.batch;
-    const fields = producerBatchOf(b);
-    if (!fields) return;
-    const marker = b.isControl ? readEndTxnMarker(buf) : undefined;
-    // An empty control batch (what compaction leaves of a transaction) changes nothing, as in Kafka.
-    if (marker === null) return;
-    const completed = state.replayBatchHeader({
-      ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta, maxTimestamp: b.maxTimestamp, marker,
-    });
-    if (completed?.isAborted) log.restoreAbortedTxn(completed);
-  });
-  state.writeSnapshot(log.dir, end).catch(() => undefined);
-  return state;
 }
 
 // ---- snapshot files ----

@@ -88,7 +88,7 @@ describe('InitProducerId', function () {
       await admin.createTopics({ topics: [{ topic: 'idem', numPartitions: 1 }] });
       await producer.send({ topic: 'idem', messages: [{ value: 'a' }, { value: 'b' }] });
       await producer.send({ topic: 'idem', messages: [{ value: 'c' }] });
-      const producers = running!.broker.replicas.partition('idem', 0)!.producers.activeProducers();
+      const producers = running!.broker.replicas.partition('idem', 0)!.log.producerState.activeProducers();
       expect(producers.size).to.equal(1);
       expect([...producers.keys()][0]).to.be.at.least(0);
       expect(running!.broker.replicas.partition('idem', 0)!.log.logEndOffset).to.equal(3);

@@ -97,7 +97,7 @@ describe('start-up after a crash', function () {
     })).responses[0].partitionResponses[0];
     for (let seq = 0; seq < 100; seq += 5) expect((await send(seq)).errorCode).to.equal(ErrorCode.NONE);
     const partition = first.broker.replicas.partition('rolling', 0)!;
-    await partition.producers.snapshotsWritten();
+    await partition.log.producerState.snapshotsWritten();
     const snapshots = (await readdir(partition.log.dir)).filter((f) => f.endsWith('.snapshot')).map((f) => Number(f.slice(0, 20)));
     expect(snapshots.length).to.be.above(0);
     // Taken at the log end right after a roll: the replay after a crash starts in the active segment.

@@ -10,7 +10,7 @@ import type { ProduceResponse } from '../../src/protocol/generated/ProduceRespon
 import { ErrorCode } from '../../src/common/errors';
 import { ATTRIBUTES_OFFSET, Compression, computeBatchCrc, CRC_OFFSET, readBatchHeader } from '../../src/records/batch';
 import { buildBatch, buildBatchSync, type BuildBatchOptions } from '../../src/records/records';
-import { lastStableOffset, type AppendOptions, type Partition, type PartitionAppend } from '../../src/replica/replica-manager';
+import { type AppendOptions, type Partition, type PartitionAppend } from '../../src/replica/replica-manager';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 
@@ -113,8 +113,8 @@ describe('append order while compressed batches are checked off the event loop',
     expect([d.errorCode, d.baseOffset, m.errorCode, m.baseOffset]).to.deep.equal([ErrorCode.NONE, 0, ErrorCode.NONE, 4]);
     expect(await storedBatches(p)).to.deep.equal([{ base: 0, last: 3, control: false }, { base: 4, last: 4, control: true }]);
     // The transaction is over: nothing holds the last stable offset back.
-    expect(p.producers.hasOngoingTransaction(9001, 0)).to.equal(false);
-    expect(lastStableOffset(p)).to.equal(5);
+    expect(p.log.producerState.hasOngoingTransaction(9001, 0)).to.equal(false);
+    expect(p.log.lastStableOffset).to.equal(5);
   });
 
   it('the partition deleted while appends wait: they fail with UNKNOWN_TOPIC_OR_PARTITION and write nothing', async () => {

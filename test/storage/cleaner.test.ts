@@ -10,7 +10,7 @@ import { buildBatch, buildEndTxnMarker, decodeRecords } from '../../src/records/
 import { LogCleaner } from '../../src/storage/log-cleaner';
 import { OffsetMap } from '../../src/storage/offset-map';
 import { PartitionLog } from '../../src/storage/partition-log';
-import { ProducerStateManager, recoverProducerState } from '../../src/storage/producer-state';
+import type { ProducerStateManager } from '../../src/storage/producer-state';
 import { silentLogger, tempDirs, topicConfig } from './helpers';
 
 const T0 = 1_700_000_000_000;
@@ -282,7 +282,8 @@ describe('storage/log cleaner', function () {
     it("keeps a live producer's last batch, emptied, so its state survives", async () => {
       const log = await openLog();
       const aborted = await writeTransactions(log);
-      const producers = await recoverProducerState(log);
+      await log.loadProducerState();
+      const producers = log.producerState;
       expect(producers.activeProducers().get(PID_ABORT)!.batches.at(-1)!.lastOffset).to.equal(aborted.lastOffset);
       await (await cleaner(log, producers)).cleanFilthiestLog();
       const read = await log.readBytes(0, 1 << 20);
@@ -297,8 +298,8 @@ describe('storage/log cleaner', function () {
       const kept = headers.find((h) => h.producerId === PID_ABORT && !h.isControl)!;
       expect(kept).to.include({ baseOffset: aborted.baseOffset, lastOffsetDelta: 1, recordCount: 0, producerEpoch: 0, baseSequence: 0, isTransactional: true });
       // Recovery from this log still knows the producer's last sequence.
-      const recovered = await recoverProducerState(log);
-      expect(recovered.activeProducers().get(PID_ABORT)!.batches.at(-1)).to.include({ firstSeq: 0, lastSeq: 1, lastOffset: aborted.lastOffset });
+      await log.loadProducerState();
+      expect(log.producerState.activeProducers().get(PID_ABORT)!.batches.at(-1)).to.include({ firstSeq: 0, lastSeq: 1, lastOffset: aborted.lastOffset });
     });
   });
 

@@ -3,7 +3,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { TopicLogConfig } from '../../src/config/topic-config';
 import { StorageError } from '../../src/storage/errors';
-import { PartitionLog, type PartitionLogOptions } from '../../src/storage/partition-log';
+import { PartitionLog } from '../../src/storage/partition-log';
+import type { PartitionLogOptions } from '../../src/storage/log-loader';
 import { baseOffsetOf, batchBaseOffsets, concatBatches, makeBatch, segmentFiles, silentLogger, tempDirs, topicConfig } from './helpers';
 
 describe('storage/partition-log', () => {

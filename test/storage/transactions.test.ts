@@ -3,23 +3,22 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, buildEndTxnMarker } from '../../src/records/records';
-import { lastStableOffset, type Partition } from '../../src/replica/replica-manager';
 import { CLEAN_SHUTDOWN_FILE, LogManager } from '../../src/storage/log-manager';
 import type { PartitionLog } from '../../src/storage/partition-log';
-import { ProducerStateManager, recoverProducerState, type TxnMarker } from '../../src/storage/producer-state';
+import type { ProducerStateManager, TxnMarker } from '../../src/storage/producer-state';
 import { segmentFiles, silentLogger, tempDirs, topicConfig } from './helpers';
 
 /** Appends to a log with its producer state the way the ReplicaManager does, so the LSO can be read in between. */
 class TxnPartition {
   private readonly sequences = new Map<number, number>();
-  constructor(readonly log: PartitionLog, readonly producers: ProducerStateManager) {}
+  constructor(readonly log: PartitionLog) {}
 
-  get partition(): Partition {
-    return { topic: 't', index: 0, log: this.log, producers: this.producers, appendedBytes: 0, snapshotSegment: this.log.activeSegmentBaseOffset };
+  get producers(): ProducerStateManager {
+    return this.log.producerState;
   }
 
   get lso(): number {
-    return lastStableOffset(this.partition);
+    return this.log.lastStableOffset;
   }
 
   /** A batch of `records` records from producer `pid`, transactional unless said otherwise; resolves with its base offset. */
@@ -59,7 +58,8 @@ describe('storage/transactions', () => {
     const m = await LogManager.open({ dataDir, defaults: topicConfig(), log: silentLogger });
     managers.push(m);
     const log = await m.getOrCreate('t', 0);
-    return new TxnPartition(log, await recoverProducerState(log));
+    await log.loadProducerState();
+    return new TxnPartition(log);
   }
 
   async function closeCleanly(p: TxnPartition): Promise<void> {
@@ -67,6 +67,22 @@ describe('storage/transactions', () => {
     const m = managers.pop()!;
     await m.close();
   }
+
+  it('the log holds its producer state from loadProducerState() on, and a reload replays the log', async () => {
+    const m = await LogManager.open({ dataDir: dirs.next(), defaults: topicConfig(), log: silentLogger });
+    managers.push(m);
+    const log = await m.getOrCreate('t', 0);
+    expect(() => log.producerState).to.throw(/not loaded/);
+    expect(() => log.lastStableOffset).to.throw(/not loaded/);
+    const p = new TxnPartition(log);
+    await log.loadProducerState();
+    await p.data(1, 2);
+    expect(p.lso).to.equal(0);
+    const before = log.producerState;
+    await log.loadProducerState();
+    expect(log.producerState).to.not.equal(before);
+    expect([log.producerState.lastEntry(1)?.currentTxnFirstOffset, log.lastStableOffset]).to.deep.equal([0, 0]);
+  });
 
   it('the LSO is the first offset of the oldest open transaction, with several producers interleaved', async () => {
     const p = await openPartition(dirs.next());
