@@ -1,17 +1,51 @@
 /**
- * Compares our protocol-specs/ with Kafka's reference message specs (when
- * available at ../shared/reference/kafka-message-specs/ relative to the
- * project root), wire-wise. Differences must be listed, with a reason, in
- * test/protocol/reference-allowlist.json.
+ * Compares our protocol-specs/ with Kafka's reference specs, wire-wise: the
+ * message specs at ../shared/reference/kafka-message-specs/ relative to the
+ * project root, and the coordinator-record specs inside the broker jars that
+ * compat/lib/apache-kafka.sh fetches into the local Maven repository. Either
+ * comparison is pending when its reference is absent. Differences must be
+ * listed, with a reason, in test/protocol/reference-allowlist.json.
  */
 import { expect } from 'chai';
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
-import { RawSpec, ROOT, SPEC_DIR, loadSpecDir } from './spec-util';
+import { RawField, RawSpec, ROOT, SPEC_DIR, loadSpecDir, parseSpec } from './spec-util';
 import { SpecDifference, compareSpecs } from './spec-compare';
 
 const REFERENCE_DIR = path.resolve(ROOT, '..', 'shared', 'reference', 'kafka-message-specs');
 const ALLOWLIST_FILE = path.join(ROOT, 'test', 'protocol', 'reference-allowlist.json');
+
+// Kafka keeps the records of __consumer_offsets and __transaction_state in its coordinator modules, not
+// in kafka-clients (which the reference folder holds): artifact of org.apache.kafka -> specs it holds.
+const COORDINATOR_RECORD_JARS: Record<string, string[]> = {
+  'kafka-group-coordinator': ['OffsetCommitKey', 'OffsetCommitValue', 'GroupMetadataKey', 'GroupMetadataValue'],
+  'kafka-transaction-coordinator': ['TransactionLogKey', 'TransactionLogValue'],
+};
+const COORDINATOR_RECORD_SPECS = new Set(Object.values(COORDINATOR_RECORD_JARS).flat());
+const KAFKA_FETCH_SCRIPT = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
+/** Maven's local repository; FJORD_MAVEN_REPO points elsewhere (e.g. at a missing directory, to see the pending case). */
+const MAVEN_REPO = process.env.FJORD_MAVEN_REPO ?? path.join(os.homedir(), '.m2', 'repository');
+
+function kafkaJar(artifact: string): string {
+  // the Kafka release compat resolves, so that one fetch serves both
+  const version = /^KAFKA_VERSION=(\S+)/m.exec(fs.readFileSync(KAFKA_FETCH_SCRIPT, 'utf8'))![1];
+  return path.join(MAVEN_REPO, 'org', 'apache', 'kafka', artifact, version, `${artifact}-${version}.jar`);
+}
+
+/** The coordinator-record specs read out of Kafka's jars, or null when a jar is missing. */
+function loadCoordinatorRecordSpecs(): Map<string, RawSpec> | null {
+  const specs = new Map<string, RawSpec>();
+  for (const [artifact, names] of Object.entries(COORDINATOR_RECORD_JARS)) {
+    const jar = kafkaJar(artifact);
+    if (!fs.existsSync(jar)) return null;
+    for (const name of names) {
+      specs.set(name, parseSpec(execFileSync('unzip', ['-p', jar, `common/message/${name}.json`], { encoding: 'utf8' })));
+    }
+  }
+  return specs;
+}
 
 interface AllowEntry {
   spec: string;
@@ -66,6 +100,10 @@ const REQUIRED_API_KEYS = [
 
 describe('protocol specs', () => {
   const ours = loadSpecDir(SPEC_DIR);
+  const isCoordinatorRecord = (name: string) => COORDINATOR_RECORD_SPECS.has(name);
+  const coordinatorRecords = new Map([...ours].filter(([name]) => isCoordinatorRecord(name)));
+  const messages = new Map([...ours].filter(([name]) => !isCoordinatorRecord(name)));
+  const allowlist = (wanted: boolean) => loadAllowlist().filter((a) => isCoordinatorRecord(a.spec) === wanted);
 
   it(`cover the API keys the broker serves (${REQUIRED_API_KEYS.length} APIs) plus both headers`, () => {
     const keys = (type: string) =>
@@ -95,7 +133,7 @@ describe('protocol specs', () => {
     });
 
     it('every spec of ours exists in the reference and matches it wire-wise (or is allow-listed)', () => {
-      const { unexpected, unusedAllow } = unexpectedDifferences(ours, reference!, loadAllowlist());
+      const { unexpected, unusedAllow } = unexpectedDifferences(messages, reference!, allowlist(false));
       expect(unexpected.map(fmt), 'differences not in reference-allowlist.json').to.deep.equal([]);
       expect(unusedAllow.map((a) => `${a.spec} ${a.path}`), 'stale reference-allowlist.json entries').to.deep.equal([]);
     });
@@ -132,9 +170,9 @@ describe('protocol specs', () => {
       const again = unexpectedDifferences(altered, reference!, allow);
       expect(again.unexpected.length).to.equal(unexpected.length - 1);
       // a spec unknown to the reference is reported
-      const extra = new Map(ours);
+      const extra = new Map(messages);
       extra.set('MadeUpRequest', { ...ours.get(name)!, name: 'MadeUpRequest' });
-      expect(unexpectedDifferences(extra, reference!, loadAllowlist()).unexpected.map((d) => `${d.spec} ${d.path}`)).to.deep.equal([
+      expect(unexpectedDifferences(extra, reference!, allowlist(false)).unexpected.map((d) => `${d.spec} ${d.path}`)).to.deep.equal([
         'MadeUpRequest :file',
       ]);
     });
@@ -157,6 +195,39 @@ describe('protocol specs', () => {
       // equivalent spellings are not differences
       expect(mutate('MetadataResponse', (s) => (s.fields[3].default = '-0x1'))).to.deep.equal([]);
       expect(mutate('FetchRequest', (s) => (s.fields.find((f) => f.name === 'MaxBytes')!.default = '2147483647'))).to.deep.equal([]);
+    });
+  });
+
+  describe("compared with Kafka's coordinator-record specs (in its broker jars)", function () {
+    let reference: Map<string, RawSpec> | null = null;
+
+    before(function () {
+      reference = loadCoordinatorRecordSpecs();
+      if (!reference) {
+        console.log(`    (Kafka's jars not found under ${MAVEN_REPO}: run compat/lib/apache-kafka.sh fetch to compare the coordinator records)`);
+        this.skip();
+      }
+    });
+
+    it(`${[...COORDINATOR_RECORD_SPECS].join(', ')} match Kafka's wire-wise (or are allow-listed)`, () => {
+      expect([...coordinatorRecords.keys()].sort()).to.deep.equal([...COORDINATOR_RECORD_SPECS].sort());
+      const { unexpected, unusedAllow } = unexpectedDifferences(coordinatorRecords, reference!, allowlist(true));
+      expect(unexpected.map(fmt), 'differences not in reference-allowlist.json').to.deep.equal([]);
+      expect(unusedAllow.map((a) => `${a.spec} ${a.path}`), 'stale reference-allowlist.json entries').to.deep.equal([]);
+    });
+
+    it('catches altered coordinator-record specs (a tagged field without versions has its taggedVersions)', () => {
+      const mutate = (specName: string, fn: (s: RawSpec) => void): string[] => {
+        const s = JSON.parse(JSON.stringify(ours.get(specName))) as RawSpec;
+        fn(s);
+        return compareSpecs(s, reference!.get(specName)!).map((d) => d.path).filter((p) => p !== ':type' && p !== ':apiKey');
+      };
+      const field = (fields: RawField[], name: string) => fields.find((f) => f.name === name)!;
+      expect(mutate('TransactionLogValue', (s) => (field(s.fields, 'NextProducerId').versions = '2+'))).to.deep.equal(['NextProducerId:versions']);
+      expect(mutate('TransactionLogValue', (s) => delete field(s.fields, 'NextProducerId').versions)).to.deep.equal([]);
+      expect(mutate('GroupMetadataValue', (s) => delete field(s.commonStructs![0].fields, 'rebalanceTimeout').default)).to.deep.equal([
+        'MemberMetadata.rebalanceTimeout:default',
+      ]);
     });
   });
 });

@@ -54,7 +54,8 @@ function compareFields(diffs: SpecDifference[], spec: string, prefix: string, ou
     if (!r) continue; // already reported in :fields
     const p = prefix ? `${prefix}.${o.name}` : o.name;
     same(diffs, spec, `${p}:type`, o.type, r.type);
-    same(diffs, spec, `${p}:versions`, normRange(o.versions), normRange(r.versions));
+    // Kafka's generator takes a field's versions from its taggedVersions when they are absent
+    same(diffs, spec, `${p}:versions`, normRange(o.versions ?? o.taggedVersions), normRange(r.versions ?? r.taggedVersions));
     same(diffs, spec, `${p}:nullableVersions`, normRange(o.nullableVersions), normRange(r.nullableVersions));
     same(diffs, spec, `${p}:taggedVersions`, normRange(o.taggedVersions), normRange(r.taggedVersions));
     same(diffs, spec, `${p}:tag`, String(o.tag), String(r.tag));

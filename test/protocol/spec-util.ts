@@ -25,7 +25,8 @@ export const SPEC_DIR = path.join(ROOT, 'protocol-specs');
 export interface RawField {
   name: string;
   type: string;
-  versions: string;
+  /** absent in some of Kafka's specs: a tagged field's versions are then its taggedVersions */
+  versions?: string;
   nullableVersions?: string;
   taggedVersions?: string;
   tag?: number;
@@ -79,8 +80,12 @@ export function stripJsonComments(text: string): string {
   return out;
 }
 
+export function parseSpec(text: string): RawSpec {
+  return JSON.parse(stripJsonComments(text)) as RawSpec;
+}
+
 export function loadSpecFile(file: string): RawSpec {
-  return JSON.parse(stripJsonComments(fs.readFileSync(file, 'utf8'))) as RawSpec;
+  return parseSpec(fs.readFileSync(file, 'utf8'));
 }
 
 export function loadSpecDir(dir: string): Map<string, RawSpec> {
