@@ -303,7 +303,7 @@ func retry(timeout time.Duration, f func() error) error {
 }
 
 func main() {
-	if len(os.Args) == 4 && os.Args[2] == "group-member" { // a member process of a group scenario (group.go)
+	if len(os.Args) == 4 && os.Args[2] == "group-member" { // a member process of a group scenario (group_member.go)
 		var o memberOpts
 		if err := json.Unmarshal([]byte(os.Args[3]), &o); err != nil {
 			fmt.Fprintln(os.Stderr, "group-member:", err)

@@ -1,8 +1,10 @@
 // A coordinator on a fake clock with an in-memory store whose writes can be held back, so tests
-// can put a request in the middle of another one's write.
+// can put a request in the middle of another one's write; and a Stable group to start from.
+import { expect } from 'chai';
 import pino from 'pino';
+import { ErrorCode } from '../../src/common/errors';
 import { GroupCoordinator, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
-import type { JoinResult, SyncResult } from '../../src/group/group';
+import { GroupState, type JoinResult, type SyncResult } from '../../src/group/group';
 import type {
   GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
 } from '../../src/group/store';
@@ -171,4 +173,29 @@ export function subscription(topics: string[], version = 1): Buffer {
   w.nullableBytes(null);
   if (version >= 1) w.int32(0);
   return w.finishOne();
+}
+
+/** The group the coordinator tests use. */
+export const G = 'g';
+export const buf = (s: string): Buffer => Buffer.from(s);
+
+/** A Stable group of the members named (the first leads), each with an assignment "a-<name>". */
+export async function stableGroup(h: Harness, clients: string[], opts: { rebalanceTimeoutMs?: number; sessionTimeoutMs?: number } = {}) {
+  const ids: string[] = [];
+  const joins = [];
+  for (const clientId of clients) {
+    const { memberId, join } = await h.joinNew(G, { clientId, ...opts });
+    ids.push(memberId);
+    joins.push(join);
+  }
+  await h.advance(100); // initial delay 0: the first generation forms on the timer
+  for (const j of joins) expect(j.value?.errorCode).to.equal(ErrorCode.NONE);
+  const generation = joins[0].value!.generationId;
+  const leader = joins[0].value!.leader;
+  expect(leader).to.equal(ids[0]);
+  const syncs = ids.map((id) => h.sync(G, id, generation, id === leader ? ids.map((m, i) => [m, buf(`a-${clients[i]}`)] as [string, Buffer]) : []));
+  await flush();
+  for (const s of syncs) expect(s.value?.errorCode).to.equal(ErrorCode.NONE);
+  expect(h.coordinator.group(G)!.state).to.equal(GroupState.Stable);
+  return { ids, generation };
 }
