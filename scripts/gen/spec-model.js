@@ -71,6 +71,7 @@ const PRIMS = {
   records: { ts: 'Buffer' },
 };
 
+// The spec keys the generator handles; any other key is an error, as ignoring it could change the wire format.
 const SPEC_KEYS = new Set([
   'apiKey', 'type', 'listeners', 'name', 'validVersions', 'flexibleVersions', 'fields',
   'latestVersionUnstable', 'commonStructs', 'deprecatedVersions', 'about',
@@ -81,6 +82,7 @@ const FIELD_KEYS = new Set([
 ]);
 const STRUCT_KEYS = new Set(['name', 'versions', 'fields', 'about']);
 
+/** Lower-cases the first letter: field name ProducerId -> property producerId. */
 function camel(name) {
   return name[0].toLowerCase() + name.slice(1);
 }
