@@ -120,7 +120,9 @@ function run(program, args, { timeoutMs, cwd } = {}) {
       timedOut = true;
       try {
         process.kill(-child.pid, 'SIGKILL');
-      } catch {}
+      } catch {
+        // already gone
+      }
     }, timeoutMs);
     child.on('error', (e) => (out += `${e.message}\n`));
     child.on('close', (code) => {
@@ -179,7 +181,7 @@ async function startBroker(opts) {
   try {
     ({ startBroker } = require(entry));
   } catch (e) {
-    throw new Error(`cannot load ${entry} (run npm run build): ${e.message}`);
+    throw new Error(`cannot load ${entry} (run npm run build): ${e.message}`, { cause: e });
   }
   if (typeof startBroker !== 'function') throw new Error(`${entry} exports no startBroker function`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-compat-'));

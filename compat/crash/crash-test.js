@@ -45,7 +45,7 @@ const END_TXN = 26;
  * broker's responses: from when `withholding` is set, or from the first request that `withholdFrom(apiKey, frame)`
  * picks (set before that request is forwarded, so its answer is withheld too).
  */
-class Proxy {
+class WithholdingProxy {
   constructor(target) {
     this.target = target;
     this.withholding = false;
@@ -363,7 +363,7 @@ async function main() {
   }
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-crash-'));
   const port = await freePort();
-  const proxy = new Proxy(port);
+  const proxy = new WithholdingProxy(port);
   await proxy.listen();
   const broker = new Broker(port, proxy.port, path.join(work, 'data'), { log });
   fs.mkdirSync(broker.dir);

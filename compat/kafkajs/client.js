@@ -68,7 +68,7 @@ async function compression(bootstrap, admin, kafka) {
     try {
       data.verifyRecords(kcat.consumeAll(bootstrap, topic), 200);
     } catch (e) {
-      throw new Error(`${codec}: ${e.message}`);
+      throw new Error(`${codec}: ${e.message}`, { cause: e });
     }
   }
 }

@@ -24,7 +24,7 @@ function metadata(bootstrap, topic) {
   try {
     out = execFileSync('kcat', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
-    throw new Error(`kcat ${args.join(' ')} exited ${e.status}: ${e.stderr || e.message}`);
+    throw new Error(`kcat ${args.join(' ')} exited ${e.status}: ${e.stderr || e.message}`, { cause: e });
   }
   return JSON.parse(out);
 }
@@ -100,7 +100,7 @@ async function compression(bootstrap) {
     try {
       data.verifyRecords(kcat.consumeAll(bootstrap, topic), 200, tagged);
     } catch (e) {
-      throw new Error(`${codec}: ${e.message}`);
+      throw new Error(`${codec}: ${e.message}`, { cause: e });
     }
   }
 }

@@ -11,7 +11,7 @@ function kcat(args, input, timeout = 30000) {
     return execFileSync('kcat', args, { input, timeout, maxBuffer: 256 << 20, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (e) {
     const err = (e.stderr || '').toString().trim().split('\n').slice(-8).join('\n');
-    throw new Error(`kcat ${args.filter((a) => a.length < 200).join(' ')} exited ${e.status}${e.signal ? ` (${e.signal})` : ''}: ${err || e.message}`);
+    throw new Error(`kcat ${args.filter((a) => a.length < 200).join(' ')} exited ${e.status}${e.signal ? ` (${e.signal})` : ''}: ${err || e.message}`, { cause: e });
   }
 }
 

@@ -93,7 +93,7 @@ function loadSpec(file) {
   try {
     spec = JSON.parse(stripComments(text));
   } catch (e) {
-    throw new Error(`${file}: ${e.message}`);
+    throw new Error(`${file}: ${e.message}`, { cause: e });
   }
   return spec;
 }
