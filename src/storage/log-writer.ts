@@ -4,7 +4,8 @@
  *
  * Appends. `append()` assigns offsets synchronously, in call order: it
  * stamps each batch's baseOffset (outside the CRC) and returns the base and
- * last offset at once; the file writes run in that same order in one writer
+ * last offset at once; `appendAsFollower()` takes the offsets a leader
+ * assigned instead (Kafka's appendAsFollower). The file writes run in call order in one writer
  * loop, and `done` settles when the write (and any fsync flush.messages
  * asks for) completes. Appends queued while a write is running are
  * coalesced into one positional writev. Roll decisions happen in the writer,
@@ -53,7 +54,8 @@ import {
   batchSize,
   setBatchBaseOffset,
 } from './batch-header';
-import { StorageError } from './errors';
+import { walkBatches, type BatchInfo } from '../records/batch';
+import { StorageError, UnexpectedAppendOffsetError } from './errors';
 import { isOutOfSpace } from '../common/durable-file';
 import type { LocalLog } from './local-log';
 import type { LogSegment } from './log-segment';
@@ -76,8 +78,8 @@ interface PendingAppend {
   baseOffset: number;
   nextOffset: number;
   maxTimestamp: number;
-  /** The transaction an ABORT marker in these batches ends, for the segment's transaction index. */
-  abortedTxn?: AbortedTxn;
+  /** The transactions ABORT markers in these batches end, for the segment's transaction index. */
+  abortedTxns: readonly AbortedTxn[];
   /** LocalLog.truncations when the offsets were assigned. */
   truncations: number;
   resolve: () => void;
@@ -123,14 +125,7 @@ export class LogWriter {
    */
   append(batches: Buffer, abortedTxn?: AbortedTxn): AppendResult {
     const log = this.log;
-    this.ensureWritable();
-    if (batches.length > log.config.segmentBytes) {
-      throw new StorageError(
-        'RECORD_LIST_TOO_LARGE',
-        `Message batch size is ${batches.length} bytes in append to partition ${log.topic}-${log.partition} which exceeds the maximum configured segment size of ${log.config.segmentBytes}.`,
-      );
-    }
-    if (batches.length === 0) throw new StorageError('CORRUPT_MESSAGE', 'No record batches to append');
+    this.checkAppendable(batches);
     for (let at = 0; at < batches.length; ) {
       if (at + BATCH_HEADER_SIZE > batches.length) throw new StorageError('CORRUPT_MESSAGE', `Truncated batch header at byte ${at}`);
       const size = batchSize(batches, at);
@@ -145,14 +140,81 @@ export class LogWriter {
     let maxTimestamp = NO_TIMESTAMP;
     for (let at = 0; at < batches.length; ) {
       setBatchBaseOffset(batches, at, next);
-      const epoch = batchLeaderEpoch(batches, at);
-      if (epoch >= 0 && epoch > (log.epochs.latestEpoch() ?? -1)) log.epochs.assign(epoch, next);
+      this.recordLeaderEpoch(batchLeaderEpoch(batches, at), next);
       maxTimestamp = Math.max(maxTimestamp, batchMaxTimestamp(batches, at));
       next += batchLastOffsetDelta(batches, at) + 1;
       at += batchSize(batches, at);
     }
-    log.logEndOffset = next;
+    return this.enqueueAppend(batches, baseOffset, next, maxTimestamp, abortedTxn ? [abortedTxn] : []);
+  }
 
+  /**
+   * Appends batches a leader wrote, with the offsets it assigned (Kafka's
+   * UnifiedLog.appendAsFollower): nothing in them is rewritten. Synchronously
+   * checks them all first: whole v2 batches with valid CRCs
+   * (CORRUPT_MESSAGE), the first at or past the log end offset
+   * (UnexpectedAppendOffsetError), offsets increasing from batch to batch
+   * (UNKNOWN_SERVER_ERROR, as Kafka's OffsetsOutOfOrderException). A gap is
+   * accepted, as Kafka accepts it: a compacted leader log has them. Then, in
+   * order, each batch's partitionLeaderEpoch goes to the leader-epoch cache
+   * (Kafka's assignEpochStartOffset) and `onBatch` sees its header and bytes
+   * (the producer state's update), returning the transaction an ABORT marker
+   * ends, for the transaction index. Throws as append() does; nothing changes then.
+   */
+  appendAsFollower(batches: Buffer, onBatch: (batch: BatchInfo, bytes: Buffer) => AbortedTxn | undefined): AppendResult {
+    const log = this.log;
+    this.checkAppendable(batches);
+    const walk = walkBatches(batches, { verifyCrc: true });
+    if (walk.stop) throw new StorageError('CORRUPT_MESSAGE', `Invalid batch at byte ${walk.stop.position} of a follower append to ${log.topic}-${log.partition}: ${walk.stop.reason}`);
+    const first = walk.batches[0];
+    if (first.baseOffset < log.logEndOffset) {
+      throw new UnexpectedAppendOffsetError(
+        `Unexpected offset in append to ${log.topic}-${log.partition}. First offset ${first.baseOffset} is less than the next offset ${log.logEndOffset}.`,
+        first.baseOffset, first.baseOffset + first.lastOffsetDelta,
+      );
+    }
+    let next = first.baseOffset;
+    for (const b of walk.batches) {
+      if (b.lastOffsetDelta < 0) throw new StorageError('CORRUPT_MESSAGE', `Negative lastOffsetDelta at byte ${b.position}`);
+      // Kafka's OffsetsOutOfOrderException, which has no error code either.
+      if (b.baseOffset < next) throw new StorageError('UNKNOWN_SERVER_ERROR', `Out of order offsets found in append to ${log.topic}-${log.partition}: ${b.baseOffset} after ${next - 1}`);
+      next = b.baseOffset + b.lastOffsetDelta + 1;
+    }
+
+    const abortedTxns: AbortedTxn[] = [];
+    let maxTimestamp = NO_TIMESTAMP;
+    for (const b of walk.batches) {
+      this.recordLeaderEpoch(b.partitionLeaderEpoch, b.baseOffset);
+      maxTimestamp = Math.max(maxTimestamp, b.maxTimestamp);
+      const aborted = onBatch(b, batches.subarray(b.position, b.position + b.size));
+      if (aborted) abortedTxns.push(aborted);
+    }
+    return this.enqueueAppend(batches, first.baseOffset, next, maxTimestamp, abortedTxns);
+  }
+
+  /** What both appends refuse before looking at the batches: a log not taking writes, an empty or too large append. */
+  private checkAppendable(batches: Buffer): void {
+    const log = this.log;
+    this.ensureWritable();
+    if (batches.length > log.config.segmentBytes) {
+      throw new StorageError(
+        'RECORD_LIST_TOO_LARGE',
+        `Message batch size is ${batches.length} bytes in append to partition ${log.topic}-${log.partition} which exceeds the maximum configured segment size of ${log.config.segmentBytes}.`,
+      );
+    }
+    if (batches.length === 0) throw new StorageError('CORRUPT_MESSAGE', 'No record batches to append');
+  }
+
+  /** A batch's leader epoch starts at `offset` when it is newer than the latest the log knows. */
+  private recordLeaderEpoch(epoch: number, offset: number): void {
+    const epochs = this.log.epochs;
+    if (epoch >= 0 && epoch > (epochs.latestEpoch() ?? -1)) epochs.assign(epoch, offset);
+  }
+
+  /** Moves the log end offset to `nextOffset` and queues the write of batches whose offsets are set. */
+  private enqueueAppend(batches: Buffer, baseOffset: number, nextOffset: number, maxTimestamp: number, abortedTxns: readonly AbortedTxn[]): AppendResult {
+    const log = this.log;
+    log.logEndOffset = nextOffset;
     let resolve!: () => void;
     let reject!: (e: unknown) => void;
     const done = new Promise<void>((res, rej) => {
@@ -161,9 +223,9 @@ export class LogWriter {
     });
     done.catch(() => undefined); // the caller may not await it; it still sees the rejection if it does
     this.lastAppendDone = done;
-    this.queue.push({ kind: 'append', batches, baseOffset, nextOffset: next, maxTimestamp, abortedTxn, truncations: log.truncations, resolve, reject });
+    this.queue.push({ kind: 'append', batches, baseOffset, nextOffset, maxTimestamp, abortedTxns, truncations: log.truncations, resolve, reject });
     this.startWriter();
-    return { baseOffset, lastOffset: next - 1, done };
+    return { baseOffset, lastOffset: nextOffset - 1, done };
   }
 
   /**
@@ -318,7 +380,7 @@ export class LogWriter {
       bytes += a.batches.length;
     }
     await segment.append(group.map((a) => a.batches));
-    for (const a of group) if (a.abortedTxn) segment.appendAbortedTxn(a.abortedTxn);
+    for (const a of group) for (const txn of a.abortedTxns) segment.appendAbortedTxn(txn);
     const end = group[group.length - 1].nextOffset;
     // Appends made before a truncateTo that is still queued are about to be cut: they never become readable.
     if (first.truncations === log.truncations && end > log.highWatermark) {

@@ -28,7 +28,7 @@
  * tombstone rules (Fjord stores only v2 batches).
  */
 import type { TopicLogConfig } from '../config/topic-config';
-import { readBatchHeader } from '../records/batch';
+import { readBatchHeader, type BatchInfo } from '../records/batch';
 import { readEndTxnMarker } from '../records/records';
 import type { LocalLog } from './local-log';
 import { loadLog, type PartitionLogOptions } from './log-loader';
@@ -36,8 +36,21 @@ import { LogDeletion } from './log-deletion';
 import { LogReader, type ReadBytesResult, type ReadOptions, type ReadResult, type TimestampLookup } from './log-reader';
 import type { LogSegment } from './log-segment';
 import { LogWriter, type AppendResult } from './log-writer';
-import { ProducerStateManager, producerBatchOf } from './producer-state';
+import { ProducerStateManager, producerBatchOf, type ReplayedBatch } from './producer-state';
 import type { AbortedTxn } from './transaction-index';
+
+/**
+ * What the producer state needs of a batch in the log: its producer fields, offsets and, for a
+ * transaction marker, what the marker says. Null for a batch without a producer, and for an empty
+ * control batch (what compaction leaves of a transaction), which changes nothing, as in Kafka.
+ */
+function replayedBatchOf(b: BatchInfo, bytes: Buffer): ReplayedBatch | null {
+  const fields = producerBatchOf(b);
+  if (!fields) return null;
+  const marker = b.isControl ? readEndTxnMarker(bytes) : undefined;
+  if (marker === null) return null;
+  return { ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta, maxTimestamp: b.maxTimestamp, marker };
+}
 
 export class PartitionLog {
   readonly topic: string;
@@ -157,16 +170,8 @@ export class PartitionLog {
     if (from < end) {
       await this.forEachBatch(from, (buf) => {
         const read = readBatchHeader(buf, 0, { verifyCrc: false });
-        if (read.status !== 'ok') return;
-        const b = read.batch;
-        const fields = producerBatchOf(b);
-        if (!fields) return;
-        const marker = b.isControl ? readEndTxnMarker(buf) : undefined;
-        // An empty control batch (what compaction leaves of a transaction) changes nothing, as in Kafka.
-        if (marker === null) return;
-        const completed = state.replayBatchHeader({
-          ...fields, baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.lastOffsetDelta, maxTimestamp: b.maxTimestamp, marker,
-        });
+        const replayed = read.status === 'ok' ? replayedBatchOf(read.batch, buf) : null;
+        const completed = replayed && state.replayBatchHeader(replayed);
         if (completed?.isAborted) this.restoreAbortedTxn(completed);
       });
       state.writeSnapshot(this.dir, end).catch(() => undefined);
@@ -209,6 +214,26 @@ export class PartitionLog {
   /** See LogWriter.append. */
   append(batches: Buffer, abortedTxn?: AbortedTxn): AppendResult {
     return this.writer.append(batches, abortedTxn);
+  }
+
+  /**
+   * Appends batches fetched from the leader as they are (Kafka's
+   * UnifiedLog.appendAsFollower): see LogWriter.appendAsFollower for the
+   * checks. Their leader epochs go to the leader-epoch cache, and the
+   * producer state, once loaded, records each batch as the leader did
+   * (markers included, an ABORT's transaction into the transaction index);
+   * a transaction a marker ends stays unstable until the marker is written.
+   * Reads batch headers only, and a marker's one record.
+   */
+  appendAsFollower(batches: Buffer): AppendResult {
+    const producers = this.producers;
+    const appended = this.writer.appendAsFollower(batches, (batch, bytes) => {
+      const replayed = producers && replayedBatchOf(batch, bytes);
+      const completed = replayed ? producers.applyReplicatedBatch(replayed) : null;
+      return completed?.isAborted ? completed : undefined;
+    });
+    if (producers) appended.done.then(() => producers.onHighWatermarkUpdated(this.local.highWatermark), () => undefined);
+    return appended;
   }
 
   /** See LogWriter.whenWritten. */
@@ -300,9 +325,24 @@ export class PartitionLog {
     return this.deletion.replaceSegments(cleaned, old);
   }
 
-  /** See LogDeletion.truncateTo. */
+  /**
+   * Removes the batches at and after `offset` (Kafka's UnifiedLog.truncateTo,
+   * what a follower does with a divergent tail): segments and their indexes,
+   * the leader-epoch cache and the high watermark as LogDeletion.truncateTo
+   * says; then the producer state, once loaded, is rebuilt to the new end
+   * (the snapshots past it deleted first). The offsets change at once; the
+   * promise settles once files and producer state follow: append again only
+   * then (the follower truncates, then fetches).
+   */
   truncateTo(offset: number): Promise<void> {
-    return this.deletion.truncateTo(offset);
+    const truncated = this.deletion.truncateTo(offset);
+    const producers = this.producers;
+    if (!producers) return truncated;
+    return truncated.then(async () => {
+      // A snapshot still being written may describe the removed tail: let it land, then loading deletes it.
+      await producers.snapshotsWritten();
+      await this.loadProducerState();
+    });
   }
 
   /** See LogDeletion.segmentDeletionsSettled. */

@@ -11,7 +11,9 @@
  * recordBatch(), synchronously; a transaction marker goes through
  * checkMarker() and recordMarker() the same way. Recovery (the log's
  * PartitionLog.loadProducerState) rebuilds the state from the latest snapshot
- * and replays the log after it with replayBatchHeader().
+ * and replays the log after it with replayBatchHeader(); a follower's append
+ * (PartitionLog.appendAsFollower) records the leader's batches with
+ * applyReplicatedBatch().
  *
  * Transactions of the partition (Kafka's ongoingTxns and unreplicatedTxns):
  * a transaction is open from its first batch until its marker; once the
@@ -308,6 +310,19 @@ export class ProducerStateManager {
    * the log already, so it is over at once).
    */
   replayBatchHeader(h: ReplayedBatch): CompletedTxn | null {
+    const completed = this.applyReplicatedBatch(h);
+    if (completed) this.unwrittenTxns.delete(completed.firstOffset);
+    return completed;
+  }
+
+  /**
+   * Applies a batch a follower appends as the leader wrote it (Kafka's
+   * appendAsFollower, origin REPLICATION): the leader checked it, so this
+   * only records it, as the leader did once the batch had its offsets. A
+   * transaction a marker ends stays unstable until onHighWatermarkUpdated
+   * passes the marker, as on the leader. Returns that transaction, if any.
+   */
+  applyReplicatedBatch(h: ReplayedBatch): CompletedTxn | null {
     if (h.producerId === NO_PRODUCER_ID) return null;
     if (!h.marker) {
       this.recordBatch(h, h.baseOffset, h.lastOffset, h.maxTimestamp);
@@ -317,7 +332,6 @@ export class ProducerStateManager {
     const check = this.checkMarker(marker, h.baseOffset, 'replication');
     const completed = check.kind === 'ok' ? check.completed : null;
     this.recordMarker(marker, completed, h.maxTimestamp);
-    if (completed) this.unwrittenTxns.delete(completed.firstOffset);
     return completed;
   }
 
