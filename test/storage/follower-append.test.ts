@@ -34,8 +34,8 @@ describe('storage/follower append and truncation', () => {
 
   describe('appendAsFollower', () => {
     it('stores the leader\'s batches byte for byte, offsets, timestamps and leader epochs as they are', async () => {
-      const leader = await openLog({ 'segment.bytes': '300' });
-      const follower = await openLog({ 'segment.bytes': '300' });
+      const leader = await openLog({ 'segment.bytes': '150' });
+      const follower = await openLog({ 'segment.bytes': '150' });
       leaderAppend(leader, { records: 3, epoch: 0 });
       leaderAppend(leader, { records: 2, epoch: 0 });
       await leaderAppend(leader, { records: 4, epoch: 3 }).done;
