@@ -46,15 +46,19 @@ export function leaderAppendMarker(log: PartitionLog, producerId: number, commit
   return appended;
 }
 
-/** All the bytes of a log from `from` to its high watermark. */
-export async function logBytes(log: PartitionLog, from = log.logStartOffset): Promise<Buffer> {
-  const read = await log.readBytes(from, 1 << 30);
+/** The bytes of a log from `from` to its high watermark, at most `maxBytes` (but at least one batch). */
+export async function logBytes(log: PartitionLog, from = log.logStartOffset, maxBytes = 1 << 30): Promise<Buffer> {
+  const read = await log.readBytes(from, maxBytes);
   if (read.outOfRange) throw new Error(`offset ${from} out of range`);
   return read.records;
 }
 
-/** One follower fetch: everything the leader has from the follower's log end offset, appended as follower. */
-export async function fetchFrom(leader: PartitionLog, follower: PartitionLog): Promise<void> {
-  const bytes = await logBytes(leader, follower.logEndOffset);
-  if (bytes.length > 0) await follower.appendAsFollower(bytes).done;
+/**
+ * Follower fetches until the follower has all the leader has: each takes at most `maxBytes` from
+ * the follower's log end offset and appends it as follower.
+ */
+export async function fetchFrom(leader: PartitionLog, follower: PartitionLog, maxBytes = 1 << 20): Promise<void> {
+  while (follower.logEndOffset < leader.highWatermark) {
+    await follower.appendAsFollower(await logBytes(leader, follower.logEndOffset, maxBytes)).done;
+  }
 }
