@@ -8,7 +8,7 @@
  *   partition-log.ts       one partition's log (Kafka's UnifiedLog), composed of the five files below
  *   local-log.ts           its state: segments, offsets, leader epochs, flush
  *   log-loader.ts          opening it: interrupted swaps and deletions, crash recovery
- *   log-writer.ts          appends (ordered, coalesced), roll, failed writes
+ *   log-writer.ts          appends (ordered, coalesced), a follower's appends (offsets as the leader's), roll, failed writes
  *   log-reader.ts          reads by offset and timestamp, replay, aborted transactions
  *   log-deletion.ts        DeleteRecords, retention, truncation, the cleaner's segment swaps
  *   log-segment.ts         one segment: its state in memory, appends, roll check, loading, recovery, truncation
@@ -34,7 +34,7 @@ export { PartitionLog } from './partition-log';
 export type { PartitionLogOptions } from './log-loader';
 export type { AppendResult } from './log-writer';
 export type { FileRange, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './log-reader';
-export { StorageError } from './errors';
+export { StorageError, UnexpectedAppendOffsetError } from './errors';
 export type { StorageErrorName } from './errors';
 export { UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET } from './leader-epoch-cache';
 export { NO_TIMESTAMP } from './time-index';

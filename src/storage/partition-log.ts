@@ -7,7 +7,7 @@
  *
  *   local-log.ts     the state they share: segments, offsets (see there), leader epochs, flush
  *   log-loader.ts    opening: interrupted swaps and deletions, crash recovery
- *   log-writer.ts    appends (ordered, coalesced), roll, failed writes, durability; the loop every change runs in
+ *   log-writer.ts    appends (ordered, coalesced), a follower's appends, roll, failed writes, durability; the loop every change runs in
  *   log-reader.ts    reads by offset and timestamp, replay, aborted transactions
  *   log-deletion.ts  DeleteRecords, retention, truncation, the cleaner's segment swaps
  *
@@ -22,6 +22,12 @@
  * recovery cuts each recovered segment's transaction index with the log, and
  * the producer-state replay puts back the entries of the replayed range
  * (restoreAbortedTxn).
+ *
+ * Replication. A follower appends the leader's batches with their offsets
+ * (appendAsFollower) and cuts a divergent tail (truncateTo); the producer
+ * state follows both. The high watermark is still the end of what is written,
+ * as for a single replica: a replicated one (the ISR's, replica/partition-replicas.ts
+ * on a leader, the leader's on a follower) is not wired in yet.
  *
  * Not done (yet): preallocate (ignored: segments grow as written), unloading
  * the in-memory indexes of idle old segments, the cleaner's legacy (pre-v2)
