@@ -64,6 +64,7 @@ import type { AbortedTxn } from './transaction-index';
 
 /** Most appends written by one writev. */
 const MAX_COALESCED_APPENDS = 256;
+const NO_ABORTED_TXNS: readonly AbortedTxn[] = [];
 
 export interface AppendResult {
   baseOffset: number;
@@ -145,7 +146,7 @@ export class LogWriter {
       next += batchLastOffsetDelta(batches, at) + 1;
       at += batchSize(batches, at);
     }
-    return this.enqueueAppend(batches, baseOffset, next, maxTimestamp, abortedTxn ? [abortedTxn] : []);
+    return this.enqueueAppend(batches, baseOffset, next, maxTimestamp, abortedTxn ? [abortedTxn] : NO_ABORTED_TXNS);
   }
 
   /**
