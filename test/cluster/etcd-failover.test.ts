@@ -1,0 +1,50 @@
+// The cluster metadata over a 3-member etcd whose members die and come back (test/helpers/etcd.ts's
+// cluster variant, the base of the chaos tests to come).
+import { expect } from 'chai';
+import { Etcd3 } from 'etcd3';
+import { EtcdCluster } from '../../src/cluster/etcd/etcd-cluster';
+import { withEtcd } from '../helpers/etcd';
+
+async function eventually(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('cluster/etcd over a 3-member etcd', function () {
+  this.timeout(60_000);
+  const etcd = withEtcd(3);
+
+  it('a cache whose etcd member died catches up after its revision was compacted away', async () => {
+    const [m0, m1] = etcd.current().members;
+    const endpoint = (m: { endpoint: string }) => ({ endpoints: [m.endpoint], prefix: '/fjord' });
+    const controller = await EtcdCluster.start({
+      connect: endpoint(m1), nodeId: 1, endpoints: [], sessionTimeoutMs: 10_000,
+    });
+    await eventually(() => controller.isController, 'broker 1 elected');
+    const follower = await EtcdCluster.start({
+      connect: endpoint(m0), nodeId: 2, endpoints: [], sessionTimeoutMs: 10_000,
+    });
+    const admin = new Etcd3({ hosts: `http://${m1.endpoint}` });
+    try {
+      await m0.kill(); // the follower's only etcd member: its watch is cut
+      await controller.writeAsController([
+        { type: 'putTopic', topic: { name: 'late', id: 'cd'.repeat(16), replicas: [[1]], configs: {} } },
+      ]);
+      const put = await admin.put('/fjord/topics/written-while-away').value(
+        JSON.stringify({ name: 'written-while-away', id: 'ef'.repeat(16), replicas: [[2]], configs: {} }),
+      ).exec();
+      await admin.kv.compact({ revision: put.header.revision, physical: true });
+
+      await m0.start();
+      await eventually(() => follower.cache.topic('written-while-away') !== undefined, 'the follower relists');
+      expect(follower.cache.topic('late')?.replicas).to.deep.equal([[1]]);
+      expect(follower.cache.broker(1)?.incarnationId).to.equal(controller.incarnationId);
+    } finally {
+      admin.close();
+      await Promise.all([follower.close(), controller.close()]);
+    }
+  });
+});
