@@ -60,8 +60,8 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
   const orders: TopicAssignment = { name: 'orders', id: 'ab'.repeat(16), replicas: [[1, 2], [2, 1]], configs: { 'min.insync.replicas': '2' } };
   const createOrders = (controller: EtcdCluster) => controller.writeAsController([
     { type: 'putTopic', topic: orders },
-    { type: 'putPartitionState', topic: 'orders', partition: 0, expectedPartitionEpoch: -1, state: { leader: 1, leaderEpoch: 0, isr: [1, 2] } },
-    { type: 'putPartitionState', topic: 'orders', partition: 1, expectedPartitionEpoch: -1, state: { leader: 2, leaderEpoch: 0, isr: [2, 1] } },
+    { type: 'putPartitionState', topicId: orders.id, partition: 0, expectedPartitionEpoch: -1, state: { leader: 1, leaderEpoch: 0, isr: [1, 2] } },
+    { type: 'putPartitionState', topicId: orders.id, partition: 1, expectedPartitionEpoch: -1, state: { leader: 2, leaderEpoch: 0, isr: [2, 1] } },
   ]);
   const controllerOf = (...brokers: EtcdCluster[]) => brokers.find((b) => b.isController);
 
@@ -156,29 +156,40 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     expect(b1.cache.partitionState('orders', 0)).to.deep.equal({ leader: 1, leaderEpoch: 0, isr: [1, 2], partitionEpoch: 0 });
 
     // The leader shrinks the ISR from epoch 0: accepted, epoch 1.
-    const shrink = await b1.alterPartitionState('orders', 0, 0, { leader: 1, leaderEpoch: 0, isr: [1] });
+    const shrink = await b1.alterPartitionState(orders.id, 0, 0, { leader: 1, leaderEpoch: 0, isr: [1] });
     expect(shrink).to.deep.equal({ ok: true, state: { leader: 1, leaderEpoch: 0, isr: [1], partitionEpoch: 1 } });
     expect(b1.cache.partitionState('orders', 0)?.partitionEpoch).to.equal(1);
     // A second change computed from epoch 0 is stale: refused, with what to retry from.
-    const stale = await b1.alterPartitionState('orders', 0, 0, { leader: 1, leaderEpoch: 0, isr: [1, 2] });
+    const stale = await b1.alterPartitionState(orders.id, 0, 0, { leader: 1, leaderEpoch: 0, isr: [1, 2] });
     expect(stale).to.deep.equal({ ok: false, current: { leader: 1, leaderEpoch: 0, isr: [1], partitionEpoch: 1 } });
-    expect(await b1.alterPartitionState('orders', 9, 0, { leader: 1, leaderEpoch: 0, isr: [1] }))
+    expect(await b1.alterPartitionState(orders.id, 9, 0, { leader: 1, leaderEpoch: 0, isr: [1] }))
       .to.deep.equal({ ok: false, current: null });
     // The controller's writes are held to partition epochs too: a stale one changes nothing.
     expect(await controller.writeAsController([
-      { type: 'putPartitionState', topic: 'orders', partition: 0, expectedPartitionEpoch: 0, state: { leader: 2, leaderEpoch: 1, isr: [2] } },
+      { type: 'putPartitionState', topicId: orders.id, partition: 0, expectedPartitionEpoch: 0, state: { leader: 2, leaderEpoch: 1, isr: [2] } },
     ])).to.equal(false);
     await controller.writeAsController([
-      { type: 'putPartitionState', topic: 'orders', partition: 0, expectedPartitionEpoch: 1, state: { leader: 2, leaderEpoch: 1, isr: [2] } },
+      { type: 'putPartitionState', topicId: orders.id, partition: 0, expectedPartitionEpoch: 1, state: { leader: 2, leaderEpoch: 1, isr: [2] } },
     ]);
     await eventually(() => b2.cache.partitionState('orders', 0)?.partitionEpoch === 2, 'b2 sees the election');
     expect(b2.cache.partitionState('orders', 0)).to.deep.equal({ leader: 2, leaderEpoch: 1, isr: [2], partitionEpoch: 2 });
 
     // Deleting the topic removes it and its partition states from every cache.
-    await controller.writeAsController([{ type: 'deleteTopic', name: 'orders' }]);
+    await controller.writeAsController([{ type: 'deleteTopic', name: 'orders', topicId: orders.id }]);
     for (const b of [b1, b2]) {
       await eventually(() => b.cache.topics().length === 0 && b.cache.partitionState('orders', 1) === undefined, 'deletion seen');
     }
+
+    // Created again under the same name, the topic has a new id: a write meant for the old one misses,
+    // even from the epoch the new partition starts at.
+    const reborn = { ...orders, id: 'cd'.repeat(16) };
+    await controller.writeAsController([
+      { type: 'putTopic', topic: reborn },
+      { type: 'putPartitionState', topicId: reborn.id, partition: 0, expectedPartitionEpoch: -1, state: { leader: 2, leaderEpoch: 0, isr: [2] } },
+    ]);
+    expect(await b1.alterPartitionState(orders.id, 0, 0, { leader: 1, leaderEpoch: 0, isr: [1] }))
+      .to.deep.equal({ ok: false, current: null });
+    expect(controller.cache.partitionState('orders', 0)).to.deep.equal({ leader: 2, leaderEpoch: 0, isr: [2], partitionEpoch: 0 });
   });
 
   it('a broker that starts later loads what is already there, and ignores keys that are not its own', async () => {

@@ -18,7 +18,10 @@ describe('cluster/etcd over a 3-member etcd', function () {
   const etcd = withEtcd(3);
 
   it('a cache whose etcd member died catches up after its revision was compacted away', async () => {
-    const [m0, m1] = etcd.current().members;
+    // The follower's member is not the raft leader: killing the leader would hold the writes below
+    // for etcd's request timeout (5 s and more) until a new leader is elected.
+    const leader = await etcd.current().leader();
+    const [m0, m1] = etcd.current().members.filter((m) => m !== leader);
     const endpoint = (m: { endpoint: string }) => ({ endpoints: [m.endpoint], prefix: '/fjord' });
     const controller = await EtcdCluster.start({
       connect: endpoint(m1), nodeId: 1, endpoints: [], sessionTimeoutMs: 10_000,

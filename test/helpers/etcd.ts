@@ -17,12 +17,16 @@ export interface EtcdMember {
   kill(): Promise<void>;
   /** Starts a killed member again and waits until it is healthy. */
   start(): Promise<void>;
+  /** Whether this running member is the raft leader now. */
+  isLeader(): Promise<boolean>;
 }
 
 export interface RunningEtcd {
   readonly members: readonly EtcdMember[];
   /** Every member's endpoint, comma-separated: an etcd.connect value without prefix. */
   readonly connect: string;
+  /** The member that is raft leader (waits for an election if there is none yet). */
+  leader(): Promise<EtcdMember>;
   /** Stops every member and removes the data dirs. */
   stop(): Promise<void>;
 }
@@ -108,6 +112,13 @@ class Member implements EtcdMember {
     }
   }
 
+  async isLeader(): Promise<boolean> {
+    // etcd's JSON gateway to Maintenance.Status: the member's own id and the leader's, as strings.
+    const res = await fetch(`http://${this.endpoint}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+    const status = (await res.json()) as { header: { member_id: string }; leader: string };
+    return status.header.member_id === status.leader;
+  }
+
   async kill(): Promise<void> {
     const proc = this.proc;
     if (!proc) return;
@@ -140,7 +151,15 @@ export async function startEtcdCluster(size: number): Promise<RunningEtcd> {
     await stop();
     throw e;
   }
-  return { members, connect: members.map((m) => m.endpoint).join(','), stop };
+  const leader = async () => {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      for (const m of members) if (m.running && (await m.isLeader().catch(() => false))) return m;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('no etcd member became leader');
+  };
+  return { members, connect: members.map((m) => m.endpoint).join(','), leader, stop };
 }
 
 /** Starts a one-member etcd. */

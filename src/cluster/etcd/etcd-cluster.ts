@@ -20,6 +20,7 @@
  * session: the broker is no longer registered nor controller and 'sessionLost' is emitted; starting
  * a new session is the owner's call (not yet done here).
  */
+import { ExponentialBackoff } from 'cockatiel';
 import { randomUUID } from 'crypto';
 import { EventEmitter } from 'events';
 import { Etcd3, type Lease, type Namespace } from 'etcd3';
@@ -77,11 +78,11 @@ export class NotControllerError extends Error {
 /** One change in a controller write. */
 export type ControllerOp =
   | { type: 'putTopic'; topic: TopicAssignment }
-  /** Deletes the topic and every partition state under it. */
-  | { type: 'deleteTopic'; name: string }
+  /** Deletes the topic and every partition state under its id. */
+  | { type: 'deleteTopic'; name: string; topicId: string }
   /** Writes a partition state, conditioned on `expectedPartitionEpoch` (-1: must not exist yet). */
   | {
-    type: 'putPartitionState'; topic: string; partition: number; expectedPartitionEpoch: number;
+    type: 'putPartitionState'; topicId: string; partition: number; expectedPartitionEpoch: number;
     state: Omit<PartitionState, 'partitionEpoch'>;
   };
 
@@ -126,6 +127,9 @@ export class EtcdCluster extends EventEmitter {
     const client = new Etcd3({
       hosts: options.connect.endpoints.map((e) => `http://${e}`),
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // The watch feeds the metadata cache: after an etcd outage, retry within 2 s (etcd3's default
+      // backs off to 30 s, a long time for a broker to act on stale metadata).
+      faultHandling: { watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 }).next() },
     });
     const kv = options.connect.prefix === '' ? client : client.namespace(options.connect.prefix);
     let cache: MetadataCache | undefined;
@@ -190,10 +194,10 @@ export class EtcdCluster extends EventEmitter {
           writes.push(this.kv.put(topicKey(op.topic.name)).value(JSON.stringify(op.topic)));
           break;
         case 'deleteTopic':
-          writes.push(this.kv.delete().key(topicKey(op.name)), this.kv.delete().prefix(topicPartitionsPrefix(op.name)));
+          writes.push(this.kv.delete().key(topicKey(op.name)), this.kv.delete().prefix(topicPartitionsPrefix(op.topicId)));
           break;
         case 'putPartitionState': {
-          const key = partitionStateKey(op.topic, op.partition);
+          const key = partitionStateKey(op.topicId, op.partition);
           txn = txn.and(key, 'Version', '==', op.expectedPartitionEpoch + 1);
           writes.push(this.kv.put(key).value(encodePartitionState(op.state)));
           break;
@@ -221,12 +225,12 @@ export class EtcdCluster extends EventEmitter {
    * still at `expectedPartitionEpoch`, bumping it; else answers with the current state.
    */
   async alterPartitionState(
-    topic: string,
+    topicId: string,
     partition: number,
     expectedPartitionEpoch: number,
     next: Omit<PartitionState, 'partitionEpoch'>,
   ): Promise<PartitionUpdateResult> {
-    const key = partitionStateKey(topic, partition);
+    const key = partitionStateKey(topicId, partition);
     const res = await this.kv
       .if(key, 'Version', '==', expectedPartitionEpoch + 1)
       .then(this.kv.put(key).value(encodePartitionState(next)))

@@ -7,11 +7,13 @@
  *   /controller                          leased by the controller's broker: ControllerRecord
  *   /controller_epoch                    the last controller epoch, a decimal number (never leased)
  *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
- *   /partitions/<topic>/<n>/state        PartitionState, less partitionEpoch (see below)
+ *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
- * key's version — as Kafka's ZooKeeper mode used the znode version of the state.
+ * key's version — as Kafka's ZooKeeper mode used the znode version of the state. States are keyed
+ * by topic id, as KRaft keys them: a topic deleted and created again under the same name starts
+ * new keys, so no write meant for the old topic can match an epoch of the new one.
  */
 import type { Endpoint } from '../../config/broker-config';
 
@@ -53,17 +55,17 @@ export const CONTROLLER_EPOCH_KEY = '/controller_epoch';
 export const brokerKey = (id: number): string => `/brokers/ids/${id}`;
 export const topicKey = (name: string): string => `/topics/${name}`;
 /** Every partition state of a topic lives under this; deleting a topic deletes the range. */
-export const topicPartitionsPrefix = (name: string): string => `/partitions/${name}/`;
-export const partitionStateKey = (topic: string, partition: number): string =>
-  `${topicPartitionsPrefix(topic)}${partition}/state`;
+export const topicPartitionsPrefix = (topicId: string): string => `/partitions/${topicId}/`;
+export const partitionStateKey = (topicId: string, partition: number): string =>
+  `${topicPartitionsPrefix(topicId)}${partition}/state`;
 
-/** What one key of the layout is (topic names never hold '/', so the patterns are unambiguous). */
+/** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
   | { kind: 'controller' }
   | { kind: 'controllerEpoch' }
   | { kind: 'topic'; name: string }
-  | { kind: 'partitionState'; topic: string; partition: number };
+  | { kind: 'partitionState'; topicId: string; partition: number };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
@@ -78,7 +80,7 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   m = TOPIC_RE.exec(key);
   if (m) return { kind: 'topic', name: m[1] };
   m = PARTITION_RE.exec(key);
-  if (m) return { kind: 'partitionState', topic: m[1], partition: Number(m[2]) };
+  if (m) return { kind: 'partitionState', topicId: m[1], partition: Number(m[2]) };
   return null;
 }
 

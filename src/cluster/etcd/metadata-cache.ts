@@ -24,7 +24,7 @@ export class MetadataCache extends EventEmitter {
   private controllerRecord: ControllerRecord | null = null;
   private lastControllerEpoch = 0;
   private readonly topicsByName = new Map<string, TopicAssignment>();
-  /** topic name -> partition -> state; a state may arrive before or outlive its topic's key. */
+  /** topic id -> partition -> state. */
   private readonly states = new Map<string, Map<number, PartitionState>>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
@@ -72,8 +72,10 @@ export class MetadataCache extends EventEmitter {
     return this.topicsByName.get(name);
   }
 
+  /** The state of a partition of the topic now named `topic`. */
   partitionState(topic: string, partition: number): PartitionState | undefined {
-    return this.states.get(topic)?.get(partition);
+    const id = this.topicsByName.get(topic)?.id;
+    return id === undefined ? undefined : this.states.get(id)?.get(partition);
   }
 
   /** Resolves once the cache reflects etcd revision `revision` (e.g. that of one's own write). */
@@ -153,13 +155,13 @@ export class MetadataCache extends EventEmitter {
           else this.topicsByName.set(what.name, JSON.parse(value) as TopicAssignment);
           break;
         case 'partitionState': {
-          let partitions = this.states.get(what.topic);
+          let partitions = this.states.get(what.topicId);
           if (value !== null) {
-            if (!partitions) this.states.set(what.topic, (partitions = new Map()));
+            if (!partitions) this.states.set(what.topicId, (partitions = new Map()));
             partitions.set(what.partition, decodePartitionState(value, Number(kv.version)));
           } else if (partitions) {
             partitions.delete(what.partition);
-            if (partitions.size === 0) this.states.delete(what.topic);
+            if (partitions.size === 0) this.states.delete(what.topicId);
           }
           break;
         }
