@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'child_process';
 import { Etcd3 } from 'etcd3';
+import * as path from 'path';
 import {
   DuplicateBrokerError,
   EtcdCluster,
@@ -132,6 +134,36 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     expect(err).to.be.instanceOf(NotControllerError);
     expect(survivor.cache.topic('orders')).to.equal(undefined);
     expect(await createOrders(survivor)).to.be.a('number');
+  });
+
+  it('a controller whose process is SIGKILLed is gone after its session timeout, and another broker takes over', async () => {
+    // The doomed broker runs in a child process so that it can die without a word: no revoke, no
+    // more keepalives; only the lease's TTL (1 s) ends its registration.
+    const modulePath = path.join(__dirname, '../../src/cluster/etcd/etcd-cluster.js');
+    const child = spawn(process.execPath, ['-e', `
+      const { EtcdCluster } = require(${JSON.stringify(modulePath)});
+      EtcdCluster.start({ connect: { endpoints: [${JSON.stringify(etcd.current().connect)}], prefix: ${JSON.stringify(prefix)} },
+        nodeId: 1, endpoints: [], sessionTimeoutMs: 1000 })
+        .then((b) => { const tell = () => b.isController && console.log('controller'); tell(); b.on('controllerChange', tell); });
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('controller')) resolve(); });
+        child.once('exit', () => reject(new Error('the child broker exited')));
+      });
+      const b2 = await broker(2);
+      expect(b2.controllerId).to.equal(1);
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      const killedAt = Date.now();
+      await eventually(() => b2.isController, 'broker 2 takes over');
+      expect(Date.now() - killedAt).to.be.below(5000); // the 1 s TTL, give or take etcd's expiry sweep and a busy machine
+      expect(b2.cache.broker(1)).to.equal(undefined);
+      expect(b2.cache.controller()).to.deep.include({ brokerId: 2, epoch: 2 });
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('fences a controller whose epoch was superseded, even before it hears of it', async () => {
