@@ -196,6 +196,9 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     expect(stale).to.deep.equal({ ok: false, current: { leader: 1, leaderEpoch: 0, isr: [1], partitionEpoch: 1 } });
     expect(await b1.alterPartitionState(orders.id, 9, 0, { leader: 1, leaderEpoch: 0, isr: [1] }))
       .to.deep.equal({ ok: false, current: null });
+    // The same change again (a retry whose answer was lost) is no conflict: it is what is there.
+    expect(await b1.alterPartitionState(orders.id, 0, 0, { leader: 1, leaderEpoch: 0, isr: [1] }))
+      .to.deep.equal({ ok: true, state: { leader: 1, leaderEpoch: 0, isr: [1], partitionEpoch: 1 } });
     // The controller's writes are held to partition epochs too: a stale one changes nothing.
     expect(await controller.writeAsController([
       { type: 'putPartitionState', topicId: orders.id, partition: 0, expectedPartitionEpoch: 0, state: { leader: 2, leaderEpoch: 1, isr: [2] } },

@@ -222,7 +222,9 @@ export class EtcdCluster extends EventEmitter {
 
   /**
    * A partition leader's ISR change (Kafka's AlterPartition): writes `next` if the partition is
-   * still at `expectedPartitionEpoch`, bumping it; else answers with the current state.
+   * still at `expectedPartitionEpoch`, bumping it; else answers with the current state. A state
+   * that already is `next` counts as written, as in Kafka's ZooKeeper mode: the client may retry a
+   * write whose answer was lost, and the retry must not look stale.
    */
   async alterPartitionState(
     topicId: string,
@@ -240,8 +242,10 @@ export class EtcdCluster extends EventEmitter {
       await this.cache.waitForRevision(Number(res.header.revision));
       return { ok: true, state: { ...next, partitionEpoch: expectedPartitionEpoch + 1 } };
     }
-    const [current] = res.responses[0].response_range.kvs;
-    return { ok: false, current: current ? decodePartitionState(current.value.toString(), Number(current.version)) : null };
+    const [kv] = res.responses[0].response_range.kvs;
+    const current = kv ? decodePartitionState(kv.value.toString(), Number(kv.version)) : null;
+    if (current && kv.value.toString() === encodePartitionState(next)) return { ok: true, state: current };
+    return { ok: false, current };
   }
 
   /** Leaves the cluster: revoking the lease removes the registration (and /controller if ours) at once. */
