@@ -272,8 +272,9 @@ export class EtcdCluster extends EventEmitter {
       .else(this.kv.get(key))
       .commit();
     if (!res.succeeded) {
-      const [existing] = res.responses[0].response_range.kvs;
-      throw new DuplicateBrokerError(this.nodeId, JSON.parse(existing.value.toString()) as BrokerRegistration);
+      const existing = JSON.parse(res.responses[0].response_range.kvs[0].value.toString()) as BrokerRegistration;
+      // Our own incarnation: the client retried a registration whose answer was lost.
+      if (existing.incarnationId !== this.incarnationId) throw new DuplicateBrokerError(this.nodeId, existing);
     }
     await this.cache.waitForRevision(Number(res.header.revision));
   }
