@@ -227,6 +227,16 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     expect(controller.cache.partitionState('orders', 0)).to.deep.equal({ leader: 2, leaderEpoch: 0, isr: [2], partitionEpoch: 0 });
   });
 
+  it("a controller write resolves once the writer's own cache holds it, for many writes at once", async () => {
+    const b1 = await broker(1);
+    await eventually(() => b1.isController, 'b1 elected');
+    const names = Array.from({ length: 25 }, (_, i) => `t${i}`);
+    await Promise.all(names.map((name, i) => b1.writeAsController([
+      { type: 'putTopic', topic: { name, id: i.toString(16).padStart(32, '0'), replicas: [[1]], configs: {} } },
+    ]).then(() => expect(b1.cache.topic(name)?.name).to.equal(name))));
+    expect(b1.cache.topics()).to.have.length(25);
+  });
+
   it('a broker that starts later loads what is already there, and ignores keys that are not its own', async () => {
     const b1 = await broker(1);
     await eventually(() => b1.isController, 'b1 elected');

@@ -30,6 +30,8 @@ export class MetadataCache extends EventEmitter {
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
   private closed = false;
+  /** Callers of waitForRevision() not yet satisfied (a list, not listeners: there may be many). */
+  private waiters: { revision: number; resolve: () => void; reject: (e: Error) => void }[] = [];
 
   private constructor(private readonly kv: Namespace, private readonly logger?: Logger) {
     super();
@@ -81,22 +83,14 @@ export class MetadataCache extends EventEmitter {
   /** Resolves once the cache reflects etcd revision `revision` (e.g. that of one's own write). */
   waitForRevision(revision: number): Promise<void> {
     if (this.appliedRevision >= revision) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (this.closed) reject(new Error('metadata cache closed'));
-        else if (this.appliedRevision >= revision) resolve();
-        else return;
-        this.off('change', check);
-        this.off('closed', check);
-      };
-      this.on('change', check);
-      this.on('closed', check);
-    });
+    if (this.closed) return Promise.reject(new Error('metadata cache closed'));
+    return new Promise((resolve, reject) => this.waiters.push({ revision, resolve, reject }));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.emit('closed');
+    for (const w of this.waiters) w.reject(new Error('metadata cache closed'));
+    this.waiters = [];
     await this.watcher?.cancel();
     this.watcher = null;
   }
@@ -111,7 +105,7 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
-    this.emit('change');
+    this.changed();
 
     const watcher = await this.kv.watch().prefix('/').startRevision(String(this.appliedRevision + 1)).create();
     if (this.closed) {
@@ -122,7 +116,7 @@ export class MetadataCache extends EventEmitter {
     watcher.on('data', (res) => {
       for (const event of res.events) this.apply(event.type === 'Delete' ? 'delete' : 'put', event.kv);
       this.appliedRevision = Math.max(this.appliedRevision, Number(res.header.revision));
-      this.emit('change');
+      this.changed();
     });
     watcher.on('error', (err) => {
       if (this.closed) return;
@@ -131,6 +125,14 @@ export class MetadataCache extends EventEmitter {
       watcher.cancel().catch(() => undefined);
       this.load().catch((e) => this.logger?.error({ err: e }, 'cannot reload the cluster metadata from etcd'));
     });
+  }
+
+  /** After a listing or a watch response is applied: wakes whoever waited for it, then tells everyone. */
+  private changed(): void {
+    const done = this.waiters.filter((w) => w.revision <= this.appliedRevision);
+    this.waiters = this.waiters.filter((w) => w.revision > this.appliedRevision);
+    for (const w of done) w.resolve();
+    this.emit('change');
   }
 
   private apply(type: 'put' | 'delete', kv: IKeyValue): void {
