@@ -24,6 +24,7 @@ import {
   parseValue,
   valueToString,
 } from './definitions';
+import { parseEtcdConnect, type EtcdConnect } from './etcd-connect';
 import { readPropertiesFile } from './properties';
 
 export { ConfigError, ConfigSource, ConfigType } from './definitions';
@@ -211,6 +212,8 @@ export class BrokerConfig {
   readonly logFlushIntervalMs: number;
   /** max.connections.per.ip.overrides parsed: host name or address -> most connections. */
   readonly maxConnectionsPerIpOverrides: Map<string, number>;
+  /** etcd.connect parsed; null when empty (a single broker, no cluster mode). */
+  readonly etcdConnect: EtcdConnect | null;
 
   private readonly values = new Map<string, ConfigValue>();
   private readonly origins: Map<string, ConfigOrigin>;
@@ -349,6 +352,8 @@ export class BrokerConfig {
       throw new ConfigError('max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.',
         'max.connections.per.ip', 0);
     }
+    const etcd = this.getString('etcd.connect');
+    this.etcdConnect = etcd.trim() === '' ? null : parseEtcdConnect(etcd);
   }
 
   /** Builds the layered config the CLI uses: defaults < file < --set < flags. */

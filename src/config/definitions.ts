@@ -393,6 +393,13 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'log.cleaner.io.buffer.size', type: 'int', default: '524288', validator: atLeast(0), dynamic: true, doc: 'Bytes the cleaner reads and writes at a time' },
   { name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: '0.9', dynamic: true, doc: 'How full the cleaner\'s offset map may get' },
 
+  // cluster mode (etcd)
+  {
+    name: 'etcd.connect', type: 'string', default: '',
+    doc: 'Fjord: HOST:PORT[,HOST:PORT...][/prefix] of the etcd that holds the cluster metadata, as zookeeper.connect was (the prefix is the chroot); empty: a single broker, no cluster',
+  },
+  { name: 'broker.session.timeout.ms', type: 'int', default: '9000', validator: atLeast(1), doc: 'How long a broker stays registered without heartbeats (the TTL of its etcd lease, rounded up to whole seconds)' },
+
   // group coordinator
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },
   { name: 'offsets.topic.replication.factor', type: 'short', default: '3', validator: atLeast(1), doc: 'Replication of __consumer_offsets (capped at live brokers)' },

@@ -1,0 +1,343 @@
+/**
+ * One broker's membership of a cluster whose control plane is etcd (the role ZooKeeper had in
+ * Kafka before KRaft): its registration, the controller election, fenced controller writes,
+ * partition-state updates conditioned on the partition epoch, and the watch-driven metadata cache.
+ *
+ * - Registration (Kafka's /brokers/ids/<id>): a key held by the broker's lease, whose TTL is
+ *   broker.session.timeout.ms rounded up to whole seconds and which the client keeps alive. A live
+ *   registration of the same id refuses the next one (Kafka's DUPLICATE_BROKER_REGISTRATION).
+ * - Election (Kafka's /controller + /controller_epoch): whenever no controller is registered, every
+ *   broker tries one transaction that creates /controller under its own lease and bumps
+ *   /controller_epoch, conditioned on both being as it read them; exactly one wins. The key goes
+ *   with the lease, so a dead controller's broker frees it and the others campaign again.
+ * - Fencing: every controller write is one transaction conditioned on /controller_epoch still
+ *   holding the epoch it won with and /controller still being held by its lease, so a deposed
+ *   controller (or one whose session lapsed) can change nothing.
+ * - Partition state (Kafka's AlterPartition rule): an update names the partitionEpoch it was
+ *   computed from; a stale one is refused and the caller gets the current state to retry from.
+ *
+ * Lease loss (etcd says the lease is gone, or no keepalive got through for twice its TTL) ends the
+ * session: the broker is no longer registered nor controller and 'sessionLost' is emitted; starting
+ * a new session is the owner's call (not yet done here).
+ */
+import { ExponentialBackoff } from 'cockatiel';
+import { randomUUID } from 'crypto';
+import { EventEmitter } from 'events';
+import { Etcd3, type Lease, type Namespace } from 'etcd3';
+import type { Logger } from '../../common/logger';
+import type { Endpoint } from '../../config/broker-config';
+import type { EtcdConnect } from '../../config/etcd-connect';
+import {
+  CONTROLLER_EPOCH_KEY,
+  CONTROLLER_KEY,
+  brokerKey,
+  decodePartitionState,
+  encodePartitionState,
+  partitionStateKey,
+  topicKey,
+  topicPartitionsPrefix,
+  type BrokerRegistration,
+  type ControllerRecord,
+  type PartitionState,
+  type TopicAssignment,
+} from './layout';
+import { MetadataCache } from './metadata-cache';
+
+export interface EtcdClusterOptions {
+  connect: EtcdConnect;
+  nodeId: number;
+  /** The broker's advertised listeners, as clients and other brokers reach it. */
+  endpoints: Endpoint[];
+  rack?: string | null;
+  /** broker.session.timeout.ms: the registration lease's TTL (rounded up to whole seconds). */
+  sessionTimeoutMs: number;
+  /** Deadline of each etcd request (default 5000 ms). */
+  requestTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Another live broker holds this node id (Kafka's DUPLICATE_BROKER_REGISTRATION). */
+export class DuplicateBrokerError extends Error {
+  constructor(readonly brokerId: number, readonly registered: BrokerRegistration) {
+    super(`Broker id ${brokerId} is already registered by another live broker (incarnation ` +
+      `${registered.incarnationId}); a broker id must be unique in the cluster`);
+    this.name = 'DuplicateBrokerError';
+  }
+}
+
+/** A controller write refused because this broker is not (or no longer) the controller. */
+export class NotControllerError extends Error {
+  constructor(readonly brokerId: number, readonly epoch: number | null) {
+    super(epoch === null
+      ? `Broker ${brokerId} is not the controller`
+      : `Broker ${brokerId} is no longer the controller: its epoch ${epoch} was fenced`);
+    this.name = 'NotControllerError';
+  }
+}
+
+/** One change in a controller write. */
+export type ControllerOp =
+  | { type: 'putTopic'; topic: TopicAssignment }
+  /** Deletes the topic and every partition state under its id. */
+  | { type: 'deleteTopic'; name: string; topicId: string }
+  /** Writes a partition state, conditioned on `expectedPartitionEpoch` (-1: must not exist yet). */
+  | {
+    type: 'putPartitionState'; topicId: string; partition: number; expectedPartitionEpoch: number;
+    state: Omit<PartitionState, 'partitionEpoch'>;
+  };
+
+export type PartitionUpdateResult =
+  | { ok: true; state: PartitionState }
+  /** current: the state now in etcd (null: the partition has none) to retry from. */
+  | { ok: false; current: PartitionState | null };
+
+/** The etcd lease TTL for a session timeout: whole seconds, rounded up, at least 1. */
+export function leaseTtlSeconds(sessionTimeoutMs: number): number {
+  return Math.max(1, Math.ceil(sessionTimeoutMs / 1000));
+}
+
+const CAMPAIGN_RETRY_MS = 200;
+
+export class EtcdCluster extends EventEmitter {
+  /** Random for this broker process; written in its registration and, when it wins, in /controller. */
+  readonly incarnationId = randomUUID();
+  private sessionAlive = true;
+  private closed = false;
+  private campaigning = false;
+  private campaignTimer: NodeJS.Timeout | null = null;
+  /** The controller as last reported by 'controllerChange', to report only changes. */
+  private reportedController = '';
+
+  private constructor(
+    private readonly client: Etcd3,
+    private readonly kv: Namespace,
+    readonly cache: MetadataCache,
+    private readonly lease: Lease,
+    private readonly options: EtcdClusterOptions,
+  ) {
+    super();
+  }
+
+  /**
+   * Connects, loads the metadata cache, registers the broker (throws DuplicateBrokerError if its id
+   * is taken) and starts standing for controller.
+   */
+  static async start(options: EtcdClusterOptions): Promise<EtcdCluster> {
+    const timeout = options.requestTimeoutMs ?? 5000;
+    const client = new Etcd3({
+      hosts: options.connect.endpoints.map((e) => `http://${e}`),
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // The watch feeds the metadata cache: after an etcd outage, retry within 2 s (etcd3's default
+      // backs off to 30 s, a long time for a broker to act on stale metadata).
+      faultHandling: { watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 }).next() },
+    });
+    const kv = options.connect.prefix === '' ? client : client.namespace(options.connect.prefix);
+    let cache: MetadataCache | undefined;
+    const lease = kv.lease(leaseTtlSeconds(options.sessionTimeoutMs));
+    // Until the cluster object listens, a lost lease must not be an unhandled 'lost' event.
+    const lostEarly = (err: Error) => options.logger?.warn({ err }, 'etcd lease lost while starting');
+    lease.on('lost', lostEarly);
+    try {
+      cache = await MetadataCache.start(kv, options.logger);
+      const cluster = new EtcdCluster(client, kv, cache, lease, options);
+      await cluster.register();
+      lease.off('lost', lostEarly);
+      lease.on('lost', (err) => cluster.onSessionLost(err));
+      cache.on('change', () => cluster.onMetadataChange());
+      cluster.onMetadataChange();
+      return cluster;
+    } catch (e) {
+      await lease.revoke().catch(() => undefined);
+      await cache?.close();
+      client.close();
+      throw e;
+    }
+  }
+
+  get nodeId(): number {
+    return this.options.nodeId;
+  }
+
+  /** Whether this broker is the controller now (as far as it knows: its writes are fenced anyway). */
+  get isController(): boolean {
+    const c = this.cache.controller();
+    return this.sessionAlive && c !== null && c.brokerId === this.nodeId && c.incarnationId === this.incarnationId;
+  }
+
+  /** The controller's broker id, -1 while there is none. */
+  get controllerId(): number {
+    return this.cache.controller()?.brokerId ?? -1;
+  }
+
+  /** The lease holding this broker's registration (and /controller while it is the controller). */
+  leaseId(): Promise<string> {
+    return this.lease.grant();
+  }
+
+  /**
+   * Applies `ops` in one etcd transaction if this broker is still the controller with the epoch it
+   * won with, and every partition state is at its expected epoch. Resolves with the revision of the
+   * write (the cache reflects it already) or false when a partition epoch was stale; throws
+   * NotControllerError when fenced.
+   */
+  async writeAsController(ops: ControllerOp[]): Promise<number | false> {
+    const me = this.cache.controller();
+    if (!this.isController || !me) throw new NotControllerError(this.nodeId, null);
+    const leaseId = await this.lease.grant();
+    let txn = this.kv
+      .if(CONTROLLER_EPOCH_KEY, 'Value', '==', String(me.epoch))
+      .and(CONTROLLER_KEY, 'Lease', '==', leaseId);
+    const writes = [];
+    for (const op of ops) {
+      switch (op.type) {
+        case 'putTopic':
+          writes.push(this.kv.put(topicKey(op.topic.name)).value(JSON.stringify(op.topic)));
+          break;
+        case 'deleteTopic':
+          writes.push(this.kv.delete().key(topicKey(op.name)), this.kv.delete().prefix(topicPartitionsPrefix(op.topicId)));
+          break;
+        case 'putPartitionState': {
+          const key = partitionStateKey(op.topicId, op.partition);
+          txn = txn.and(key, 'Version', '==', op.expectedPartitionEpoch + 1);
+          writes.push(this.kv.put(key).value(encodePartitionState(op.state)));
+          break;
+        }
+      }
+    }
+    const res = await txn
+      .then(...writes)
+      .else(this.kv.get(CONTROLLER_EPOCH_KEY), this.kv.get(CONTROLLER_KEY))
+      .commit();
+    if (!res.succeeded) {
+      const [epochKv] = res.responses[0].response_range.kvs;
+      const [controllerKv] = res.responses[1].response_range.kvs;
+      const stillMine = epochKv?.value.toString() === String(me.epoch) && controllerKv?.lease === leaseId;
+      if (!stillMine) throw new NotControllerError(this.nodeId, me.epoch);
+      return false;
+    }
+    const revision = Number(res.header.revision);
+    await this.cache.waitForRevision(revision);
+    return revision;
+  }
+
+  /**
+   * A partition leader's ISR change (Kafka's AlterPartition): writes `next` if the partition is
+   * still at `expectedPartitionEpoch`, bumping it; else answers with the current state. A state
+   * that already is `next` counts as written, as in Kafka's ZooKeeper mode: the client may retry a
+   * write whose answer was lost, and the retry must not look stale.
+   */
+  async alterPartitionState(
+    topicId: string,
+    partition: number,
+    expectedPartitionEpoch: number,
+    next: Omit<PartitionState, 'partitionEpoch'>,
+  ): Promise<PartitionUpdateResult> {
+    const key = partitionStateKey(topicId, partition);
+    const res = await this.kv
+      .if(key, 'Version', '==', expectedPartitionEpoch + 1)
+      .then(this.kv.put(key).value(encodePartitionState(next)))
+      .else(this.kv.get(key))
+      .commit();
+    if (res.succeeded) {
+      await this.cache.waitForRevision(Number(res.header.revision));
+      return { ok: true, state: { ...next, partitionEpoch: expectedPartitionEpoch + 1 } };
+    }
+    const [kv] = res.responses[0].response_range.kvs;
+    const current = kv ? decodePartitionState(kv.value.toString(), Number(kv.version)) : null;
+    if (current && kv.value.toString() === encodePartitionState(next)) return { ok: true, state: current };
+    return { ok: false, current };
+  }
+
+  /** Leaves the cluster: revoking the lease removes the registration (and /controller if ours) at once. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.campaignTimer) clearTimeout(this.campaignTimer);
+    await this.lease.revoke().catch((err) => this.options.logger?.warn({ err }, 'cannot revoke the etcd lease'));
+    await this.cache.close();
+    this.client.close();
+  }
+
+  private async register(): Promise<void> {
+    const key = brokerKey(this.nodeId);
+    const registration: BrokerRegistration = {
+      brokerId: this.nodeId,
+      incarnationId: this.incarnationId,
+      endpoints: this.options.endpoints.map((e) => ({ ...e })),
+      rack: this.options.rack ?? null,
+    };
+    const res = await this.kv
+      .if(key, 'Create', '==', 0)
+      .then(this.kv.put(key).value(JSON.stringify(registration)).lease(await this.lease.grant()))
+      .else(this.kv.get(key))
+      .commit();
+    if (!res.succeeded) {
+      const existing = JSON.parse(res.responses[0].response_range.kvs[0].value.toString()) as BrokerRegistration;
+      // Our own incarnation: the client retried a registration whose answer was lost.
+      if (existing.incarnationId !== this.incarnationId) throw new DuplicateBrokerError(this.nodeId, existing);
+    }
+    await this.cache.waitForRevision(Number(res.header.revision));
+  }
+
+  private onMetadataChange(): void {
+    this.reportControllerChange();
+    if (this.cache.controller() === null) void this.campaign();
+  }
+
+  private onSessionLost(err: Error): void {
+    if (this.closed) return;
+    this.sessionAlive = false;
+    this.options.logger?.error({ err, brokerId: this.nodeId }, 'etcd session lost: this broker is no longer registered');
+    this.emit('sessionLost', err);
+    this.reportControllerChange();
+  }
+
+  /** Emits 'controllerChange' (controller id, or -1) when the controller or its epoch changed. */
+  private reportControllerChange(): void {
+    const c = this.cache.controller();
+    const now = c ? `${c.brokerId}@${c.epoch}:${this.isController}` : 'none';
+    if (now === this.reportedController) return;
+    this.reportedController = now;
+    this.emit('controllerChange', this.controllerId);
+  }
+
+  /**
+   * One attempt to become the controller: create /controller under our lease and bump the epoch,
+   * if there is still no controller and the epoch is the one we read. Retries while the cluster is
+   * left without a controller (an etcd error, or a race lost to a controller that died since).
+   */
+  private async campaign(): Promise<void> {
+    if (this.campaigning || this.closed || !this.sessionAlive) return;
+    this.campaigning = true;
+    try {
+      const leaseId = await this.lease.grant();
+      const epochRes = await this.kv.get(CONTROLLER_EPOCH_KEY).exec();
+      const [epochKv] = epochRes.kvs;
+      const epoch = (epochKv ? Number(epochKv.value.toString()) : 0) + 1;
+      const record: ControllerRecord = { brokerId: this.nodeId, epoch, incarnationId: this.incarnationId };
+      const res = await this.kv
+        .if(CONTROLLER_KEY, 'Create', '==', 0)
+        .and(CONTROLLER_EPOCH_KEY, 'Mod', '==', epochKv ? epochKv.mod_revision : 0)
+        .then(
+          this.kv.put(CONTROLLER_KEY).value(JSON.stringify(record)).lease(leaseId),
+          this.kv.put(CONTROLLER_EPOCH_KEY).value(String(epoch)),
+        )
+        .commit();
+      if (res.succeeded) {
+        this.options.logger?.info({ brokerId: this.nodeId, epoch }, 'elected controller');
+        await this.cache.waitForRevision(Number(res.header.revision));
+      }
+    } catch (err) {
+      if (!this.closed) this.options.logger?.warn({ err }, 'controller campaign failed');
+    } finally {
+      this.campaigning = false;
+    }
+    // Changes seen while this attempt ran did not start another: look again.
+    if (!this.closed && this.sessionAlive && this.cache.controller() === null && !this.campaignTimer) {
+      this.campaignTimer = setTimeout(() => {
+        this.campaignTimer = null;
+        void this.campaign();
+      }, CAMPAIGN_RETRY_MS);
+    }
+  }
+}

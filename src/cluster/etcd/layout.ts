@@ -1,0 +1,95 @@
+/**
+ * The cluster's metadata in etcd: the keys under the `etcd.connect` prefix and their JSON values.
+ * It mirrors Kafka's ZooKeeper layout (brokers/ids, controller, controller_epoch, topics, partition
+ * state), flattened so that one watch on the prefix tells a broker everything:
+ *
+ *   /brokers/ids/<id>                    leased by that broker: BrokerRegistration
+ *   /controller                          leased by the controller's broker: ControllerRecord
+ *   /controller_epoch                    the last controller epoch, a decimal number (never leased)
+ *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
+ *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
+ *
+ * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
+ * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
+ * key's version — as Kafka's ZooKeeper mode used the znode version of the state. States are keyed
+ * by topic id, as KRaft keys them: a topic deleted and created again under the same name starts
+ * new keys, so no write meant for the old topic can match an epoch of the new one.
+ */
+import type { Endpoint } from '../../config/broker-config';
+
+export interface BrokerRegistration {
+  brokerId: number;
+  /** Random per broker process: tells a restarted broker from a second broker with the same id. */
+  incarnationId: string;
+  endpoints: Endpoint[];
+  rack: string | null;
+}
+
+export interface ControllerRecord {
+  brokerId: number;
+  /** The epoch this controller won with; it fences every write it makes. */
+  epoch: number;
+  incarnationId: string;
+}
+
+export interface TopicAssignment {
+  name: string;
+  /** 32 lowercase hex chars, as the MetadataStore's topic ids. */
+  id: string;
+  /** replicas[partition]: the broker ids holding that partition, preferred leader first. */
+  replicas: number[][];
+  /** Topic config overrides, raw strings. */
+  configs: Record<string, string>;
+}
+
+/** Kafka's LeaderAndIsr. leader -1: no leader. */
+export interface PartitionState {
+  leader: number;
+  leaderEpoch: number;
+  isr: number[];
+  partitionEpoch: number;
+}
+
+export const CONTROLLER_KEY = '/controller';
+export const CONTROLLER_EPOCH_KEY = '/controller_epoch';
+export const brokerKey = (id: number): string => `/brokers/ids/${id}`;
+export const topicKey = (name: string): string => `/topics/${name}`;
+/** Every partition state of a topic lives under this; deleting a topic deletes the range. */
+export const topicPartitionsPrefix = (topicId: string): string => `/partitions/${topicId}/`;
+export const partitionStateKey = (topicId: string, partition: number): string =>
+  `${topicPartitionsPrefix(topicId)}${partition}/state`;
+
+/** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
+export type MetadataKey =
+  | { kind: 'broker'; brokerId: number }
+  | { kind: 'controller' }
+  | { kind: 'controllerEpoch' }
+  | { kind: 'topic'; name: string }
+  | { kind: 'partitionState'; topicId: string; partition: number };
+
+const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
+const TOPIC_RE = /^\/topics\/([^/]+)$/;
+const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
+
+/** Parses a key (prefix already removed); null for a key that is not ours. */
+export function parseMetadataKey(key: string): MetadataKey | null {
+  if (key === CONTROLLER_KEY) return { kind: 'controller' };
+  if (key === CONTROLLER_EPOCH_KEY) return { kind: 'controllerEpoch' };
+  let m = BROKER_RE.exec(key);
+  if (m) return { kind: 'broker', brokerId: Number(m[1]) };
+  m = TOPIC_RE.exec(key);
+  if (m) return { kind: 'topic', name: m[1] };
+  m = PARTITION_RE.exec(key);
+  if (m) return { kind: 'partitionState', topicId: m[1], partition: Number(m[2]) };
+  return null;
+}
+
+/** The stored form of a partition state: partitionEpoch is the key's version (see above). */
+export function encodePartitionState(state: Omit<PartitionState, 'partitionEpoch'>): string {
+  return JSON.stringify({ leader: state.leader, leaderEpoch: state.leaderEpoch, isr: state.isr });
+}
+
+export function decodePartitionState(value: string, version: number): PartitionState {
+  const stored = JSON.parse(value) as Omit<PartitionState, 'partitionEpoch'>;
+  return { leader: stored.leader, leaderEpoch: stored.leaderEpoch, isr: stored.isr, partitionEpoch: version - 1 };
+}

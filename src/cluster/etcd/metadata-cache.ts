@@ -1,0 +1,175 @@
+/**
+ * A broker's local copy of the cluster metadata in etcd (Kafka's MetadataCache / MetadataImage):
+ * brokers, the controller, topics and partition states, read synchronously by whoever needs them.
+ *
+ * It lists every key under the prefix once, then follows one watch from the revision after that
+ * listing, so no change is missed or applied twice; if etcd cancels the watch (its revision was
+ * compacted away), it lists again. The maps change only in apply(), and each watch response is
+ * applied as a whole before 'change' is emitted, so a reader never sees half of a transaction.
+ */
+import { EventEmitter } from 'events';
+import type { IKeyValue, Namespace, Watcher } from 'etcd3';
+import type { Logger } from '../../common/logger';
+import {
+  decodePartitionState,
+  parseMetadataKey,
+  type BrokerRegistration,
+  type ControllerRecord,
+  type PartitionState,
+  type TopicAssignment,
+} from './layout';
+
+export class MetadataCache extends EventEmitter {
+  private readonly brokersById = new Map<number, BrokerRegistration>();
+  private controllerRecord: ControllerRecord | null = null;
+  private lastControllerEpoch = 0;
+  private readonly topicsByName = new Map<string, TopicAssignment>();
+  /** topic id -> partition -> state. */
+  private readonly states = new Map<string, Map<number, PartitionState>>();
+  /** The etcd revision everything above reflects. */
+  private appliedRevision = 0;
+  private watcher: Watcher | null = null;
+  private closed = false;
+  /** Callers of waitForRevision() not yet satisfied (a list, not listeners: there may be many). */
+  private waiters: { revision: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+
+  private constructor(private readonly kv: Namespace, private readonly logger?: Logger) {
+    super();
+  }
+
+  /** Lists the prefix and starts following it; resolves once the cache holds the current state. */
+  static async start(kv: Namespace, logger?: Logger): Promise<MetadataCache> {
+    const cache = new MetadataCache(kv, logger);
+    await cache.load();
+    return cache;
+  }
+
+  get revision(): number {
+    return this.appliedRevision;
+  }
+
+  brokers(): BrokerRegistration[] {
+    return [...this.brokersById.values()].sort((a, b) => a.brokerId - b.brokerId);
+  }
+
+  broker(id: number): BrokerRegistration | undefined {
+    return this.brokersById.get(id);
+  }
+
+  /** The live controller, or null while there is none (between a controller's death and the next election). */
+  controller(): ControllerRecord | null {
+    return this.controllerRecord;
+  }
+
+  /** The last epoch any controller won with (0: never one). */
+  controllerEpoch(): number {
+    return this.lastControllerEpoch;
+  }
+
+  topics(): TopicAssignment[] {
+    return [...this.topicsByName.values()];
+  }
+
+  topic(name: string): TopicAssignment | undefined {
+    return this.topicsByName.get(name);
+  }
+
+  /** The state of a partition of the topic now named `topic`. */
+  partitionState(topic: string, partition: number): PartitionState | undefined {
+    const id = this.topicsByName.get(topic)?.id;
+    return id === undefined ? undefined : this.states.get(id)?.get(partition);
+  }
+
+  /** Resolves once the cache reflects etcd revision `revision` (e.g. that of one's own write). */
+  waitForRevision(revision: number): Promise<void> {
+    if (this.appliedRevision >= revision) return Promise.resolve();
+    if (this.closed) return Promise.reject(new Error('metadata cache closed'));
+    return new Promise((resolve, reject) => this.waiters.push({ revision, resolve, reject }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters) w.reject(new Error('metadata cache closed'));
+    this.waiters = [];
+    await this.watcher?.cancel();
+    this.watcher = null;
+  }
+
+  private async load(): Promise<void> {
+    const listing = await this.kv.getAll().prefix('/').exec();
+    if (this.closed) return;
+    this.brokersById.clear();
+    this.controllerRecord = null;
+    this.lastControllerEpoch = 0;
+    this.topicsByName.clear();
+    this.states.clear();
+    for (const kv of listing.kvs) this.apply('put', kv);
+    this.appliedRevision = Number(listing.header.revision);
+    this.changed();
+
+    const watcher = await this.kv.watch().prefix('/').startRevision(String(this.appliedRevision + 1)).create();
+    if (this.closed) {
+      await watcher.cancel();
+      return;
+    }
+    this.watcher = watcher;
+    watcher.on('data', (res) => {
+      for (const event of res.events) this.apply(event.type === 'Delete' ? 'delete' : 'put', event.kv);
+      this.appliedRevision = Math.max(this.appliedRevision, Number(res.header.revision));
+      this.changed();
+    });
+    watcher.on('error', (err) => {
+      if (this.closed) return;
+      this.logger?.warn({ err }, 'etcd watch cancelled; listing the cluster metadata again');
+      this.watcher = null;
+      watcher.cancel().catch(() => undefined);
+      this.load().catch((e) => this.logger?.error({ err: e }, 'cannot reload the cluster metadata from etcd'));
+    });
+  }
+
+  /** After a listing or a watch response is applied: wakes whoever waited for it, then tells everyone. */
+  private changed(): void {
+    const done = this.waiters.filter((w) => w.revision <= this.appliedRevision);
+    this.waiters = this.waiters.filter((w) => w.revision > this.appliedRevision);
+    for (const w of done) w.resolve();
+    this.emit('change');
+  }
+
+  private apply(type: 'put' | 'delete', kv: IKeyValue): void {
+    const key = kv.key.toString();
+    const what = parseMetadataKey(key);
+    if (!what) return; // not ours: another tool's key under the prefix
+    const value = type === 'put' ? kv.value.toString() : null;
+    try {
+      switch (what.kind) {
+        case 'broker':
+          if (value === null) this.brokersById.delete(what.brokerId);
+          else this.brokersById.set(what.brokerId, JSON.parse(value) as BrokerRegistration);
+          break;
+        case 'controller':
+          this.controllerRecord = value === null ? null : (JSON.parse(value) as ControllerRecord);
+          break;
+        case 'controllerEpoch':
+          this.lastControllerEpoch = value === null ? 0 : Number(value);
+          break;
+        case 'topic':
+          if (value === null) this.topicsByName.delete(what.name);
+          else this.topicsByName.set(what.name, JSON.parse(value) as TopicAssignment);
+          break;
+        case 'partitionState': {
+          let partitions = this.states.get(what.topicId);
+          if (value !== null) {
+            if (!partitions) this.states.set(what.topicId, (partitions = new Map()));
+            partitions.set(what.partition, decodePartitionState(value, Number(kv.version)));
+          } else if (partitions) {
+            partitions.delete(what.partition);
+            if (partitions.size === 0) this.states.delete(what.topicId);
+          }
+          break;
+        }
+      }
+    } catch (err) {
+      this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
+    }
+  }
+}
