@@ -124,6 +124,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     });
   }
 
+  // Cluster mode's control plane exists (src/cluster/etcd) but the broker does not run on it yet:
+  // refuse rather than start a lone broker the user believes is part of a cluster.
+  if (config.etcdConnect) {
+    throw new Error(`etcd.connect is set (${config.getString('etcd.connect')}), but cluster mode is not available in this version yet: remove it to run a single broker`);
+  }
   // Before anything reads or writes the data dir: a second process on it is refused.
   const lock = await DataDirLock.acquire(config.dataDir);
   let store: MetadataStore;

@@ -28,6 +28,13 @@ describe('bin/fjord', function () {
     expect(out.stderr).to.contain('num.partitions').and.contain('many');
   });
 
+  it('refuses etcd.connect while cluster mode is not wired in, rather than starting a lone broker', () => {
+    const out = spawnSync(process.execPath, [FJORD, 'start', '--data-dir', dir, '--port', '0', '--set', 'etcd.connect=127.0.0.1:2379'], { encoding: 'utf8' });
+    expect(out.status).to.equal(1);
+    // The failure is logged (to stdout, as every log line).
+    expect(out.stdout + out.stderr).to.contain('etcd.connect').and.contain('cluster mode is not available');
+  });
+
   it('starts from a properties file plus --set, serves, and stops cleanly on SIGTERM', async () => {
     const props = path.join(dir, 'server.properties');
     await writeFile(props, '# test\nnum.partitions=4\nlog.segment.bytes=1048576\n');
