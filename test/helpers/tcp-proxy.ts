@@ -1,0 +1,82 @@
+// A TCP proxy for tests, in front of one server on loopback: requests go through untouched, and what the
+// server sends back is delivered as the proxy's `mode` says: as it comes, byte by byte (every frame
+// split at every boundary, size prefix included), held back and coalesced into one write, or dropped.
+// The mode can change while connections are open.
+import * as net from 'node:net';
+
+export type DeliveryMode = 'passthrough' | 'byte-by-byte' | 'coalesce' | 'blackhole';
+
+export interface TcpProxy {
+  readonly port: number;
+  mode: DeliveryMode;
+  /** Client-side sockets closed so far (by the client or the proxy). */
+  readonly clientsClosed: number;
+  close(): Promise<void>;
+}
+
+/** How long 'coalesce' holds the server's bytes before writing them all at once. */
+const COALESCE_MS = 50;
+
+export async function startTcpProxy(targetPort: number, mode: DeliveryMode = 'passthrough'): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  let clientsClosed = 0;
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port: targetPort });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.setNoDelay(true);
+      s.on('error', () => undefined);
+    }
+    client.on('close', () => {
+      clientsClosed++;
+      upstream.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+    client.on('data', (bytes) => upstream.write(bytes));
+    const deliver = downstream(client);
+    upstream.on('data', (bytes) => deliver(proxy.mode, bytes));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxy: TcpProxy = {
+    port: (server.address() as net.AddressInfo).port,
+    mode,
+    get clientsClosed() { return clientsClosed; },
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+  return proxy;
+}
+
+/** Writes the server's bytes to the client in the given mode, keeping their order across modes. */
+function downstream(client: net.Socket): (mode: DeliveryMode, bytes: Buffer) => void {
+  let held = Buffer.alloc(0);
+  let flushing = false;
+  const byteByByte = (): void => {
+    if (held.length === 0 || client.destroyed) {
+      flushing = false;
+      return;
+    }
+    client.write(held.subarray(0, 1));
+    held = held.subarray(1);
+    setImmediate(byteByByte); // a turn of the event loop between bytes: the client reads each alone
+  };
+  const coalesced = (): void => {
+    flushing = false;
+    if (!client.destroyed) client.write(held);
+    held = Buffer.alloc(0);
+  };
+  return (mode, bytes) => {
+    if (mode === 'blackhole') return;
+    if (mode === 'passthrough' && !flushing) {
+      client.write(bytes);
+      return;
+    }
+    held = Buffer.concat([held, bytes]);
+    if (flushing) return;
+    flushing = true;
+    if (mode === 'coalesce') setTimeout(coalesced, COALESCE_MS);
+    else byteByByte();
+  };
+}
