@@ -95,6 +95,7 @@ export class BrokerClient {
     this.peer = `${opts.host}:${opts.port}`;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     socket.setNoDelay(true);
+    socket.setKeepAlive(true); // as Kafka's Selector sets SO_KEEPALIVE on its connections
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.close(`socket error: ${err.message}`));
     socket.on('close', () => this.close('closed by the peer'));
@@ -133,10 +134,10 @@ export class BrokerClient {
 
   /**
    * Sends a request and resolves with its response. The version is usableVersion(apiKey) unless given
-   * (it must then be within the peer's range). Rejects with UnsupportedVersionError when no version
-   * fits or the body cannot be expressed in it (the connection stays open; so for a Produce with
-   * acks=0, which is never answered), and with
-   * BrokerConnectionError or RequestTimeoutError when the connection fails before the answer.
+   * (it must then be within the peer's range). Rejects, leaving the connection open, with
+   * UnsupportedVersionError when no version fits or the body cannot be expressed in it, and with an
+   * Error for a Produce with acks=0 (never answered). Rejects with BrokerConnectionError
+   * (RequestTimeoutError on a timeout) when the connection fails before the answer.
    */
   async request<K extends ApiKey>(apiKey: K, body: ApiRequestMap[K], opts: { version?: number } = {}): Promise<ApiResponseMap[K]> {
     if (apiKey === ApiKey.Produce && (body as ApiRequestMap[typeof ApiKey.Produce]).acks === 0) {
