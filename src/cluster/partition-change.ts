@@ -59,7 +59,7 @@ export function changePartition(state: PartitionState, change: PartitionChange):
  * first replica goes first); otherwise the first replica in assignment order that is in the ISR
  * and alive; for UNCLEAN, failing that, the first alive replica; else NO_LEADER.
  */
-export function electLeader(state: PartitionState, targetIsr: readonly number[], election: Election,
+function electLeader(state: PartitionState, targetIsr: readonly number[], election: Election,
   isAcceptableLeader: (brokerId: number) => boolean): { leader: number; unclean: boolean } {
   const isValidNewLeader = (id: number): boolean => targetIsr.includes(id) && isAcceptableLeader(id);
   const preferred = state.replicas[0];
