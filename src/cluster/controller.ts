@@ -14,6 +14,7 @@ import type { BrokerConfig } from '../config/broker-config';
 import { validateTopicConfigs } from '../config/topic-config';
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
+import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 
 /**
  * Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one CreateTopics (or, here, one
@@ -173,9 +174,11 @@ export class Controller {
       const rf = t.replicationFactor === -1 ? this.config.getInt('default.replication.factor') : t.replicationFactor;
       if (partitions <= 0) return fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.');
       if (rf <= 0) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
-      const rfError = this.replicationFactorError(rf);
-      if (rfError) return rfError;
-      replicas = Array.from({ length: partitions }, () => this.assignReplicas(rf));
+      const placement = this.placeReplicas(partitions, rf);
+      if ('error' in placement) {
+        return fail(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): ${placement.error}`);
+      }
+      replicas = placement.replicas;
     }
     const configError = validateTopicConfigs(t.configs, this.config);
     if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
@@ -241,8 +244,10 @@ export class Controller {
       if ('errorCode' in checked) return checked;
       replicas = assignments;
     } else {
-      const rf = topic.partitions[0]?.replicas.length ?? 1;
-      replicas = Array.from({ length: added }, () => this.assignReplicas(rf));
+      // Kafka's CreatePartitions takes partition 0's replication factor, and its error unprefixed.
+      const placement = this.placeReplicas(added, topic.partitions[0]?.replicas.length ?? 1);
+      if ('error' in placement) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, placement.error);
+      replicas = placement.replicas;
     }
     if (validateOnly) return OK;
     const grown = this.store.addPartitions(name, replicas);
@@ -273,13 +278,6 @@ export class Controller {
     });
   }
 
-  private replicationFactorError(rf: number): Outcome | null {
-    const brokers = this.brokers().length;
-    if (rf <= brokers) return null;
-    return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
-      `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${brokers} broker(s) are registered.`);
-  }
-
   private checkAssignments(assignments: number[][]): Outcome | { ok: true } {
     const known = new Set(this.brokers().map((b) => b.nodeId));
     for (const ids of assignments) {
@@ -295,8 +293,9 @@ export class Controller {
     return { ok: true };
   }
 
-  /** With one broker every replica set is that broker; the caller has checked rf fits. */
-  private assignReplicas(rf: number): number[] {
-    return this.brokers().slice(0, rf).map((b) => b.nodeId);
+  /** Kafka's striped placement over the live brokers (none fenced: a broker here is one that serves). */
+  private placeReplicas(numPartitions: number, replicationFactor: number): Placement {
+    const brokers = this.brokers().map((b) => ({ id: b.nodeId, rack: b.rack, fenced: false }));
+    return placeReplicas(brokers, numPartitions, replicationFactor, mathRandomInt);
   }
 }

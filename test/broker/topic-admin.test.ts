@@ -70,6 +70,8 @@ describe('topic administration', function () {
       ['unknowncfg', ErrorCode.INVALID_CONFIG],
       ['defaults', ErrorCode.NONE],
     ]);
+    expect(res.topics[3].errorMessage).to.equal('Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be '
+      + 'reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned.');
     const created = res.topics[7];
     expect(created.numPartitions).to.equal(2); // num.partitions
     expect(created.topicId).to.match(/^[0-9a-f]{32}$/).and.not.equal('0'.repeat(32));
