@@ -10,26 +10,12 @@
  * before anything starts; a failure while starting exits 1; SIGINT/SIGTERM
  * close the broker and exit 0 (a second signal exits 1 at once).
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startBroker } from './broker';
 import { BrokerConfig, ConfigError } from './config/broker-config';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
-
-/** The version in Fjord's package.json. */
-export function packageVersion(): string {
-  for (const rel of ['../../package.json', '../package.json']) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, rel), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'fjord' && pkg.version) return pkg.version;
-    } catch {
-      // try the next location
-    }
-  }
-  return 'unknown';
-}
+import { packageVersion } from './common/package-version';
 
 interface StartArgs {
   host?: string;

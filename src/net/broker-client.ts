@@ -20,6 +20,7 @@ import {
   ApiKey, apiSpecs, decodeResponseHeader, encodeRequestFrame, responseHeaderVersion, type ApiRequestMap, type ApiResponseMap,
 } from '../protocol/generated';
 import { ErrorCode, errorName } from '../common/errors';
+import { packageVersion } from '../common/package-version';
 
 export interface BrokerClientOptions {
   host: string;
@@ -40,8 +41,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024 + 64 * 1024;
 /** The version of our first ApiVersions request. */
 const API_VERSIONS_VERSION = 3;
 
-/** What we tell the peer we are (ApiVersions v3+); 'unknown' is what Kafka sends when it has no version to give. */
-const SOFTWARE = { clientSoftwareName: 'fjord', clientSoftwareVersion: 'unknown' };
+/** What we tell the peer we are (ApiVersions v3+). */
+const SOFTWARE = { clientSoftwareName: 'fjord', clientSoftwareVersion: packageVersion() };
 
 /** The connection failed or closed: every request pending on it fails with this (Kafka's NetworkException). */
 export class BrokerConnectionError extends Error {
