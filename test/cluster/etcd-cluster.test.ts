@@ -10,6 +10,7 @@ import {
 } from '../../src/cluster/etcd/etcd-cluster';
 import type { TopicAssignment } from '../../src/cluster/etcd/layout';
 import { withEtcd } from '../helpers/etcd';
+import { rejection } from '../helpers/rejection';
 
 /** Polls `check` until it holds (a watch delivers changes asynchronously). */
 async function eventually(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
@@ -18,15 +19,6 @@ async function eventually(check: () => boolean, what: string, timeoutMs = 8000):
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('cluster/etcd-cluster (against a real etcd)', function () {

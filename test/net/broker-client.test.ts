@@ -14,6 +14,7 @@ import {
 } from '../../src/net/broker-client';
 import { withBroker } from '../helpers/broker';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { rejection } from '../helpers/rejection';
 
 const REQUEST_TIMEOUT_MS = 3000;
 
@@ -22,15 +23,6 @@ function options(port: number, extra: Partial<BrokerClientOptions> = {}): Broker
 }
 
 /** Rejects with what `promise` rejected with; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
-
 function metadataOf(topics: string[]) {
   return { topics: topics.map((name) => ({ name })), allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
 }

@@ -12,6 +12,7 @@ import {
   XERIAL_MAGIC,
   zstdOutputBound,
 } from '../../src/records/compression';
+import { rejection } from '../helpers/rejection';
 
 /** Deterministic, compressible text of `n` bytes. */
 function payload(n: number): Buffer {
@@ -23,15 +24,6 @@ function payload(n: number): Buffer {
     len += s.length;
   }
   return Buffer.from(parts.join('').slice(0, n));
-}
-
-async function rejects(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('records/compression', () => {
@@ -207,14 +199,14 @@ describe('records/compression', () => {
   it('unknown codec ids 5-7 are a CompressionError naming the id', async () => {
     for (const id of [5, 6, 7]) {
       expect(() => compressSync(id, Buffer.from('x'))).to.throw(CompressionError, `Unknown compression type id: ${id}`);
-      expect(await rejects(decompress(id, Buffer.from('x')))).to.be.instanceOf(CompressionError);
+      expect(await rejection(decompress(id, Buffer.from('x')))).to.be.instanceOf(CompressionError);
     }
   });
 
   it('corrupt input is a CompressionError for every codec', async () => {
     const junk = Buffer.from('this is not compressed data at all, not in any format');
     for (const codec of [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
-      const e = await rejects(decompress(codec, junk));
+      const e = await rejection(decompress(codec, junk));
       expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
       expect((e as CompressionError).codec).to.equal(codec);
     }
@@ -224,7 +216,7 @@ describe('records/compression', () => {
     const zeros = Buffer.alloc(1 << 20);
     for (const codec of [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]) {
       const c = await compress(codec, zeros);
-      const e = await rejects(decompress(codec, c, { maxOutputBytes: 1000 }));
+      const e = await rejection(decompress(codec, c, { maxOutputBytes: 1000 }));
       expect(e, `codec ${codec}`).to.be.instanceOf(CompressionError);
       // lz4 and zstd are held to what their block headers allow, an upper bound of the output.
       const atLimit = codec === Codec.LZ4 ? lz4OutputBound(c) : codec === Codec.ZSTD ? zstdOutputBound(c) : zeros.length;
