@@ -36,7 +36,7 @@ import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType
 import {
   buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation, type RecordValidationError,
 } from '../records/records';
-import { LogManager, StorageError, type PartitionLog } from '../storage';
+import { LogManager, StorageError, partitionKey, type PartitionLog } from '../storage';
 import { producerBatchOf, type AppendOrigin, type TxnMarker } from '../storage/producer-state';
 import { Timer } from './delayed/timing-wheel';
 import { DelayedOperationPurgatory } from './delayed/purgatory';
@@ -126,8 +126,6 @@ function refusedAppend(checked: RecordValidationError): PartitionAppend {
   return { ...failedAppend(checked.errorCode), errorMessage: recordLevel ? checked.errorMessage : null, recordErrors: checked.recordErrors };
 }
 
-export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
-
 /** A request's currentLeaderEpoch when the client does not know it (Kafka: only -1 means absent). */
 export const NO_LEADER_EPOCH = -1;
 
@@ -136,7 +134,6 @@ export interface LeaderPartition {
   partition: Partition;
   leaderEpoch: number;
 }
-
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();

@@ -30,7 +30,7 @@
  */
 export { LogManager, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE } from './log-manager';
 export type { LogManagerOptions } from './log-manager';
-export { PartitionLog } from './partition-log';
+export { PartitionLog, partitionKey } from './partition-log';
 export type { PartitionLogOptions } from './log-loader';
 export type { AppendResult } from './log-writer';
 export type { FileRange, ReadBytesResult, ReadOptions, ReadResult, TimestampLookup } from './log-reader';

@@ -25,7 +25,7 @@ import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'timers/pr
 import type { Logger } from 'pino';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, readCheckpoint } from './checkpoint-file';
 import { CleaningAbortedError, cleanLog } from './compaction';
-import type { PartitionLog } from './partition-log';
+import { partitionKey, type PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
 import { isOutOfSpace } from '../common/durable-file';
 
@@ -87,7 +87,7 @@ export class Throttler {
   }
 }
 
-const key = (log: PartitionLog) => `${log.topic}-${log.partition}`;
+const key = (log: PartitionLog) => partitionKey(log.topic, log.partition);
 
 export class LogCleaner {
   private readonly checkpoint: CheckpointFile;
@@ -113,7 +113,7 @@ export class LogCleaner {
     const file = cleaner.checkpoint.file;
     try {
       for (const [topic, partition, offset] of await readCheckpoint(file, 3)) {
-        cleaner.firstDirty.set(`${topic}-${checkpointNumber(file, partition)}`, checkpointNumber(file, offset));
+        cleaner.firstDirty.set(partitionKey(topic, checkpointNumber(file, partition)), checkpointNumber(file, offset));
       }
     } catch (e) {
       if (!(e instanceof CorruptCheckpointError)) throw e;
@@ -207,7 +207,7 @@ export class LogCleaner {
 
   /** Forgets a deleted partition's checkpoint entry, so a topic re-created with its name is cleaned from its start. */
   async forget(topic: string, partition: number): Promise<void> {
-    if (this.firstDirty.delete(`${topic}-${partition}`)) await this.checkpointOffsets();
+    if (this.firstDirty.delete(partitionKey(topic, partition))) await this.checkpointOffsets();
   }
 
   private checkpointOffsets(): Promise<void> {

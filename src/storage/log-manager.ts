@@ -44,7 +44,7 @@ import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirector
 import { StorageError } from './errors';
 import { writeFileAtomically } from '../common/durable-file';
 import { LogCleaner, type CleanerConfig } from './log-cleaner';
-import { PartitionLog } from './partition-log';
+import { PartitionLog, partitionKey } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
@@ -99,9 +99,6 @@ function deferred<T>(): Deferred<T> {
 
 type OffsetsByPartition = Map<string, number>;
 
-function partitionKey(topic: string, partition: number): string {
-  return `${topic}-${partition}`;
-}
 
 /** Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uuid>-delete`, the topic cut to keep the name within 255 bytes. */
 function deleteDirName(topic: string, partition: number): string {

@@ -45,6 +45,9 @@ import { LogWriter, type AppendResult } from './log-writer';
 import { ProducerStateManager, producerBatchOf, type ReplayedBatch } from './producer-state';
 import type { AbortedTxn } from './transaction-index';
 
+/** A partition's name, `topic-partition` (Kafka's TopicPartition.toString): its directory, and the key partitions are kept by. */
+export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+
 /**
  * What the producer state needs of a batch in the log: its producer fields, offsets and, for a
  * transaction marker, what the marker says. Null for a batch without a producer, and for an empty
