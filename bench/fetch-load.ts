@@ -15,6 +15,7 @@ import type { CreateTopicsResponse } from '../src/protocol/generated/CreateTopic
 import type { FetchResponse } from '../src/protocol/generated/FetchResponse';
 import { ErrorCode } from '../src/common/errors';
 import { buildBatch } from '../src/records/records';
+import { offsetAfter } from '../src/replica/fetch-reads';
 import { RawClient } from '../test/helpers/raw-client';
 import { mainThreadCpuSeconds, procStats } from './proc-stats';
 import { arg, startFjord } from './fjord-process';
@@ -43,17 +44,6 @@ async function fill(c: RawClient, mib: number): Promise<number> {
   return requests * RECORDS_PER_BATCH; // records per partition
 }
 
-/** The offset after the last whole batch of `records` (base offset at 0, last offset delta at 23). */
-function offsetAfter(records: Buffer): number {
-  let at = 0;
-  let next = -1;
-  while (at + 61 <= records.length) {
-    next = Number(records.readBigInt64BE(at)) + records.readInt32BE(at + 23) + 1;
-    at += 12 + records.readInt32BE(at + 8);
-  }
-  return next;
-}
-
 async function main(): Promise<void> {
   const root = path.resolve(arg('root', path.join(__dirname, '..', '..')));
   const seconds = Number(arg('seconds', '8'));
@@ -79,9 +69,10 @@ async function main(): Promise<void> {
       for (const p of res.responses[0].partitions) {
         if (p.errorCode !== ErrorCode.NONE) throw new Error(`Fetch partition ${p.partitionIndex}: error ${p.errorCode}`);
         const records = p.records!;
+        if (records.length === 0) continue;
         bytes += records.length;
         const after = offsetAfter(records);
-        if (after > next[p.partitionIndex]) next[p.partitionIndex] = after >= end ? 0 : after;
+        next[p.partitionIndex] = after >= end ? 0 : after;
       }
     }
     const elapsed = (Date.now() - started) / 1000;

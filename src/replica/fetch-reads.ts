@@ -86,8 +86,8 @@ export async function readLog(
   }
 }
 
-/** The offset after the last of these whole batches (a walk over their headers). */
-function offsetAfter(records: Buffer): number {
+/** The offset after the last of these whole batches (a walk over their headers); `records` is not empty. */
+export function offsetAfter(records: Buffer): number {
   let last = 0;
   for (let at = 0; at < records.length; at += batchSize(records, at)) last = at;
   return batchBaseOffset(records, last) + batchLastOffsetDelta(records, last) + 1;
