@@ -58,8 +58,7 @@ export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number
 
 /** Handlers bound to their services: what the router dispatches to. */
 export function createHandlers(services: BrokerServices): ApiHandler[] {
-  const servedApis = [apiVersions, ...definitions]
-    .map(({ apiKey, minVersion, maxVersion }) => ({ apiKey, minVersion, maxVersion }))
-    .sort((a, b) => a.apiKey - b.apiKey);
+  // Each definition is its API's key and version range: the list ApiVersions answers with.
+  const servedApis = [apiVersions, ...definitions].sort((a, b) => a.apiKey - b.apiKey);
   return [apiVersions.bind({ servedApis }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
 }
