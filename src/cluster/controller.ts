@@ -186,7 +186,7 @@ export class Controller {
       topic: {
         name: t.name,
         id: '0'.repeat(32),
-        partitions: replicas.map((r, index) => ({ index, replicas: r, leaderEpoch: 0 })),
+        partitions: replicas.map((r, index) => ({ index, replicas: r, leader: r[0], leaderEpoch: 0, isr: r })),
         configs: { ...t.configs },
       },
     };

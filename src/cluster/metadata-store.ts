@@ -39,8 +39,21 @@ const SNAPSHOT_FORMAT = 1;
 
 export interface PartitionRecord {
   readonly index: number;
+  /** The assigned replicas, preferred leader first. */
   readonly replicas: readonly number[];
+  /** The broker leading it now; -1 while none can (a cluster's partition whose replicas are all down). */
+  readonly leader: number;
   readonly leaderEpoch: number;
+  /** The in-sync replicas. */
+  readonly isr: readonly number[];
+}
+
+/**
+ * A partition as this store keeps it: one broker's, so its first replica (the broker itself) leads
+ * and every replica is in sync. Only replicas and leaderEpoch are stored.
+ */
+function storedPartition(index: number, replicas: readonly number[], leaderEpoch: number): PartitionRecord {
+  return { index, replicas: [...replicas], leader: replicas[0], leaderEpoch, isr: [...replicas] };
 }
 
 export interface TopicRecord {
@@ -102,6 +115,7 @@ const ZERO_ID = '0'.repeat(32);
 function deepFreezeTopic(t: TopicRecord): TopicRecord {
   for (const p of t.partitions) {
     Object.freeze(p.replicas);
+    Object.freeze(p.isr);
     Object.freeze(p);
   }
   Object.freeze(t.partitions);
@@ -237,7 +251,7 @@ export class MetadataStore {
         throw new MetadataStoreError(`Stored node id ${snapshot.nodeId} in ${snapFile} doesn't match the configured node.id ${nodeId}.`);
       }
       for (const t of snapshot.topics) {
-        const frozen = deepFreezeTopic(t);
+        const frozen = deepFreezeTopic({ ...t, partitions: t.partitions.map((p) => storedPartition(p.index, p.replicas, p.leaderEpoch)) });
         store.byName.set(t.name, frozen);
         store.byId.set(t.id, frozen);
       }
@@ -335,7 +349,7 @@ export class MetadataStore {
     const topic = deepFreezeTopic({
       name,
       id,
-      partitions: assignment.map((r, index) => ({ index, replicas: [...r], leaderEpoch: 0 })),
+      partitions: assignment.map((r, index) => storedPartition(index, r, 0)),
       configs: { ...configs },
     });
     this.byName.set(name, topic);
@@ -367,7 +381,7 @@ export class MetadataStore {
       ...t,
       partitions: [
         ...t.partitions,
-        ...newAssignments.map((r, i) => ({ index: base + i, replicas: [...r], leaderEpoch: 0 })),
+        ...newAssignments.map((r, i) => storedPartition(base + i, r, 0)),
       ],
     });
   }
@@ -385,7 +399,7 @@ export class MetadataStore {
     this.checkWritable();
     const t = this.byName.get(name);
     if (!t || !t.partitions[partition]) fail('UNKNOWN_TOPIC_OR_PARTITION', 'This server does not host this topic-partition.');
-    const partitions = t.partitions.map((p) => (p.index === partition ? { ...p, replicas: [...p.replicas], leaderEpoch } : p));
+    const partitions = t.partitions.map((p) => (p.index === partition ? storedPartition(p.index, p.replicas, leaderEpoch) : p));
     return this.replace(t, { ...t, partitions });
   }
 

@@ -21,8 +21,6 @@ import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/
 import { defineHandler } from './handler';
 
 export interface MetadataServices {
-  /** The leader of every partition: this broker. */
-  readonly nodeId: number;
   readonly clusterId: string;
   readonly config: Pick<BrokerConfig, 'getBool'>;
   readonly controller: Pick<Controller, 'brokers' | 'controllerId' | 'topics' | 'topic' | 'topicById' | 'createTopic'>;
@@ -37,7 +35,7 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
   }
   const topics: MetadataResponseTopic[] = [];
   if (allTopics) {
-    for (const t of s.controller.topics()) topics.push(describeTopic(s, t, withTopicOps));
+    for (const t of s.controller.topics()) topics.push(describeTopic(t, withTopicOps));
   } else {
     const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && s.config.getBool('auto.create.topics.enable');
     for (const wanted of req.topics!) {
@@ -61,18 +59,18 @@ async function lookupTopic(
   // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
   if (name === null || topicId !== ZERO_UUID) {
     const byId = s.controller.topicById(topicId);
-    return byId ? describeTopic(s, byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+    return byId ? describeTopic(byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
   }
   const known = s.controller.topic(name);
-  if (known) return describeTopic(s, known, withOps);
+  if (known) return describeTopic(known, withOps);
   if (validateTopicName(name)) return topicError(ErrorCode.INVALID_TOPIC_EXCEPTION, name);
   if (!autoCreate) return topicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name);
   const created = await s.controller.createTopic(
     { name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: {} }, false);
-  if (created.topic) return describeTopic(s, created.topic, withOps);
+  if (created.topic) return describeTopic(created.topic, withOps);
   // Lost a race with another creator: answer with whatever exists now.
   const raced = s.controller.topic(name);
-  return raced ? describeTopic(s, raced, withOps) : topicError(created.errorCode, name);
+  return raced ? describeTopic(raced, withOps) : topicError(created.errorCode, name);
 }
 
 /** Kafka's error response for the whole request: no brokers, every topic answered with INVALID_REQUEST. */
@@ -91,20 +89,20 @@ function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID)
   return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
 }
 
-function describeTopic(s: MetadataServices, t: TopicRecord, withOps: boolean): MetadataResponseTopic {
-  const leader = s.nodeId;
+function describeTopic(t: TopicRecord, withOps: boolean): MetadataResponseTopic {
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,
     topicId: t.id,
     isInternal: isInternalTopic(t.name),
     partitions: t.partitions.map((p) => ({
-      errorCode: ErrorCode.NONE,
       partitionIndex: p.index,
-      leaderId: leader,
+      // A partition without a leader is still listed, with LEADER_NOT_AVAILABLE (Kafka's MetadataCache).
+      errorCode: p.leader === -1 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+      leaderId: p.leader,
       leaderEpoch: p.leaderEpoch,
       replicaNodes: [...p.replicas],
-      isrNodes: [...p.replicas],
+      isrNodes: [...p.isr],
       offlineReplicas: [],
     })),
     topicAuthorizedOperations: withOps ? TOPIC_OPERATIONS : NOT_REQUESTED,

@@ -58,9 +58,9 @@ describe('cluster/metadata-store', () => {
     expect(t.id).to.match(/^[0-9a-f]{32}$/);
     expect(t.id).to.not.equal('0'.repeat(32));
     expect(t.partitions).to.deep.equal([
-      { index: 0, replicas: [0], leaderEpoch: 0 },
-      { index: 1, replicas: [0], leaderEpoch: 0 },
-      { index: 2, replicas: [0], leaderEpoch: 0 },
+      { index: 0, replicas: [0], leader: 0, leaderEpoch: 0, isr: [0] },
+      { index: 1, replicas: [0], leader: 0, leaderEpoch: 0, isr: [0] },
+      { index: 2, replicas: [0], leader: 0, leaderEpoch: 0, isr: [0] },
     ]);
     expect(s.topic('orders')).to.equal(t); // visible before persistence completes
     s.createTopic('gone', [[0]]);
