@@ -43,7 +43,9 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 17
   if (context.errorCode !== ErrorCode.NONE) {
     return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
   }
-  const isolation: FetchIsolation = (req.isolationLevel ?? 0) === READ_COMMITTED ? 'txn-committed' : 'high-watermark';
+  // A follower (v15+ names itself in replicaState) reads to the log end and tells the leader what it has.
+  const replicaId = ctx.apiVersion >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId ?? -1;
+  const isolation: FetchIsolation = replicaId >= 0 ? 'log-end' : (req.isolationLevel ?? 0) === READ_COMMITTED ? 'txn-committed' : 'high-watermark';
   // Partitions of topic ids we do not know have no name: answered here, not read, and like any
   // partition's error they mean no waiting.
   const known = context.partitions.filter((p) => p.topic !== '');
@@ -52,6 +54,7 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 17
     minBytes: req.minBytes,
     maxBytes: Math.min(req.maxBytes ?? 0x7fffffff, s.config.getInt('fetch.max.bytes')),
     isolation,
+    replicaId,
     allocate: ctx.responseBuffer,
   }, known);
   let next = 0;
@@ -84,7 +87,8 @@ function groupByTopic(context: FetchContext, results: FetchPartitionResult[]): F
     const r = results[i];
     const include = context.include(request, {
       errorCode: r.errorCode, highWatermark: r.highWatermark, lastStableOffset: r.lastStableOffset,
-      logStartOffset: r.logStartOffset, hasRecords: r.records.length > 0,
+      // A diverging epoch is news to the follower even with offsets unchanged.
+      logStartOffset: r.logStartOffset, hasRecords: r.records.length > 0 || r.divergingEpoch !== undefined,
     });
     if (!include) return;
     if (!current || current.topic !== request.topic || current.topicId !== request.topicId) {
@@ -100,6 +104,7 @@ function partitionData(partitionIndex: number, r: FetchPartitionResult): FetchRe
   return {
     partitionIndex, errorCode: r.errorCode, highWatermark: BigInt(r.highWatermark), lastStableOffset: BigInt(r.lastStableOffset),
     logStartOffset: BigInt(r.logStartOffset), preferredReadReplica: -1, records: r.records,
+    divergingEpoch: r.divergingEpoch && { epoch: r.divergingEpoch.epoch, endOffset: BigInt(r.divergingEpoch.endOffset) },
     abortedTransactions: r.abortedTransactions?.map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) })) ?? null,
   };
 }

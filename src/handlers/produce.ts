@@ -2,8 +2,10 @@
 // - Advertising v0 matters: librdkafka up to 2.11 silently stops compressing when a broker's
 //   lowest Produce version is above 0 (KAFKA-18659). Requests at v0-2 get UNSUPPORTED_VERSION
 //   for every partition.
-// - acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS); acks=-1 needs min.insync.replicas <= 1
-//   on this single-replica broker (else NOT_ENOUGH_REPLICAS).
+// - acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS). acks=-1 needs at least
+//   min.insync.replicas in the ISR before the append (else NOT_ENOUGH_REPLICAS), and answers once
+//   every in-sync replica has the records (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+//   it meanwhile, REQUEST_TIMED_OUT after the request's timeoutMs). A single broker is its own ISR.
 // - Each partition is validated and appended by the ReplicaManager (one v2 batch, CRC, sizes,
 //   timestamps, idempotent sequences); a rejected partition writes nothing, the others proceed.
 //   Partitions of one request take their place in each partition's order with no await between
@@ -21,16 +23,16 @@
 import { ApiKey } from '../protocol/generated';
 import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../protocol/generated/ProduceResponse';
 import { ErrorCode } from '../common/errors';
-import { failedAppend, type AppendResult, type PartitionAppend, type ReplicaManager } from '../replica/replica-manager';
-import type { Controller } from '../cluster/controller';
+import {
+  failedAppend, NO_LEADER_EPOCH, type AppendResult, type Partition, type PartitionAppend, type ReplicaManager,
+} from '../replica/replica-manager';
 import { defineHandler } from './handler';
 
 /** The lowest Produce version Kafka 4 actually serves (KIP-896). */
 const MIN_SERVED_VERSION = 3;
 
 export interface ProduceServices {
-  readonly controller: Pick<Controller, 'topic'>;
-  readonly replicas: Pick<ReplicaManager, 'partition' | 'partitionLoading' | 'append'>;
+  readonly replicas: Pick<ReplicaManager, 'leaderPartition' | 'partitionLoading' | 'append' | 'checkEnoughReplicasForAppend' | 'waitForInSyncReplicas'>;
 }
 
 export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 11 },
@@ -39,22 +41,21 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
       : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
         : ErrorCode.NONE;
-    const appends: { topic: string; index: number; result: AppendResult }[] = [];
+    const appends: { topic: string; index: number; partition?: Partition; result: AppendResult }[] = [];
     for (const t of req.topicData) {
-      const topic = s.controller.topic(t.name);
       for (const p of t.partitionData) {
         let result: AppendResult;
-        const partition = s.replicas.partition(t.name, p.index);
+        const found = s.replicas.leaderPartition(t.name, p.index, NO_LEADER_EPOCH);
+        const partition = 'errorCode' in found ? undefined : found.partition;
         if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
-        else if (topic && !partition && s.replicas.partitionLoading(t.name, p.index)) result = failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-        else if (!topic || !partition) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        else if (req.acks === -1 && partition.log.config.minInsyncReplicas > topic.partitions[p.index].replicas.length) {
+        else if ('errorCode' in found) result = failedAppend(found.errorCode);
+        else if (req.acks === -1 && s.replicas.checkEnoughReplicasForAppend(found.partition) !== ErrorCode.NONE) {
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
         } else {
-          result = s.replicas.append(partition, p.records, topic.partitions[p.index].leaderEpoch,
+          result = s.replicas.append(found.partition, p.records, found.leaderEpoch,
             { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
         }
-        appends.push({ topic: t.name, index: p.index, result });
+        appends.push({ topic: t.name, index: p.index, partition, result });
       }
     }
 
@@ -71,9 +72,15 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
       return null;
     }
     const written = await Promise.allSettled(answered.map((r) => r.done));
+    // acks=all: each written append then waits for the in-sync replicas (at once on a single broker).
+    const replicated = req.acks === -1 ? await Promise.all(appends.map((a, i) =>
+      (a.partition && written[i].status === 'fulfilled' && answered[i].errorCode === ErrorCode.NONE
+        ? s.replicas.waitForInSyncReplicas(a.partition, answered[i].lastOffset, req.timeoutMs) : ErrorCode.NONE))) : undefined;
     const responses = new Map<string, ProduceResponsePartitionProduceResponse[]>();
     appends.forEach((a, i) => {
-      const r = written[i].status === 'fulfilled' ? answered[i] : failedAppend(ErrorCode.KAFKA_STORAGE_ERROR);
+      const replicationError = replicated?.[i] ?? ErrorCode.NONE;
+      const r = written[i].status !== 'fulfilled' ? failedAppend(ErrorCode.KAFKA_STORAGE_ERROR)
+        : replicationError !== ErrorCode.NONE ? failedAppend(replicationError) : answered[i];
       let list = responses.get(a.topic);
       if (!list) responses.set(a.topic, (list = []));
       list.push({

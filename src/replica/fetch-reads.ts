@@ -28,8 +28,10 @@ export interface FetchParams {
   minBytes: number;
   /** The budget of the whole answer. */
   maxBytes: number;
-  /** Reads stop at the high watermark; a follower's reads to the log end come with replication. */
-  isolation: Exclude<FetchIsolation, 'log-end'>;
+  /** Reads stop at the high watermark, the last stable offset, or for a follower at the log end. */
+  isolation: FetchIsolation;
+  /** The follower fetching (Kafka's replica id); absent or -1 for a consumer. */
+  replicaId?: number;
   /** Where the records read go: buffers the connection takes back once the response is written. */
   allocate: (size: number) => Buffer;
 }
@@ -43,6 +45,8 @@ export interface FetchPartition {
   maxBytes: number;
   /** -1 when the fetcher does not know it. */
   currentLeaderEpoch: number;
+  /** A follower's latest leader epoch (Fetch v12+, KIP-320); -1 or absent when unknown. */
+  lastFetchedEpoch?: number;
 }
 
 /** What a fetch answers for one partition; offsets are -1 when an error leaves them unknown. */
@@ -55,6 +59,8 @@ export interface FetchPartitionResult {
   abortedTransactions: AbortedTxn[] | null;
   /** Whole batches; empty, never null, when there are none. */
   records: Buffer;
+  /** To a follower whose log diverges from the leader's: where its last fetched epoch ends here (no records then). */
+  divergingEpoch?: { epoch: number; endOffset: number };
 }
 
 export const failedRead = (errorCode: number, isolation: FetchIsolation): FetchPartitionResult => ({
@@ -74,10 +80,13 @@ export async function readLog(
   const answer = (errorCode: number, hw: number, logStart: number, records: Buffer = EMPTY_BUFFER): FetchPartitionResult => ({
     errorCode, highWatermark: hw, lastStableOffset: lso, logStartOffset: logStart, records, abortedTransactions: readCommitted ? [] : null,
   });
+  // Taken before the read, as the LSO: a replicated partition's high watermark may be below what is written.
+  const hw = log.highWatermark;
+  const maxOffset = readCommitted ? lso : params.isolation === 'high-watermark' ? hw : undefined;
   try {
-    const read = await log.readBytes(fetchOffset, maxBytes, { minOneMessage, maxOffset: readCommitted ? lso : undefined, allocate: params.allocate });
-    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, read.highWatermark, read.logStartOffset);
-    const result = answer(ErrorCode.NONE, read.highWatermark, read.logStartOffset, read.records);
+    const read = await log.readBytes(fetchOffset, maxBytes, { minOneMessage, maxOffset, allocate: params.allocate });
+    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE, hw, read.logStartOffset);
+    const result = answer(ErrorCode.NONE, hw, read.logStartOffset, read.records);
     if (readCommitted && read.records.length > 0) result.abortedTransactions = log.abortedTransactions(fetchOffset, offsetAfter(read.records));
     return result;
   } catch (err) {

@@ -1,6 +1,7 @@
 // The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state):
 // one uncompressed batch of keyed records, appended through the ReplicaManager like a Produce (so
-// the compacted-topic key check applies), awaited until it is in the log.
+// the compacted-topic key check applies), awaited until it is in the log and, in a cluster, in every
+// in-sync replica's (Kafka's coordinators write with acks=all).
 import { ErrorCode } from '../common/errors';
 import { buildBatchSync, type BuildRecord } from '../records/records';
 import { StorageError } from '../storage';
@@ -8,6 +9,9 @@ import type { Partition, ReplicaManager } from './replica-manager';
 
 /** Produce version the appends are validated as (v3+: one batch; zstd allowed). */
 const APPEND_PRODUCE_VERSION = 11;
+
+/** How long a write waits for the in-sync replicas (Kafka's offsets.commit.timeout.ms default). */
+const REPLICATION_TIMEOUT_MS = 5000;
 
 export interface InternalAppendResult {
   /** The append's own error code; callers map it to what their clients should see. */
@@ -35,7 +39,7 @@ export async function appendInternalRecords(replicas: ReplicaManager, partition:
   try {
     const transactional = producer ? { ...producer, baseSequence: 0, isTransactional: true } : {};
     const batch = buildBatchSync({ records: records.map((r) => ({ ...r, timestamp: nowMs })), nowMs, ...transactional });
-    appended = await replicas.append(partition, batch, 0, { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
+    appended = await replicas.append(partition, batch, replicas.leaderEpoch(partition), { produceVersion: APPEND_PRODUCE_VERSION, nowMs, origin: 'coordinator' });
   } catch (e) {
     return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
   }
@@ -45,7 +49,8 @@ export async function appendInternalRecords(replicas: ReplicaManager, partition:
   } catch (e) {
     return failed(e, ErrorCode.KAFKA_STORAGE_ERROR);
   }
-  return { errorCode: ErrorCode.NONE, errorMessage: null };
+  const errorCode = await replicas.waitForInSyncReplicas(partition, appended.lastOffset, REPLICATION_TIMEOUT_MS);
+  return { errorCode, errorMessage: null };
 }
 
 function failed(e: unknown, otherwise: number): InternalAppendResult {

@@ -45,6 +45,10 @@ import {
   failedRead, readLog, readWithinBudget, type FetchIsolation, type FetchParams, type FetchPartition, type FetchPartitionResult,
 } from './fetch-reads';
 import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
+import { PartitionReplicas } from './partition-replicas';
+import {
+  DelayedProduce, type FollowerPartition, type PartitionAssignment, type PartitionRole, type ReplicationOptions,
+} from './replication';
 
 export interface PartitionAppend {
   errorCode: number;
@@ -52,6 +56,8 @@ export interface PartitionAppend {
   errorMessage: string | null;
   recordErrors: { batchIndex: number; message: string }[];
   baseOffset: number;
+  /** The offset of the append's last record (-1 on error): acks=all waits until the ISR has it. */
+  lastOffset: number;
   logAppendTimeMs: number;
   logStartOffset: number;
   /** Settles when the batch is in the log (immediately for errors and duplicates). */
@@ -93,6 +99,8 @@ export interface Partition {
   snapshotSegment: number;
   /** The appends waiting their turn; undefined while none wait (see AppendQueue). */
   appendQueue?: AppendQueue;
+  /** In a cluster, this broker's role for the partition; unset on a single broker, which leads it. */
+  role?: PartitionRole;
 }
 
 /**
@@ -117,7 +125,7 @@ export type AppendResult = PartitionAppend | Promise<PartitionAppend>;
 const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
 
 export const failedAppend = (errorCode: number): PartitionAppend => ({
-  errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
+  errorCode, errorMessage: null, recordErrors: [], baseOffset: -1, lastOffset: -1, logAppendTimeMs: -1, logStartOffset: -1, done: Promise.resolve(),
 });
 
 /** Records refused by validation: only record-level errors carry a message and record errors, as in Kafka. */
@@ -144,6 +152,13 @@ export class ReplicaManager implements TopicStorage {
   private loading = true;
   readonly timer = new Timer();
   readonly fetchPurgatory = new DelayedOperationPurgatory('Fetch', this.timer);
+  /** Produce requests with acks=all waiting for the in-sync replicas (cluster only). */
+  readonly producePurgatory = new DelayedOperationPurgatory('Produce', this.timer);
+  /** Set in a cluster (enableReplication): partitions then have roles. */
+  private replication?: ReplicationOptions;
+  private isrExpiryTimer?: NodeJS.Timeout;
+  /** Per partition, the role change being applied: changes apply one at a time, in call order. */
+  private readonly roleChanges = new Map<string, Promise<void>>();
   /** Set by the broker while transaction.partition.verification.enable is true. */
   verifyTransaction: TransactionVerifier | undefined;
 
@@ -173,7 +188,8 @@ export class ReplicaManager implements TopicStorage {
    * the log after it, and the partition goes online: until then partitionLoading() says so, and
    * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
    */
-  static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger): Promise<ReplicaManager> {
+  static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger,
+    replication?: ReplicationOptions): Promise<ReplicaManager> {
     const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
     // The LogManager's callbacks may run before the ReplicaManager exists: until then, logs wait in loadedEarly.
@@ -200,6 +216,7 @@ export class ReplicaManager implements TopicStorage {
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
     });
     const opened = new ReplicaManager(logs, metadata, config, log);
+    if (replication) opened.enableReplication(replication);
     manager = opened;
     loadedEarly.forEach(goOnline);
     opened.loaded = (async () => {
@@ -245,6 +262,141 @@ export class ReplicaManager implements TopicStorage {
     return this.partitions.values();
   }
 
+  // ------------------------------------------------------------- roles (a cluster; see replication.ts)
+
+  /**
+   * Makes this a cluster member's replica manager: partitions get roles from makeLeader and
+   * makeFollower, and the leaders check their ISR every replica.lag.time.max.ms / 2, as Kafka's
+   * isr-expiration task.
+   */
+  private enableReplication(options: ReplicationOptions): void {
+    this.replication = options;
+    this.isrExpiryTimer = setInterval(() => {
+      for (const p of this.partitions.values()) {
+        if (p.role?.kind === 'leader') void p.role.replicas.maybeShrinkIsr();
+      }
+    }, Math.max(1, Math.floor(options.replicaLagTimeMaxMs / 2)));
+    this.isrExpiryTimer.unref();
+  }
+
+  /**
+   * This broker leads the partition in `state` (Kafka's makeLeader): it stops fetching it, starts
+   * the new leader epoch at its log end, and tracks its followers from the state's ISR; its high
+   * watermark starts where it was and moves as the ISR catches up.
+   */
+  makeLeader(topic: TopicRecord, index: number, state: PartitionAssignment): Promise<void> {
+    return this.inRoleTurn(topic, index, async (partition) => {
+      const replication = this.replication!;
+      const role = partition.role;
+      if (role?.kind === 'leader' && role.leaderEpoch === state.leaderEpoch) {
+        role.replicas.updatePartitionState(state);
+        return;
+      }
+      if (role?.kind === 'follower') await replication.fetchers.removePartitions([{ topic: topic.name, partition: index }]);
+      const { log } = partition;
+      log.assignEpochStartOffset(state.leaderEpoch, log.logEndOffset);
+      const replicas = new PartitionReplicas({
+        brokerId: replication.brokerId, replicas: state.replicas, state,
+        leaderEpochStartOffset: log.logEndOffset, highWatermark: log.highWatermark,
+        leaderLogEndOffset: () => log.writtenEndOffset,
+        alterPartition: (proposal) => replication.alterPartition(topic.name, index, proposal),
+        replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, now: Date.now,
+        // An older leadership's answers (an AlterPartition that was in flight) must not move the new one's.
+        onHighWatermark: (hw) => partition.role?.kind === 'leader' && partition.role.replicas === replicas && this.onHighWatermark(partition, hw),
+      });
+      partition.role = { kind: 'leader', leaderEpoch: state.leaderEpoch, replicas };
+      log.setReplicatedHighWatermark(replicas.highWatermark);
+      replicas.onLeaderAppend(); // alone in the ISR, the high watermark is the log end at once
+      this.roleChanged(partition);
+    });
+  }
+
+  /**
+   * This broker follows `state.leader` (Kafka's makeFollower): client writes and reads are refused
+   * (acks=all produces waiting here answer NOT_LEADER_OR_FOLLOWER), and the fetchers fetch from the
+   * leader, truncating first where the logs diverge. Without a leader (-1) it waits.
+   */
+  makeFollower(topic: TopicRecord, index: number, state: PartitionAssignment): Promise<void> {
+    return this.inRoleTurn(topic, index, async (partition) => {
+      const replication = this.replication!;
+      const role = partition.role;
+      if (role?.kind === 'follower' && role.leaderEpoch === state.leaderEpoch && role.leader === state.leader) return;
+      const { log } = partition;
+      partition.role = { kind: 'follower', leaderEpoch: state.leaderEpoch, leader: state.leader };
+      log.setReplicatedHighWatermark(Math.min(log.highWatermark, log.logEndOffset));
+      this.roleChanged(partition);
+      // Appends taken while it led finish writing before a fetcher may truncate the log.
+      await log.whenWritten(log.logEndOffset).catch(() => undefined);
+      const fetched: FollowerPartition = { topic: topic.name, partition: index, topicId: topic.id, leaderEpoch: state.leaderEpoch, log };
+      if (state.leader >= 0 && state.leader !== replication.brokerId) replication.fetchers.addPartitions(state.leader, [fetched]);
+      else await replication.fetchers.removePartitions([{ topic: topic.name, partition: index }]);
+    });
+  }
+
+  /** A follower's high watermark, as its leader's answers give it (the fetchers call this). */
+  followerHighWatermark(topic: string, index: number, highWatermark: number): void {
+    const partition = this.partition(topic, index);
+    if (partition?.role?.kind === 'follower') partition.log.setReplicatedHighWatermark(Math.min(highWatermark, partition.log.logEndOffset));
+  }
+
+  /**
+   * acks=all, before the append (Kafka's appendRecordsToLeader): NOT_ENOUGH_REPLICAS when the ISR
+   * (on a single broker: the replicas) is smaller than min.insync.replicas.
+   */
+  checkEnoughReplicasForAppend(partition: Partition): number {
+    const minIsr = partition.log.config.minInsyncReplicas;
+    if (partition.role?.kind === 'leader') return partition.role.replicas.checkEnoughReplicasForAppend(minIsr);
+    const replicas = this.metadata.topic(partition.topic)?.partitions[partition.index]?.replicas.length ?? 1;
+    return minIsr > replicas ? ErrorCode.NOT_ENOUGH_REPLICAS : ErrorCode.NONE;
+  }
+
+  /**
+   * acks=all, once the append is written: resolves with NONE when every in-sync replica has it up to
+   * `lastOffset` (at once on a single broker), NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
+   * below min.insync.replicas meanwhile, REQUEST_TIMED_OUT after `timeoutMs`, NOT_LEADER_OR_FOLLOWER
+   * when the partition stopped being led here.
+   */
+  waitForInSyncReplicas(partition: Partition, lastOffset: number, timeoutMs: number): Promise<number> {
+    const role = partition.role;
+    if (!role) return Promise.resolve(ErrorCode.NONE);
+    const minIsr = partition.log.config.minInsyncReplicas;
+    const result = () => (role.kind !== 'leader' || partition.role !== role || this.partition(partition.topic, partition.index) !== partition
+      ? ErrorCode.NOT_LEADER_OR_FOLLOWER : role.replicas.acksAllResult(lastOffset, minIsr));
+    return new Promise((resolve) => this.producePurgatory.tryCompleteElseWatch(new DelayedProduce(timeoutMs, result, resolve),
+      [partitionKey(partition.topic, partition.index)]));
+  }
+
+  /** Runs a role change once the partition is open and the changes before it are applied. */
+  private inRoleTurn(topic: TopicRecord, index: number, change: (partition: Partition) => Promise<void>): Promise<void> {
+    const key = partitionKey(topic.name, index);
+    const previous = this.roleChanges.get(key) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      await this.adopt(topic, index);
+      const partition = this.partition(topic.name, index);
+      if (partition) await change(partition);
+    });
+    const settled = next.catch((err) => this.logger.error({ err, topic: topic.name, partition: index }, 'could not change the partition role'));
+    this.roleChanges.set(key, settled);
+    void settled.finally(() => {
+      if (this.roleChanges.get(key) === settled) this.roleChanges.delete(key);
+    });
+    return next;
+  }
+
+  /** The high watermark moved: consumers and acks=all produces waiting on the partition may go on. */
+  private onHighWatermark(partition: Partition, highWatermark: number): void {
+    if (this.partition(partition.topic, partition.index) !== partition) return;
+    partition.log.setReplicatedHighWatermark(highWatermark);
+    this.roleChanged(partition);
+  }
+
+  /** Wakes what waits on the partition to look again (its role or high watermark changed). */
+  private roleChanged(partition: Partition): void {
+    const key = partitionKey(partition.topic, partition.index);
+    this.producePurgatory.checkAndComplete(key);
+    this.fetchPurgatory.checkAndComplete(key);
+  }
+
   // ------------------------------------------------------------- reads
 
   /**
@@ -260,11 +412,24 @@ export class ReplicaManager implements TopicStorage {
     if (meta && !partition && this.partitionLoading(topic, index)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     if (!meta || !partition) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
     if (partition.log.offline) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+    const leaderEpoch = this.leaderEpoch(partition);
     if (currentLeaderEpoch !== NO_LEADER_EPOCH) {
-      if (currentLeaderEpoch < meta.leaderEpoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH };
-      if (currentLeaderEpoch > meta.leaderEpoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH };
+      if (currentLeaderEpoch < leaderEpoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH };
+      if (currentLeaderEpoch > leaderEpoch) return { errorCode: ErrorCode.UNKNOWN_LEADER_EPOCH };
     }
-    return { partition, leaderEpoch: meta.leaderEpoch };
+    // Kafka checks the epoch first: a client behind on the leader's epoch learns it is fenced.
+    if (!this.leads(partition)) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    return { partition, leaderEpoch };
+  }
+
+  /** Whether this broker leads the partition: always on a single broker; in a cluster, once made its leader. */
+  private leads(partition: Partition): boolean {
+    return this.replication === undefined || partition.role?.kind === 'leader';
+  }
+
+  /** The partition's current leader epoch: its role's in a cluster, the metadata's on a single broker. */
+  leaderEpoch(partition: Partition): number {
+    return partition.role?.leaderEpoch ?? this.metadata.topic(partition.topic)?.partitions[partition.index]?.leaderEpoch ?? 0;
   }
 
   /**
@@ -277,16 +442,29 @@ export class ReplicaManager implements TopicStorage {
    * wait began is not counted here).
    */
   async fetchMessages(params: FetchParams, partitions: readonly FetchPartition[]): Promise<FetchPartitionResult[]> {
+    const replicaId = params.replicaId ?? -1;
     const read = (p: FetchPartition, maxBytes: number, minOneMessage: boolean): Promise<FetchPartitionResult> => {
       const found = this.leaderPartition(p.topic, p.partition, p.currentLeaderEpoch);
       if ('errorCode' in found) return Promise.resolve(failedRead(found.errorCode, params.isolation));
-      return readLog(found.partition.log, found.partition.log.lastStableOffset, p.fetchOffset, maxBytes, minOneMessage, params);
+      const { log, role } = found.partition;
+      if (replicaId >= 0 && role?.kind === 'leader') {
+        const diverging = divergingEpoch(log, p);
+        // Kafka: the end of the last fetched epoch unknown here is out of range for the follower.
+        if (diverging?.epoch === -1) return Promise.resolve({ ...failedRead(ErrorCode.OFFSET_OUT_OF_RANGE, params.isolation), ...logOffsets(log) });
+        if (diverging) return Promise.resolve({ ...failedRead(ErrorCode.NONE, params.isolation), ...logOffsets(log), divergingEpoch: diverging });
+        // A follower's fetch offset says what it has (Kafka's updateFollowerFetchState): the ISR and
+        // high watermark may move before the read, which then carries the new high watermark.
+        if (!role.replicas.updateFollowerFetch(replicaId, p.fetchOffset)) {
+          return Promise.resolve(failedRead(ErrorCode.NOT_LEADER_OR_FOLLOWER, params.isolation));
+        }
+      }
+      return readLog(log, log.lastStableOffset, p.fetchOffset, maxBytes, minOneMessage, params);
     };
     let results = await readWithinBudget(partitions, params.maxBytes, read);
     const available = results.reduce((n, r) => n + r.records.length, 0);
     const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
     if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && partitions.length > 0) {
-      await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation === 'txn-committed');
+      await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation);
       results = await readWithinBudget(partitions, params.maxBytes, read);
     }
     return results;
@@ -296,17 +474,21 @@ export class ReplicaManager implements TopicStorage {
    * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
    * last stable offset moved), a partition disappears or is replaced, or the wait ends.
    */
-  private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, readCommitted: boolean): Promise<void> {
+  private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, isolation: FetchIsolation): Promise<void> {
+    // Bytes appended count once the bound of what the fetch may read has moved past them: the last
+    // stable offset for read_committed, a replicated partition's high watermark for other consumers.
+    const bound = (p: Partition): number =>
+      isolation === 'txn-committed' ? p.log.lastStableOffset : isolation === 'high-watermark' && p.role ? p.log.highWatermark : -1;
     const watched = partitions.map((p) => this.partition(p.topic, p.partition)).map((partition) => ({
-      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: readCommitted && partition ? partition.log.lastStableOffset : -1,
+      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: partition ? bound(partition) : -1,
     }));
     const readableBytesSince = (): number | undefined => {
       let added = 0;
       for (const w of watched) {
         if (!w.partition) continue;
         if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
-        // Bytes behind an open transaction are not readable yet (lsoAtStart is -1 reading uncommitted).
-        if (w.lsoAtStart >= 0 && w.partition.log.lastStableOffset === w.lsoAtStart) continue;
+        // Bytes behind an open transaction (or not yet replicated) are not readable yet.
+        if (w.lsoAtStart >= 0 && bound(w.partition) === w.lsoAtStart) continue;
         added += w.partition.appendedBytes - w.appendedAtStart;
       }
       return added;
@@ -361,7 +543,8 @@ export class ReplicaManager implements TopicStorage {
   async partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void> {
     this.logs.updateConfig(topic.name, this.topicConfig(topic));
     for (const p of topic.partitions) {
-      if (p.index < fromPartition || this.partition(topic.name, p.index)) continue;
+      // In a cluster, only the partitions assigned to this broker (a single broker has them all).
+      if (p.index < fromPartition || this.partition(topic.name, p.index) || !p.replicas.includes(this.config.nodeId)) continue;
       await this.adopt(topic, p.index);
     }
   }
@@ -369,6 +552,7 @@ export class ReplicaManager implements TopicStorage {
   async topicDeleted(topic: TopicRecord): Promise<void> {
     // A topic deleted while the broker starts: its logs may still be loading.
     await this.loaded.catch(() => undefined);
+    await this.replication?.fetchers.removePartitions(topic.partitions.map((p) => ({ topic: topic.name, partition: p.index })));
     const snapshots: Array<Promise<void>> = [];
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
@@ -376,6 +560,7 @@ export class ReplicaManager implements TopicStorage {
       if (partition) snapshots.push(partition.log.producerState.snapshotsWritten());
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
+      this.producePurgatory.checkAndComplete(key);
     }
     // A snapshot still being written must not land in the directory of a topic re-created under the name.
     await Promise.all(snapshots);
@@ -456,12 +641,13 @@ export class ReplicaManager implements TopicStorage {
    */
   private write(partition: Partition, bytes: Buffer, batch: BatchInfo, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
     const { log } = partition;
+    if (!this.leads(partition)) return failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
       const check = log.producerState.checkBatch(producerBatch, opts.origin);
       if (check.kind === 'duplicate') {
-        return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset,
+        return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset, lastOffset: check.lastOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
           done: log.whenWritten(check.lastOffset + 1) };
       }
@@ -489,7 +675,7 @@ export class ReplicaManager implements TopicStorage {
     const done = appended.done.then(() => this.onAppended(partition, bytes.length), (e) => this.onWriteFailed(partition, e));
     done.catch(() => undefined); // acks=0 never awaits it: a failed write must not be an unhandled rejection
     return {
-      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset, lastOffset: appended.lastOffset,
       logAppendTimeMs: logAppendTime ? opts.nowMs : -1, logStartOffset: log.logStartOffset, done,
     };
   }
@@ -510,11 +696,12 @@ export class ReplicaManager implements TopicStorage {
 
   private writeTxnMarker(partition: Partition, marker: TxnMarker, nowMs: number): PartitionAppend {
     const { log } = partition;
+    if (!this.leads(partition)) return failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const producers = log.producerState;
     const offset = log.logEndOffset;
     const check = producers.checkMarker(marker, offset);
     if (check.kind === 'error') return failedAppend(check.errorCode);
-    // Stamped with the log's latest leader epoch: this single broker is the only leader there has been.
+    // Stamped with the log's latest leader epoch: the current one (a new leader records its epoch's start).
     const bytes = buildEndTxnMarker({
       ...marker, baseOffset: offset, partitionLeaderEpoch: log.latestEpoch() ?? 0, timestamp: nowMs,
     });
@@ -533,7 +720,7 @@ export class ReplicaManager implements TopicStorage {
     }, (e) => this.onWriteFailed(partition, e));
     done.catch(() => undefined);
     return {
-      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset,
+      errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: appended.baseOffset, lastOffset: appended.lastOffset,
       logAppendTimeMs: -1, logStartOffset: log.logStartOffset, done,
     };
   }
@@ -545,6 +732,7 @@ export class ReplicaManager implements TopicStorage {
    */
   private onAppended(partition: Partition, bytes: number): void {
     partition.appendedBytes += bytes;
+    if (partition.role?.kind === 'leader') partition.role.replicas.onLeaderAppend();
     this.fetchPurgatory.checkAndComplete(partitionKey(partition.topic, partition.index));
     const { log } = partition;
     if (log.activeSegmentBaseOffset !== partition.snapshotSegment) {
@@ -571,6 +759,9 @@ export class ReplicaManager implements TopicStorage {
 
   async close(): Promise<void> {
     clearInterval(this.expiryTimer);
+    clearInterval(this.isrExpiryTimer);
+    await this.replication?.fetchers.close();
+    this.producePurgatory.shutdown();
     this.loading = false;
     this.fetchPurgatory.shutdown();
     this.timer.close();
@@ -585,4 +776,22 @@ export class ReplicaManager implements TopicStorage {
     }
     await this.logs.close();
   }
+}
+
+/** The offsets a fetch answer carries, as the log has them now. */
+function logOffsets(log: PartitionLog): Pick<FetchPartitionResult, 'highWatermark' | 'lastStableOffset' | 'logStartOffset'> {
+  return { highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset };
+}
+
+/**
+ * KIP-320, on the leader (Kafka's Partition.fetchRecords): a follower whose last fetched epoch ends
+ * here before its fetch offset, or is unknown here past a smaller epoch, has a tail the leader does
+ * not: it is told where that epoch ends so it truncates there.
+ */
+function divergingEpoch(log: PartitionLog, p: FetchPartition): { epoch: number; endOffset: number } | undefined {
+  const lastFetchedEpoch = p.lastFetchedEpoch ?? -1;
+  if (lastFetchedEpoch < 0) return undefined;
+  const end = log.endOffsetForEpoch(lastFetchedEpoch);
+  if (end.epoch < 0 || end.endOffset < 0) return { epoch: -1, endOffset: -1 };
+  return end.epoch < lastFetchedEpoch || end.endOffset < p.fetchOffset ? end : undefined;
 }

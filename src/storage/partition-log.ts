@@ -70,6 +70,8 @@ export class PartitionLog {
   private readonly reader: LogReader;
   private readonly deletion: LogDeletion;
   private producers?: ProducerStateManager;
+  /** The replication high watermark while the partition is replicated (see highWatermark); null on a single broker. */
+  private replicatedHighWatermark: number | null = null;
 
   private constructor(private readonly local: LocalLog) {
     this.topic = local.topic;
@@ -110,9 +112,38 @@ export class PartitionLog {
     return this.local.logEndOffset;
   }
 
-  /** Offsets below it are written and readable. */
+  /**
+   * Offsets below it are committed and readable by consumers. On a single broker that is what is
+   * written; a replicated partition's is the smaller of that and the high watermark replication
+   * sets (setReplicatedHighWatermark: the leader's from its in-sync replicas, a follower's from its
+   * leader).
+   */
   get highWatermark(): number {
+    const written = this.local.highWatermark;
+    return this.replicatedHighWatermark === null ? written : Math.min(written, this.replicatedHighWatermark);
+  }
+
+  /** Offsets below it are in the log file (replication reads go this far). */
+  get writtenEndOffset(): number {
     return this.local.highWatermark;
+  }
+
+  /**
+   * Makes the partition replicated with this high watermark (null: back to the written end).
+   * Transactions whose marker is now below it are over for read_committed readers.
+   */
+  setReplicatedHighWatermark(highWatermark: number | null): void {
+    this.replicatedHighWatermark = highWatermark;
+    this.producers?.onHighWatermarkUpdated(this.highWatermark);
+  }
+
+  /**
+   * Records that the leader epoch `epoch` starts at `startOffset` (Kafka's
+   * maybeAssignEpochStartOffset): a new leader's epoch starts at its log end, so that followers
+   * asking where an older epoch ends get an answer before its first append.
+   */
+  assignEpochStartOffset(epoch: number, startOffset: number): void {
+    if (epoch > (this.local.epochs.latestEpoch() ?? -1)) this.local.epochs.assign(epoch, startOffset);
   }
 
   /** Offsets below it are fsynced. */
@@ -194,7 +225,7 @@ export class PartitionLog {
    * yet, and never pass the high watermark.
    */
   get lastStableOffset(): number {
-    const hw = this.local.highWatermark;
+    const hw = this.highWatermark;
     const firstUnstable = this.producerState.firstUnstableOffset();
     return firstUnstable === undefined ? hw : Math.min(firstUnstable, hw);
   }
@@ -241,7 +272,7 @@ export class PartitionLog {
       const completed = replayed ? producers.applyReplicatedBatch(replayed) : null;
       return completed?.isAborted ? completed : undefined;
     });
-    if (producers) appended.done.then(() => producers.onHighWatermarkUpdated(this.local.highWatermark), () => undefined);
+    if (producers) appended.done.then(() => producers.onHighWatermarkUpdated(this.highWatermark), () => undefined);
     return appended;
   }
 

@@ -1,0 +1,142 @@
+// A broker's part in a cluster, as the metadata in etcd drives it (Kafka's ReplicaManager.applyDelta,
+// and before KRaft the LeaderAndIsr / StopReplica requests the controller sent): after every change
+// of the metadata cache it brings this broker's replicas in line with the partition states there.
+//
+// - A partition assigned here whose state names this broker leader: the replica manager makes it
+//   the leader (at that epoch; a newer ISR of the same epoch is passed on); one whose leader is
+//   another broker (or none): a follower. Partitions not assigned here are left alone.
+// - The coordinators follow the leadership of their topics' partitions (__consumer_offsets for
+//   groups, __transaction_state for transactions): elected where this broker leads, resigned where
+//   it stops leading (Kafka's GroupCoordinator/TransactionCoordinator onElection/onResignation).
+// - A topic deleted, or deleted and created again under its name (a new topic id), has its local
+//   logs deleted; config changes reach the logs.
+//
+// Changes are applied one round at a time; a change seen during a round starts another after it,
+// from the cache as it is then, so rounds never interleave and the last one sees the last state.
+import type { Logger } from 'pino';
+import type { MetadataCache } from './cluster/etcd/metadata-cache';
+import type { TopicRecord } from './cluster/metadata-store';
+import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
+import type { ReplicaManager } from './replica/replica-manager';
+
+/** A coordinator that follows the leadership of its internal topic's partitions. */
+export interface PartitionCoordinator {
+  onElection(partition: number, leaderEpoch: number): void;
+  onResignation(partition: number, leaderEpoch: number): void;
+}
+
+export interface ClusterMemberOptions {
+  nodeId: number;
+  cache: MetadataCache;
+  /** The topics as records (the Controller's view of the cache). */
+  topics: { topic(name: string): TopicRecord | undefined; topics(): TopicRecord[] };
+  replicas: Pick<ReplicaManager, 'makeLeader' | 'makeFollower' | 'topicDeleted' | 'configsChanged' | 'partitionsCreated'>;
+  groups: PartitionCoordinator;
+  transactions: PartitionCoordinator;
+  logger: Logger;
+}
+
+export class ClusterMember {
+  /** Per topic name, the record last applied (its id tells a re-created topic from the old one). */
+  private readonly appliedTopics = new Map<string, TopicRecord>();
+  /** Per partition of this broker, the state last applied ("leader/leaderEpoch/partitionEpoch"). */
+  private readonly appliedStates = new Map<string, string>();
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: ClusterMemberOptions) {}
+
+  /** Applies the metadata now and after every change of the cache. */
+  start(): Promise<void> {
+    this.options.cache.on('change', this.poke);
+    this.poke();
+    return this.settled();
+  }
+
+  /** Stops following the cache; resolves once a round in progress has finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.options.cache.off('change', this.poke);
+    await this.settled();
+  }
+
+  /** Resolves once no round is in progress (every change seen so far applied). */
+  async settled(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private readonly poke = (): void => {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.round();
+        } catch (err) {
+          this.options.logger.error({ err }, 'could not apply the cluster metadata');
+        }
+      } while (this.again && !this.stopped);
+      this.running = null;
+    })();
+  };
+
+  private async round(): Promise<void> {
+    const { nodeId, cache, replicas } = this.options;
+    const current = new Map(this.options.topics.topics().map((t) => [t.name, t]));
+    for (const [name, applied] of this.appliedTopics) {
+      const now = current.get(name);
+      if (now?.id === applied.id) continue;
+      await this.removeTopic(applied);
+    }
+    for (const topic of current.values()) {
+      const applied = this.appliedTopics.get(topic.name);
+      if (!topic.partitions.some((p) => p.replicas.includes(nodeId))) continue;
+      this.appliedTopics.set(topic.name, topic);
+      if (applied && !sameConfigs(applied.configs, topic.configs)) replicas.configsChanged(topic);
+      for (const p of topic.partitions) {
+        if (!p.replicas.includes(nodeId)) continue;
+        const state = cache.partitionState(topic.name, p.index);
+        if (!state) continue; // the controller has not given it a state yet
+        const key = `${topic.name}-${p.index}`;
+        const applies = `${state.leader}/${state.leaderEpoch}/${state.partitionEpoch}`;
+        if (this.appliedStates.get(key) === applies) continue;
+        const assignment = { ...state, replicas: p.replicas };
+        if (state.leader === nodeId) {
+          await replicas.makeLeader(topic, p.index, assignment);
+          this.coordinatorOf(topic.name)?.onElection(p.index, state.leaderEpoch);
+        } else {
+          await replicas.makeFollower(topic, p.index, assignment);
+          this.coordinatorOf(topic.name)?.onResignation(p.index, state.leaderEpoch);
+        }
+        this.appliedStates.set(key, applies);
+      }
+    }
+  }
+
+  /** A topic gone (or replaced by a new one of its name): its coordinator resigns, its logs go. */
+  private async removeTopic(topic: TopicRecord): Promise<void> {
+    this.appliedTopics.delete(topic.name);
+    for (const p of topic.partitions) {
+      const key = `${topic.name}-${p.index}`;
+      if (!this.appliedStates.delete(key)) continue;
+      this.coordinatorOf(topic.name)?.onResignation(p.index, p.leaderEpoch);
+    }
+    await this.options.replicas.topicDeleted(topic);
+  }
+
+  private coordinatorOf(topic: string): PartitionCoordinator | undefined {
+    if (topic === GROUP_METADATA_TOPIC_NAME) return this.options.groups;
+    if (topic === TRANSACTION_STATE_TOPIC_NAME) return this.options.transactions;
+    return undefined;
+  }
+}
+
+function sameConfigs(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}

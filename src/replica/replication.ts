@@ -1,0 +1,86 @@
+// What the replica layer needs to replicate partitions in a cluster (Kafka's ReplicaManager,
+// becomeLeaderOrFollower side): the role this broker has for each of its partitions, the follower
+// fetchers it drives, and the produce requests with acks=all waiting for the in-sync replicas.
+// A single broker has none of this: it leads every partition, alone, and its high watermark is what
+// it has written.
+//
+// - Leader: a PartitionReplicas (partition-replicas.ts) tracks the followers' fetches, the ISR and
+//   the high watermark, which it sets on the log; ISR changes go to the controller's store through
+//   the injected alterPartition.
+// - Follower: the fetchers (replica-fetcher.ts, injected as FollowerFetchers) fetch from the leader
+//   and append as-is; the high watermark comes with the leader's answers.
+// - acks=all: a DelayedProduce waits in the produce purgatory until the high watermark passes the
+//   append (or the ISR shrank below min.insync.replicas), the request times out, or the partition
+//   stops being led here.
+import { ErrorCode } from '../common/errors';
+import type { PartitionLog } from '../storage';
+import { DelayedOperation } from './delayed/purgatory';
+import type { AcksAllResult, AlterPartitionResult, PartitionReplicas, PartitionState } from './partition-replicas';
+
+/** A partition a follower fetches, and from which leader epoch. */
+export interface FollowerPartition {
+  topic: string;
+  partition: number;
+  /** 32 hex chars: Fetch v13+ names topics by id. */
+  topicId: string;
+  leaderEpoch: number;
+  log: PartitionLog;
+}
+
+/** The follower fetchers as the replica manager drives them (Kafka's ReplicaFetcherManager). */
+export interface FollowerFetchers {
+  /** Starts (or moves, at a new epoch) fetching these partitions from `leaderId`. */
+  addPartitions(leaderId: number, partitions: FollowerPartition[]): void;
+  /** Stops fetching them; resolves once no append of theirs is in flight. */
+  removePartitions(partitions: { topic: string; partition: number }[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ReplicationOptions {
+  brokerId: number;
+  /** Kafka's AlterPartition: proposes an ISR for a partition this broker leads. */
+  alterPartition(topic: string, partition: number, proposal: { leaderEpoch: number; partitionEpoch: number; isr: number[] }): Promise<AlterPartitionResult>;
+  fetchers: FollowerFetchers;
+  /** replica.lag.time.max.ms */
+  replicaLagTimeMaxMs: number;
+}
+
+/** This broker's role for one of its partitions in a cluster. */
+export type PartitionRole =
+  | { kind: 'leader'; leaderEpoch: number; replicas: PartitionReplicas }
+  | { kind: 'follower'; leaderEpoch: number; leader: number };
+
+/** The controller's state of a partition as the replica layer applies it. */
+export interface PartitionAssignment extends PartitionState {
+  /** The assigned replicas, preferred leader first. */
+  replicas: readonly number[];
+}
+
+/**
+ * A produce with acks=all waiting for the in-sync replicas (Kafka's DelayedProduce): complete once
+ * `result()` is no longer pending; at its timeout, REQUEST_TIMED_OUT.
+ */
+export class DelayedProduce extends DelayedOperation {
+  constructor(
+    delayMs: number,
+    private readonly result: () => AcksAllResult,
+    private readonly done: (errorCode: number) => void,
+  ) {
+    super(delayMs);
+  }
+
+  private answer: number = ErrorCode.REQUEST_TIMED_OUT;
+
+  tryComplete(): boolean {
+    const result = this.result();
+    if (result === 'pending') return false;
+    this.answer = result;
+    return this.forceComplete();
+  }
+
+  onComplete(): void {
+    this.done(this.answer);
+  }
+
+  onExpiration(): void {}
+}
