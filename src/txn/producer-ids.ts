@@ -1,5 +1,5 @@
 /**
- * Durable producer id allocation for InitProducerId.
+ * Durable producer id allocation for InitProducerId (and idempotent producers).
  *
  * Kafka's controller (ProducerIdControlManager) hands out ids in blocks of
  * 1000, the first block being [0, 1000), and persists the end of the last
@@ -12,6 +12,9 @@
  * BEFORE any id of the new block is handed out. After a restart the next id
  * is `producerIdsEnd`: whatever was left of the last block is skipped, so a
  * crash at any point can never hand out an id twice.
+ *
+ * In a cluster the blocks come from etcd instead (EtcdCluster.reserveProducerIdBlock), so that no
+ * two brokers hand out the same id.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -22,32 +25,37 @@ export const PRODUCER_IDS_FILE = 'producer-ids.json';
 export const PRODUCER_ID_BLOCK_SIZE = 1000;
 const FILE_VERSION = 1;
 
+/** Reserves a block of PRODUCER_ID_BLOCK_SIZE ids no one has had, durably; resolves with its first id. */
+export type ProducerIdBlockSource = () => Promise<number>;
+
 export class ProducerIdManager {
-  /** The next id to hand out; ids in [next, blockEnd) are reserved on disk and unused. */
+  /** The next id to hand out; ids in [next, blockEnd) are reserved and unused. */
   private next = 0;
   private blockEnd = 0;
   /** The block reservation in flight, shared by every caller waiting for it. */
   private reserving: Promise<void> | undefined;
 
-  private constructor(
-    private readonly file: string,
-    /** producerIdsEnd as on disk: the first id of the next block to reserve. */
-    private persistedEnd: number,
-  ) {}
+  constructor(private readonly reserve: ProducerIdBlockSource) {}
 
-  /** Reads `producer-ids.json` in `dataDir` (creating the directory if needed); a fresh dir starts at id 0. */
+  /** Blocks from `producer-ids.json` in `dataDir` (creating the directory if needed); a fresh dir starts at id 0. */
   static async open(dataDir: string): Promise<ProducerIdManager> {
     await fs.promises.mkdir(dataDir, { recursive: true });
     const file = path.join(dataDir, PRODUCER_IDS_FILE);
     await fs.promises.rm(file + '.tmp', { force: true }); // a write cut short by a crash
-    let text: string;
+    let persistedEnd = 0;
     try {
-      text = await fs.promises.readFile(file, 'utf8');
+      persistedEnd = parseProducerIdsEnd(file, await fs.promises.readFile(file, 'utf8'));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new ProducerIdManager(file, 0);
-      throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    return new ProducerIdManager(file, parseProducerIdsEnd(file, text));
+    return new ProducerIdManager(async () => {
+      const first = persistedEnd;
+      const end = first + PRODUCER_ID_BLOCK_SIZE;
+      if (end > Number.MAX_SAFE_INTEGER) throw new Error('Exhausted all producer ids');
+      await writeFileAtomically(file, JSON.stringify({ version: FILE_VERSION, producerIdsEnd: end }) + '\n');
+      persistedEnd = end;
+      return first;
+    });
   }
 
   /**
@@ -67,13 +75,9 @@ export class ProducerIdManager {
   }
 
   private async reserveBlock(): Promise<void> {
-    const first = this.persistedEnd;
-    const end = first + PRODUCER_ID_BLOCK_SIZE;
-    if (end > Number.MAX_SAFE_INTEGER) throw new Error('Exhausted all producer ids');
-    await writeFileAtomically(this.file, JSON.stringify({ version: FILE_VERSION, producerIdsEnd: end }) + '\n');
-    this.persistedEnd = end;
+    const first = await this.reserve();
     this.next = first;
-    this.blockEnd = end;
+    this.blockEnd = first + PRODUCER_ID_BLOCK_SIZE;
   }
 }
 
