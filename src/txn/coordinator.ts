@@ -119,8 +119,9 @@ export class TransactionCoordinator {
   private readonly epochs = new Map<number, number>();
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Loads, and marker and Complete writes, still running: awaited by close() and settled(). */
+  /** Partition loads in flight: awaited by loadsSettled() and close(). */
   private readonly loads = new Set<Promise<void>>();
+  /** Marker and Complete writes still running, awaited by close(). */
   private readonly completions = new Set<Promise<void>>();
 
   constructor(
