@@ -151,7 +151,7 @@ export class TransactionCoordinator {
    * epoch last seen for the partition, or if that epoch is already loaded or loading.
    */
   onElection(partition: number, leaderEpoch: number): void {
-    if (this.closed || !this.isCurrentEpoch(partition, leaderEpoch)) return;
+    if (this.closed || !this.acceptEpoch(partition, leaderEpoch)) return;
     if (this.partitions.get(partition)?.leaderEpoch === leaderEpoch) return;
     const entry: TxnPartition = { index: partition, leaderEpoch, loading: true, transactions: new Map() };
     this.partitions.set(partition, entry);
@@ -165,12 +165,12 @@ export class TransactionCoordinator {
    * (NOT_COORDINATOR); a load, write or marker round in flight for them finds its entry gone and stops.
    */
   onResignation(partition: number, leaderEpoch: number): void {
-    if (!this.isCurrentEpoch(partition, leaderEpoch)) return;
+    if (!this.acceptEpoch(partition, leaderEpoch)) return;
     if (this.partitions.delete(partition)) this.log?.info({ partition, leaderEpoch }, 'resigned as transaction coordinator of a partition');
   }
 
-  /** Records the epoch unless an older one than already seen (then false). */
-  private isCurrentEpoch(partition: number, leaderEpoch: number): boolean {
+  /** Records the epoch as the last seen for the partition, unless it is older than that one (then false). */
+  private acceptEpoch(partition: number, leaderEpoch: number): boolean {
     const last = this.epochs.get(partition);
     if (last !== undefined && leaderEpoch < last) {
       this.log?.info({ partition, leaderEpoch, last }, 'ignoring a stale election or resignation of a __transaction_state partition');
