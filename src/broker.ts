@@ -71,7 +71,7 @@ export class Broker {
     readonly producerIds: ProducerIdManager,
   ) {
     this.groups = createGroupCoordinator(config, replicas, log);
-    this.transactions = createTransactionCoordinator(config, replicas, this.groups, producerIds, log);
+    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log);
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log);
     if (config.getBool('transaction.partition.verification.enable')) {
       replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>

@@ -1,7 +1,10 @@
-// Kafka's transaction coordinator (TransactionCoordinator, TransactionStateManager and the marker
-// channel, for one broker that leads every partition of __transaction_state), transaction version 1:
-// clients add partitions with AddPartitionsToTxn and end a transaction with EndTxn.
+// Kafka's transaction coordinator (TransactionCoordinator and TransactionStateManager), transaction
+// version 1: clients add partitions with AddPartitionsToTxn and end a transaction with EndTxn.
 //
+// - It coordinates the ids of the __transaction_state partitions this broker leads: onElection loads
+//   a partition (COORDINATOR_LOAD_IN_PROGRESS meanwhile), onResignation drops it; ids of a partition
+//   not hosted get NOT_COORDINATOR. The partition's leader epoch is the coordinator epoch of its
+//   markers, which fences the markers of a previous coordinator (Kafka's coordinatorEpoch).
 // - Every state change is a transition of one TransactionMetadata (transaction-metadata.ts), prepared
 //   synchronously (it is then "pending": other requests for the id answer CONCURRENT_TRANSACTIONS),
 //   written to __transaction_state, and applied only once the write succeeded. No answer depends on
@@ -14,14 +17,16 @@
 //   answer goes back once the markers are in (Kafka answers after the Prepare write; answering after
 //   the markers spares the client the CONCURRENT_TRANSACTIONS retries of its next transaction). A
 //   marker that fails is retried until it is written; a partition whose topic is gone is skipped.
-// - After a restart, transactions found in PrepareCommit/PrepareAbort get their markers and their
-//   Complete state: a crash anywhere in EndTxn ends with the transaction committed or aborted as asked.
+// - After a restart or a leader change, transactions found in PrepareCommit/PrepareAbort when a
+//   partition loads get their markers and their Complete state: a crash anywhere in EndTxn ends with
+//   the transaction committed or aborted as asked.
 // - Every transaction.abort.timed.out.transaction.cleanup.interval.ms, Ongoing transactions older than
 //   their timeout are aborted with a bumped epoch (the producer is fenced). Every
 //   transaction.remove.expired.transaction.cleanup.interval.ms, ids idle for transactional.id.expiration.ms
 //   (and not in a transaction) are removed with a tombstone.
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
+import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
 import { TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition, type TxnTransit } from './transaction-metadata';
 import type { TransactionLogValue } from './transaction-log-records';
@@ -95,60 +100,117 @@ const initError = (errorCode: number): InitProducerIdResult => ({ errorCode, pro
 /** The state names a ListTransactions filter may name. */
 const STATE_NAMES = new Set(Object.values(TransactionState).filter((v): v is string => typeof v === 'string'));
 
+/**
+ * A __transaction_state partition this broker leads (Kafka's TxnMetadataCacheEntry, plus its loading
+ * state). An election makes a new one; a write that finds another in its place answers NOT_COORDINATOR.
+ */
+interface TxnPartition {
+  readonly index: number;
+  /** The partition's leader epoch: the coordinator epoch of the markers its transactions send. */
+  readonly leaderEpoch: number;
+  loading: boolean;
+  readonly transactions: Map<string, TransactionMetadata>;
+}
+
 export class TransactionCoordinator {
-  private readonly transactions = new Map<string, TransactionMetadata>();
-  private store: TransactionStore | undefined;
-  private status: 'inactive' | 'loading' | 'active' | 'closed' = 'inactive';
+  /** The partitions this broker leads, loaded or loading. */
+  private readonly partitions = new Map<number, TxnPartition>();
+  /** The highest leader epoch seen per partition: an election or resignation older than it is stale. */
+  private readonly epochs = new Map<number, number>();
+  private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Partition loads in flight: awaited by loadsSettled() and close(). */
+  private readonly loads = new Set<Promise<void>>();
   /** Marker and Complete writes still running, awaited by close(). */
   private readonly completions = new Set<Promise<void>>();
-  /** Counts load() calls: a load that an unload() overtook while it read drops what it read. */
-  private loads = 0;
 
   constructor(
     private readonly config: TransactionCoordinatorConfig,
     private readonly markers: TxnMarkerWriter,
     private readonly producerIds: ProducerIdSource,
+    private readonly store: TransactionStore,
     private readonly log?: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 
-  isActive(): boolean {
-    return this.status === 'active';
+  /** The __transaction_state partition of a transactional id. */
+  partitionFor(transactionalId: string): number {
+    return coordinatorPartitionFor(transactionalId, this.store.numPartitions);
   }
 
-  isLoading(): boolean {
-    return this.status === 'loading';
+  /** Whether this broker coordinates the ids of this partition now (elected, and loaded). */
+  isLoaded(partition: number): boolean {
+    const entry = this.partitions.get(partition);
+    return !this.closed && entry !== undefined && !entry.loading;
   }
 
-  /** Reads every transactional id back from the store, finishes interrupted commits and aborts, starts the timers. */
-  async load(store: TransactionStore): Promise<void> {
-    if (this.status !== 'inactive') return;
-    this.status = 'loading';
-    const load = ++this.loads;
+  /**
+   * Kafka's onElection: this broker became the leader of a __transaction_state partition at this
+   * leader epoch. Loads its transactional ids in the background (COORDINATOR_LOAD_IN_PROGRESS
+   * meanwhile), then finishes the commits and aborts it finds prepared. Ignored if older than the
+   * epoch last seen for the partition, or if that epoch is already loaded or loading.
+   */
+  onElection(partition: number, leaderEpoch: number): void {
+    if (this.closed || !this.acceptEpoch(partition, leaderEpoch)) return;
+    if (this.partitions.get(partition)?.leaderEpoch === leaderEpoch) return;
+    const entry: TxnPartition = { index: partition, leaderEpoch, loading: true, transactions: new Map() };
+    this.partitions.set(partition, entry);
+    this.startTimers();
+    const load = this.loadPartition(entry).finally(() => this.loads.delete(load));
+    this.loads.add(load);
+  }
+
+  /**
+   * Kafka's onResignation: this broker no longer leads the partition. Its ids are dropped at once
+   * (NOT_COORDINATOR); a load, write or marker round in flight for them finds its entry gone and stops.
+   */
+  onResignation(partition: number, leaderEpoch: number): void {
+    if (!this.acceptEpoch(partition, leaderEpoch)) return;
+    if (this.partitions.delete(partition)) this.log?.info({ partition, leaderEpoch }, 'resigned as transaction coordinator of a partition');
+  }
+
+  /** Records the epoch as the last seen for the partition, unless it is older than that one (then false). */
+  private acceptEpoch(partition: number, leaderEpoch: number): boolean {
+    const last = this.epochs.get(partition);
+    if (last !== undefined && leaderEpoch < last) {
+      this.log?.info({ partition, leaderEpoch, last }, 'ignoring a stale election or resignation of a __transaction_state partition');
+      return false;
+    }
+    this.epochs.set(partition, leaderEpoch);
+    return true;
+  }
+
+  /** Reads the partition's ids back, then finishes the transactions a crash or a leader change interrupted. */
+  private async loadPartition(entry: TxnPartition): Promise<void> {
     let loaded;
     try {
-      loaded = await store.loadAll();
+      loaded = await this.store.loadPartition(entry.index);
     } catch (err) {
-      if (this.status === 'loading' && load === this.loads) this.status = 'inactive';
-      throw err;
+      this.log?.error({ err, partition: entry.index }, 'loading a __transaction_state partition failed');
+      if (this.partitions.get(entry.index) === entry) this.partitions.delete(entry.index);
+      return;
     }
-    if (this.status !== 'loading' || load !== this.loads) return; // closed or unloaded meanwhile
+    if (this.closed || this.partitions.get(entry.index) !== entry) return; // resigned or elected again meanwhile
     for (const { transactionalId, value } of loaded) {
-      this.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
+      entry.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
         producerId: value.producerId, producerEpoch: value.producerEpoch, txnTimeoutMs: value.transactionTimeoutMs,
         state: value.state, partitions: value.partitions, txnStartTimestamp: value.startTimestampMs,
         txnLastUpdateTimestamp: value.lastUpdateTimestampMs,
       }));
     }
-    this.store = store;
-    this.status = 'active';
-    for (const meta of this.transactions.values()) {
+    entry.loading = false;
+    this.log?.info({ partition: entry.index, leaderEpoch: entry.leaderEpoch, transactionalIds: loaded.length }, 'loaded a __transaction_state partition');
+    for (const meta of entry.transactions.values()) {
       if (meta.state === TransactionState.PrepareCommit || meta.state === TransactionState.PrepareAbort) {
-        this.log?.info({ transactionalId: meta.transactionalId, state: stateName(meta.state) }, 'completing a transaction interrupted by a restart');
-        void this.completeTransaction(meta, meta.state === TransactionState.PrepareCommit);
+        this.log?.info({ transactionalId: meta.transactionalId, state: stateName(meta.state) }, 'completing a transaction its previous coordinator left prepared');
+        void this.completeTransaction(entry, meta, meta.state === TransactionState.PrepareCommit);
       }
     }
+  }
+
+  /** The expiry timers, from the first election on (Kafka starts them with the coordinator). */
+  private startTimers(): void {
+    if (this.timers.length > 0) return;
     this.every(this.config.abortTimedOutIntervalMs, () => this.abortTimedOutTransactions());
     this.every(this.config.removeExpiredIntervalMs, () => this.removeExpiredTransactionalIds());
   }
@@ -159,41 +221,58 @@ export class TransactionCoordinator {
     this.timers.push(t);
   }
 
-  /**
-   * Kafka's onResignation, for a deleted __transaction_state: every transactional id is forgotten
-   * and the timers stop; requests get NOT_COORDINATOR until load() is called again. Marker writes in
-   * flight stop retrying.
-   */
-  unload(): void {
-    if (this.status === 'closed') return;
-    this.status = 'inactive';
-    this.loads++;
-    for (const t of this.timers.splice(0)) clearInterval(t);
-    this.transactions.clear();
+  /** Settles once no partition load is in flight. */
+  async loadsSettled(): Promise<void> {
+    while (this.loads.size > 0) await Promise.allSettled([...this.loads]);
   }
 
-  /** Stops the timers and waits for the marker writes in flight (they stop retrying). */
+  /**
+   * __transaction_state was deleted: every partition is dropped and its epochs forgotten (a topic
+   * created again starts its own). Marker writes in flight stop retrying.
+   */
+  unload(): void {
+    this.partitions.clear();
+    this.epochs.clear();
+  }
+
+  /** Stops the timers and waits for the loads and marker writes in flight (they stop retrying). */
   async close(): Promise<void> {
-    this.status = 'closed';
+    this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    await this.loadsSettled();
     await Promise.allSettled([...this.completions]);
   }
 
-  /** The id's metadata, undefined if unknown, or the error to answer (Kafka's getTransactionState). */
-  private lookup(transactionalId: string): TransactionMetadata | undefined | number {
-    if (this.status === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
-    if (this.status !== 'active') return ErrorCode.NOT_COORDINATOR;
-    return this.transactions.get(transactionalId);
+  /** Loaded partitions, for the timers and ListTransactions. */
+  private loadedPartitions(): TxnPartition[] {
+    return this.closed ? [] : [...this.partitions.values()].filter((p) => !p.loading);
   }
 
-  /** Writes `transit` and applies it; on failure the metadata stays as it was. */
-  private async persist(meta: TransactionMetadata, transit: TxnTransit): Promise<number> {
+  /** The id's partition and metadata (undefined if unknown), or the error to answer (Kafka's getTransactionState). */
+  private lookup(transactionalId: string): { entry: TxnPartition; meta: TransactionMetadata | undefined } | number {
+    const entry = this.closed || this.store.numPartitions === 0 ? undefined : this.partitions.get(this.partitionFor(transactionalId));
+    if (!entry) return ErrorCode.NOT_COORDINATOR;
+    if (entry.loading) return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+    return { entry, meta: entry.transactions.get(transactionalId) };
+  }
+
+  /** Whether the id's metadata is still the one its partition holds (no resignation or new election since). */
+  private isCurrent(entry: TxnPartition, meta: TransactionMetadata): boolean {
+    return !this.closed && this.partitions.get(entry.index) === entry && entry.transactions.get(meta.transactionalId) === meta;
+  }
+
+  /**
+   * Writes `transit` and applies it; on failure the metadata stays as it was. If the partition was
+   * resigned (or loaded again) while the write was in flight, nothing is applied: NOT_COORDINATOR.
+   */
+  private async persist(entry: TxnPartition, meta: TransactionMetadata, transit: TxnTransit): Promise<number> {
     const value: TransactionLogValue | null = transit.state === TransactionState.Dead ? null : {
       producerId: transit.producerId, producerEpoch: transit.producerEpoch, transactionTimeoutMs: transit.txnTimeoutMs,
       state: transit.state, partitions: transit.partitions, lastUpdateTimestampMs: transit.txnLastUpdateTimestamp,
       startTimestampMs: transit.txnStartTimestamp,
     };
-    const errorCode = await this.store!.write(meta.transactionalId, value);
+    let errorCode = await this.store.write(entry.index, meta.transactionalId, value);
+    if (errorCode === ErrorCode.NONE && !this.isCurrent(entry, meta)) errorCode = ErrorCode.NOT_COORDINATOR;
     if (errorCode === ErrorCode.NONE) meta.completeTransition(transit);
     else meta.cancelTransition();
     return errorCode;
@@ -211,7 +290,7 @@ export class TransactionCoordinator {
     for (;;) {
       const found = this.lookup(transactionalId);
       if (typeof found === 'number') return initError(found);
-      let meta = found;
+      let { meta } = found;
       if (!meta) {
         if (spareId === undefined) {
           spareId = await this.producerIds.nextId();
@@ -222,7 +301,7 @@ export class TransactionCoordinator {
           state: TransactionState.Empty, txnLastUpdateTimestamp: this.now(),
         });
         spareId = undefined;
-        this.transactions.set(transactionalId, meta);
+        found.entry.transactions.set(transactionalId, meta);
       }
       const prepared = this.prepareInit(meta, timeoutMs, expected, spareId);
       if (prepared === 'needs-producer-id') {
@@ -234,7 +313,7 @@ export class TransactionCoordinator {
         const errorCode = await this.endTransaction(transactionalId, prepared.producerId, prepared.producerEpoch, false, false);
         return initError(errorCode === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : errorCode);
       }
-      const errorCode = await this.persist(meta, prepared);
+      const errorCode = await this.persist(found.entry, meta, prepared);
       if (errorCode !== ErrorCode.NONE) return initError(errorCode);
       this.log?.info({ transactionalId, producerId: prepared.producerId, producerEpoch: prepared.producerEpoch }, 'initialized a transactional producer');
       return { errorCode, producerId: prepared.producerId, producerEpoch: prepared.producerEpoch };
@@ -276,14 +355,14 @@ export class TransactionCoordinator {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
     const found = this.lookup(transactionalId);
     if (typeof found === 'number') return found;
-    const meta = found;
+    const { meta } = found;
     const refusal = this.checkProducer(meta, producerId, producerEpoch);
     if (refusal !== ErrorCode.NONE) return refusal;
     if (meta!.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     if (meta!.state === TransactionState.Ongoing && partitions.every((tp) => meta!.partitions.has(topicPartitionKey(tp)))) {
       return ErrorCode.NONE;
     }
-    return this.persist(meta!, meta!.prepareAddPartitions(partitions, this.now()));
+    return this.persist(found.entry, meta!, meta!.prepareAddPartitions(partitions, this.now()));
   }
 
   /**
@@ -295,9 +374,10 @@ export class TransactionCoordinator {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
     const found = this.lookup(transactionalId);
     if (typeof found === 'number') return found;
-    const refusal = this.checkProducer(found, producerId, producerEpoch);
+    const { meta } = found;
+    const refusal = this.checkProducer(meta, producerId, producerEpoch);
     if (refusal !== ErrorCode.NONE) return refusal;
-    return partitions.map((tp) => (found!.partitions.has(topicPartitionKey(tp)) ? ErrorCode.NONE : missing));
+    return partitions.map((tp) => (meta!.partitions.has(topicPartitionKey(tp)) ? ErrorCode.NONE : missing));
   }
 
   /**
@@ -347,7 +427,7 @@ export class TransactionCoordinator {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
     const found = this.lookup(transactionalId);
     if (typeof found === 'number') return found;
-    const meta = found;
+    const { entry, meta } = found;
     if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     // A client must use its current epoch; the coordinator's own aborts use the one they just bumped.
     if ((fromClient && producerEpoch !== meta.producerEpoch) || producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
@@ -378,35 +458,36 @@ export class TransactionCoordinator {
       meta.lastProducerEpoch = NO_PRODUCER_EPOCH;
     }
     const transit = meta.prepareAbortOrCommit(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, this.now());
-    const errorCode = await this.persist(meta, transit);
+    const errorCode = await this.persist(entry, meta, transit);
     if (errorCode !== ErrorCode.NONE) {
       if (isEpochFence) meta.hasFailedEpochFence = true;
       return errorCode;
     }
-    await this.completeTransaction(meta, commit);
+    await this.completeTransaction(entry, meta, commit);
     return ErrorCode.NONE;
   }
 
   /**
    * Writes the markers of a transaction in PrepareCommit/PrepareAbort, then its Complete state,
-   * retrying until both are done or the coordinator closes. Resolves after the first round.
+   * retrying until both are done, the partition is resigned or the coordinator closes. Resolves after
+   * the first round. The markers carry the partition's leader epoch as their coordinator epoch.
    */
-  private completeTransaction(meta: TransactionMetadata, commit: boolean): Promise<void> {
+  private completeTransaction(entry: TxnPartition, meta: TransactionMetadata, commit: boolean): Promise<void> {
     let firstRoundDone!: () => void;
     const firstRound = new Promise<void>((resolve) => (firstRoundDone = resolve));
     const marker = {
       producerId: meta.producerId, producerEpoch: meta.producerEpoch, commit,
-      coordinatorEpoch: this.store!.coordinatorEpoch(meta.transactionalId),
+      coordinatorEpoch: entry.leaderEpoch,
     };
     let remaining = [...meta.partitions.values()];
     const run = (async () => {
       for (let round = 0; ; round++) {
         if (round > 0) {
           await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS));
-          if (this.status !== 'active') return; // closed: the next load finishes the job
+          if (!this.isCurrent(entry, meta)) return; // closed or resigned: the next load finishes the job
         }
         if (remaining.length > 0) remaining = await this.markers.write({ ...marker, partitions: remaining });
-        if (remaining.length === 0 && (await this.persist(meta, meta.prepareComplete(this.now()))) === ErrorCode.NONE) return;
+        if (remaining.length === 0 && (await this.persist(entry, meta, meta.prepareComplete(this.now()))) === ErrorCode.NONE) return;
         firstRoundDone();
       }
     })().catch((err) => {
@@ -423,9 +504,8 @@ export class TransactionCoordinator {
 
   /** Aborts Ongoing transactions past their timeout, fencing their producer (Kafka's abortTimedOutTransactions). */
   abortTimedOutTransactions(): void {
-    if (this.status !== 'active') return;
     const now = this.now();
-    for (const meta of this.transactions.values()) {
+    for (const meta of this.loadedPartitions().flatMap((p) => [...p.transactions.values()])) {
       if (meta.state !== TransactionState.Ongoing || meta.pendingTransitionInProgress) continue;
       if (meta.txnStartTimestamp + meta.txnTimeoutMs >= now) continue;
       const fence = meta.prepareFenceProducerEpoch();
@@ -438,14 +518,13 @@ export class TransactionCoordinator {
 
   /** Removes ids not in a transaction and idle for transactional.id.expiration.ms (a tombstone each). */
   removeExpiredTransactionalIds(): void {
-    if (this.status !== 'active') return;
     const horizon = this.now() - this.config.transactionalIdExpirationMs;
-    for (const meta of this.transactions.values()) {
+    for (const entry of this.loadedPartitions()) for (const meta of entry.transactions.values()) {
       const idle = meta.state === TransactionState.Empty || meta.state === TransactionState.CompleteCommit
         || meta.state === TransactionState.CompleteAbort;
       if (!idle || meta.pendingTransitionInProgress || meta.txnLastUpdateTimestamp > horizon) continue;
-      void this.persist(meta, meta.prepareDead()).then((errorCode) => {
-        if (errorCode === ErrorCode.NONE && this.transactions.get(meta.transactionalId) === meta) this.transactions.delete(meta.transactionalId);
+      void this.persist(entry, meta, meta.prepareDead()).then((errorCode) => {
+        if (errorCode === ErrorCode.NONE && this.isCurrent(entry, meta)) entry.transactions.delete(meta.transactionalId);
       });
     }
   }
@@ -458,28 +537,30 @@ export class TransactionCoordinator {
       startTimeMs: meta?.txnStartTimestamp ?? -1, producerId: meta?.producerId ?? NO_PRODUCER_ID,
       producerEpoch: meta?.producerEpoch ?? NO_PRODUCER_EPOCH, partitions: meta ? [...meta.partitions.values()] : [],
     });
-    if (this.status === 'inactive' || this.status === 'closed') return answer(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (this.closed) return answer(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     if (transactionalId === '') return answer(ErrorCode.INVALID_REQUEST);
     const found = this.lookup(transactionalId);
     if (typeof found === 'number') return answer(found);
-    if (!found || found.state === TransactionState.Dead) return answer(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
-    return answer(ErrorCode.NONE, found);
+    const { meta } = found;
+    if (!meta || meta.state === TransactionState.Dead) return answer(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
+    return answer(ErrorCode.NONE, meta);
   }
 
   /**
    * ListTransactions: every id matching all the filters given (states by name, producer ids,
-   * started more than durationMs ago; -1 or empty: no filter). Before
-   * __transaction_state exists there is nothing to list.
+   * started more than durationMs ago; -1 or empty: no filter), among the ids of the partitions this
+   * broker leads.
    */
   list(stateFilters: string[], producerIdFilters: number[], durationMs: number): TransactionListing {
     const unknownStateFilters = stateFilters.filter((s) => !STATE_NAMES.has(s));
     const out: TransactionListing = { errorCode: ErrorCode.NONE, unknownStateFilters, transactions: [] };
-    if (this.status === 'closed') return { ...out, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
-    if (this.status === 'loading') return { ...out, errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
+    if (this.closed) return { ...out, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
+    // As Kafka: while any partition loads, the listing would be partial.
+    if ([...this.partitions.values()].some((p) => p.loading)) return { ...out, errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
     const states = new Set(stateFilters);
     const producerIds = new Set(producerIdFilters);
     const now = this.now();
-    for (const meta of this.transactions.values()) {
+    for (const meta of this.loadedPartitions().flatMap((p) => [...p.transactions.values()])) {
       const name = stateName(meta.state);
       if (meta.state === TransactionState.Dead) continue;
       if (states.size > 0 && !states.has(name)) continue;

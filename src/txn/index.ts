@@ -1,34 +1,45 @@
 // The transaction coordinator as the broker runs it: its settings from the broker config (Kafka's
-// names) and its start-up. As in Kafka, __transaction_state is created on first use (the first
-// FindCoordinator for a transactional id), not at start-up; a broker that has it loads it at once,
-// so transactions a crash interrupted are finished without waiting for a client. Until loaded,
-// FindCoordinator answers COORDINATOR_NOT_AVAILABLE and the transaction APIs
-// COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, which clients retry.
+// names), its markers (local, and remote when the broker gives a channel to other brokers) and its
+// start-up. As in Kafka, __transaction_state is created on first use (the first FindCoordinator for a
+// transactional id), not at start-up. A single broker leads every partition of it, so the starter
+// elects them all itself, at once if the topic exists (transactions a crash interrupted are finished
+// without waiting for a client); in cluster mode the replica layer calls onElection/onResignation
+// as this broker gains and loses the partitions' leadership. Until a partition is loaded the
+// transaction APIs answer COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, which clients retry.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { ReplicaManager } from '../replica/replica-manager';
 import { TransactionCoordinator } from './coordinator';
-import { LocalTxnMarkerWriter } from './markers';
+import { LocalTxnMarkerChannel, TxnMarkerRouter, type TxnMarkerChannel } from './markers';
 import type { ProducerIdManager } from './producer-ids';
 import { TRANSACTION_STATE_TOPIC, TransactionStateLog } from './transaction-state-log';
 
 export { TransactionCoordinator } from './coordinator';
+export { LocalTxnMarkerChannel, type TxnMarkerChannel } from './markers';
 
-export function createTransactionCoordinator(config: BrokerConfig, replicas: ReplicaManager, groups: GroupCoordinator,
-  producerIds: ProducerIdManager, log: Logger): TransactionCoordinator {
+/**
+ * The coordinator, writing markers to the partitions this broker leads itself and to the others
+ * through `remoteMarkers` (cluster mode; without it, markers for partitions led elsewhere wait).
+ */
+export function createTransactionCoordinator(config: BrokerConfig, controller: Controller, replicas: ReplicaManager,
+  groups: GroupCoordinator, producerIds: ProducerIdManager, log: Logger, remoteMarkers?: TxnMarkerChannel): TransactionCoordinator {
   const txnLog = log.child({ component: 'transaction-coordinator' });
+  const local = new LocalTxnMarkerChannel({ nodeId: config.nodeId, controller, replicas, groups });
   return new TransactionCoordinator({
     maxTimeoutMs: config.getInt('transaction.max.timeout.ms'),
     transactionalIdExpirationMs: config.getInt('transactional.id.expiration.ms'),
     abortTimedOutIntervalMs: config.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
     removeExpiredIntervalMs: config.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
-  }, new LocalTxnMarkerWriter(replicas, groups, txnLog), producerIds, txnLog);
+  }, new TxnMarkerRouter(config.nodeId, controller, local, remoteMarkers, txnLog), producerIds,
+  new TransactionStateLog(replicas, controller, txnLog), txnLog);
 }
 
 /**
- * Starts the coordinator once: creates __transaction_state unless `onlyIfExists`, then loads it.
+ * Starts the coordinator once: creates __transaction_state unless `onlyIfExists`, then, if
+ * `electsPartitions` (a single broker, the leader of every partition), elects and loads every
+ * partition. In cluster mode (false) it only creates the topic: elections come from the replica layer.
  * Never rejects: a failure is logged and the coordinator stays unavailable (a later call tries again,
  * as does the first after the topic is deleted).
  */
@@ -41,6 +52,7 @@ export class TransactionCoordinatorStarter {
     private readonly controller: Controller,
     private readonly replicas: ReplicaManager,
     private readonly log: Logger,
+    private readonly electsPartitions = true,
   ) {
     // Deleting __transaction_state (Kafka allows it) forgets every transactional id; the next
     // FindCoordinator creates the topic again, as the first one did.
@@ -77,6 +89,8 @@ export class TransactionCoordinatorStarter {
     });
     const topic = this.controller.topic(TRANSACTION_STATE_TOPIC);
     if (!topic) throw new Error(`could not create ${TRANSACTION_STATE_TOPIC}: ${created.errorMessage ?? created.errorCode}`);
-    await this.coordinator.load(new TransactionStateLog(this.replicas, this.controller, topic.partitions.length, this.log));
+    if (!this.electsPartitions) return;
+    for (const p of topic.partitions) this.coordinator.onElection(p.index, p.leaderEpoch);
+    await this.coordinator.loadsSettled();
   }
 }

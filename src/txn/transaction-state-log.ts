@@ -9,11 +9,11 @@
 //   (coordinatorAppendError): UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
 //   REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR ->
 //   NOT_COORDINATOR; MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> UNKNOWN_SERVER_ERROR; anything else as is.
-// - Loading replays every partition from its log start to its high watermark; records of a type this
-//   broker does not know are skipped, as Kafka's loader skips them.
+// - Loading replays one partition (the coordinator loads each partition it is elected leader of) from
+//   its log start to its high watermark; records of a type this broker does not know are skipped, as
+//   Kafka's loader skips them.
 import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
-import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../common/errors';
 import { decodeRecords } from '../records/records';
@@ -39,22 +39,24 @@ export interface LoadedTransaction {
 
 /** What the coordinator needs from persistence: this class in the broker, a fake in unit tests. */
 export interface TransactionStore {
+  /** The partition count of __transaction_state; 0 while it does not exist. */
   readonly numPartitions: number;
-  /** Writes the id's new state (null removes it); resolves to an error code as the client should see it. */
-  write(transactionalId: string, value: TransactionLogValue | null): Promise<number>;
-  /** The leader epoch of the id's partition: the coordinator epoch its markers carry. */
-  coordinatorEpoch(transactionalId: string): number;
-  /** Every id's latest state. */
-  loadAll(): Promise<LoadedTransaction[]>;
+  /** Writes the id's new state (null removes it) to its partition; resolves to an error code as the client should see it. */
+  write(partition: number, transactionalId: string, value: TransactionLogValue | null): Promise<number>;
+  /** The latest state of every id of one partition; rejects if the partition is not hosted here. */
+  loadPartition(partition: number): Promise<LoadedTransaction[]>;
 }
 
 export class TransactionStateLog implements TransactionStore {
   constructor(
     private readonly replicas: ReplicaManager,
-    private readonly controller: Controller,
-    readonly numPartitions: number,
+    private readonly controller: Pick<Controller, 'topic'>,
     private readonly log?: Logger,
   ) {}
+
+  get numPartitions(): number {
+    return this.controller.topic(TRANSACTION_STATE_TOPIC)?.partitions.length ?? 0;
+  }
 
   /** Creates __transaction_state with Kafka's configs unless it exists; an existing topic keeps its partition count. */
   static ensureTopic(controller: Controller, o: { numPartitions: number; replicationFactor: number; segmentBytes: number; minInsyncReplicas: number }): Promise<Outcome> {
@@ -62,16 +64,7 @@ export class TransactionStateLog implements TransactionStore {
       transactionStateTopicConfigs(o.segmentBytes, o.minInsyncReplicas));
   }
 
-  partitionFor(transactionalId: string): number {
-    return coordinatorPartitionFor(transactionalId, this.numPartitions);
-  }
-
-  coordinatorEpoch(transactionalId: string): number {
-    return this.controller.topic(TRANSACTION_STATE_TOPIC)?.partitions[this.partitionFor(transactionalId)]?.leaderEpoch ?? 0;
-  }
-
-  async write(transactionalId: string, value: TransactionLogValue | null): Promise<number> {
-    const index = this.partitionFor(transactionalId);
+  async write(index: number, transactionalId: string, value: TransactionLogValue | null): Promise<number> {
     const partition = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
     if (!partition) return coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value) };
@@ -83,32 +76,31 @@ export class TransactionStateLog implements TransactionStore {
     return coordinatorAppendError(result.errorCode);
   }
 
-  async loadAll(): Promise<LoadedTransaction[]> {
+  async loadPartition(index: number): Promise<LoadedTransaction[]> {
+    const p = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
+    if (!p) throw new Error(`${TRANSACTION_STATE_TOPIC}-${index} is not hosted by this broker`);
     const latest = new Map<string, TransactionLogValue | null>();
-    const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === TRANSACTION_STATE_TOPIC);
-    for (const p of partitions) {
-      const end = await replayBatches(p.log, async (bytes, batch) => {
-        if (batch.isControl) return;
-        let records;
-        try {
-          records = await decodeRecords(bytes);
-        } catch (err) {
-          this.log?.warn({ err, partition: p.index, baseOffset: batch.baseOffset }, 'skipping an undecodable batch of __transaction_state');
-          return;
-        }
-        for (const record of records) {
-          if (record.key === null) continue;
-          try {
-            const id = decodeTransactionLogKey(record.key);
-            if (id !== null) latest.set(id, record.value && decodeTransactionLogValue(record.value));
-          } catch (err) {
-            this.log?.warn({ err, partition: p.index, offset: record.offset }, 'skipping an undecodable record of __transaction_state');
-          }
-        }
-      });
-      if (end < p.log.highWatermark) {
-        this.log?.error({ partition: p.index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
+    const end = await replayBatches(p.log, async (bytes, batch) => {
+      if (batch.isControl) return;
+      let records;
+      try {
+        records = await decodeRecords(bytes);
+      } catch (err) {
+        this.log?.warn({ err, partition: index, baseOffset: batch.baseOffset }, 'skipping an undecodable batch of __transaction_state');
+        return;
       }
+      for (const record of records) {
+        if (record.key === null) continue;
+        try {
+          const id = decodeTransactionLogKey(record.key);
+          if (id !== null) latest.set(id, record.value && decodeTransactionLogValue(record.value));
+        } catch (err) {
+          this.log?.warn({ err, partition: index, offset: record.offset }, 'skipping an undecodable record of __transaction_state');
+        }
+      }
+    });
+    if (end < p.log.highWatermark) {
+      this.log?.error({ partition: index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
     }
     const out: LoadedTransaction[] = [];
     for (const [transactionalId, value] of latest) if (value) out.push({ transactionalId, value });

@@ -3,72 +3,10 @@
 // coordinator loaded from what the store holds, the old one abandoned mid-flight.
 import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
-import { TransactionCoordinator, type TxnMarkerRequest, type TxnMarkerWriter } from '../../src/txn/coordinator';
-import { TransactionState, type TopicPartition } from '../../src/txn/transaction-metadata';
-import type { TransactionLogValue } from '../../src/txn/transaction-log-records';
-import type { LoadedTransaction, TransactionStore } from '../../src/txn/transaction-state-log';
+import { TransactionCoordinator } from '../../src/txn/coordinator';
+import { TransactionState } from '../../src/txn/transaction-metadata';
+import { CONFIG, FakeMarkers, FakeStore } from './coordinator-fakes';
 
-class FakeStore implements TransactionStore {
-  readonly numPartitions = 50;
-  /** What is durable: the last value written per id. */
-  readonly durable = new Map<string, TransactionLogValue>();
-  readonly writes: Array<{ id: string; value: TransactionLogValue | null }> = [];
-  /** While true, writes wait for release(). */
-  hold = false;
-  /** Writes answer this error (and change nothing durable). */
-  failWith = 0;
-  private held: (() => void)[] = [];
-
-  write(id: string, value: TransactionLogValue | null): Promise<number> {
-    this.writes.push({ id, value });
-    const code = this.failWith;
-    const apply = () => {
-      if (code !== ErrorCode.NONE) return code;
-      if (value) this.durable.set(id, structuredClone(value));
-      else this.durable.delete(id);
-      return code;
-    };
-    if (!this.hold) return Promise.resolve(apply());
-    return new Promise((resolve) => this.held.push(() => resolve(apply())));
-  }
-
-  release(): void {
-    this.hold = false;
-    for (const r of this.held.splice(0)) r();
-  }
-
-  coordinatorEpoch(): number {
-    return 7;
-  }
-
-  async loadAll(): Promise<LoadedTransaction[]> {
-    return [...this.durable].map(([transactionalId, value]) => ({ transactionalId, value: structuredClone(value) }));
-  }
-
-  states(id: string): TransactionState[] {
-    return this.writes.filter((w) => w.id === id).map((w) => (w.value ? w.value.state : TransactionState.Dead));
-  }
-}
-
-class FakeMarkers implements TxnMarkerWriter {
-  readonly written: TxnMarkerRequest[] = [];
-  /** Partitions (topic:partition) whose next marker write fails. */
-  readonly failOnce = new Set<string>();
-
-  async write(m: TxnMarkerRequest): Promise<TopicPartition[]> {
-    const failed = m.partitions.filter((tp) => this.failOnce.delete(`${tp.topic}:${tp.partition}`));
-    const done = m.partitions.filter((tp) => !failed.includes(tp));
-    if (done.length > 0) this.written.push({ ...m, partitions: done });
-    return failed;
-  }
-
-  /** Every partition that got a marker, as "topic:partition commit|abort epoch". */
-  summary(): string[] {
-    return this.written.flatMap((m) => m.partitions.map((tp) => `${tp.topic}:${tp.partition} ${m.commit ? 'commit' : 'abort'} ${m.producerEpoch}`));
-  }
-}
-
-const CONFIG = { maxTimeoutMs: 900_000, transactionalIdExpirationMs: 604_800_000, abortTimedOutIntervalMs: 3_600_000, removeExpiredIntervalMs: 3_600_000 };
 const T0 = { topic: 'out', partition: 0 };
 const T1 = { topic: 'out', partition: 1 };
 
@@ -80,9 +18,10 @@ describe('txn/coordinator', () => {
   let coordinators: TransactionCoordinator[];
 
   async function start(): Promise<TransactionCoordinator> {
-    const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => nextProducerId++ }, undefined, () => now);
+    const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => nextProducerId++ }, store, undefined, () => now);
     coordinators.push(c);
-    await c.load(store);
+    for (let p = 0; p < store.numPartitions; p++) c.onElection(p, 7);
+    await c.loadsSettled();
     return c;
   }
 
@@ -115,8 +54,8 @@ describe('txn/coordinator', () => {
     expect(store.writes).to.have.length(0);
   });
 
-  it('answers NOT_COORDINATOR before it is loaded', async () => {
-    const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => 1 });
+  it('answers NOT_COORDINATOR before it is elected', async () => {
+    const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => 1 }, store);
     expect((await c.initProducerId('t', 60_000, null)).errorCode).to.equal(ErrorCode.NOT_COORDINATOR);
     expect(await c.endTransaction('t', 1, 0, true)).to.equal(ErrorCode.NOT_COORDINATOR);
   });
