@@ -110,8 +110,9 @@ export class ClusterMember {
           await replicas.makeLeader(topic, p.index, assignment);
           this.coordinatorOf(topic.name)?.onElection(p.index, state.leaderEpoch);
         } else {
-          await replicas.makeFollower(topic, p.index, assignment);
+          // Resigned first: the coordinator's writes must stop before the log may be truncated.
           this.coordinatorOf(topic.name)?.onResignation(p.index, state.leaderEpoch);
+          await replicas.makeFollower(topic, p.index, assignment);
         }
         this.appliedStates.set(key, applies);
       }
