@@ -13,7 +13,9 @@
 // Where metadata lives is the backend's business (metadata-backend.ts): the single broker's
 // MetadataStore, or, in a cluster, etcd (etcd/etcd-metadata.ts). In a cluster the in-turn queue
 // orders one broker's requests; requests on different brokers race in etcd, whose conditional
-// writes let exactly one win, and the loser's checks run again on what is there now.
+// writes let exactly one win, and the loser's checks run again on what is there now. A cluster's
+// new topic shows in reads once written, its partitions leaderless until the active controller
+// gives them states (createTopic itself answers only after that).
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { validateTopicConfigs } from '../config/topic-config';
@@ -49,12 +51,12 @@ export interface NewTopic {
 export class Controller {
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
-  /** Called once a topic of that name has been deleted (its logs gone): the coordinators' internal topics. */
+  /** Called once a topic of that name has been deleted (see onTopicDeleted): the coordinators' internal topics. */
   private readonly deletionListeners = new Map<string, () => void>();
 
   /**
    * A single broker: `new Controller(new LocalMetadata(store, self, storage), config)`; a cluster
-   * member: `new Controller(new EtcdMetadata(cluster, config), config)`.
+   * member: `new Controller(new EtcdMetadata(cluster, { listenerName }), config)`.
    */
   constructor(
     private readonly backend: MetadataBackend,

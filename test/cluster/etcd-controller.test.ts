@@ -3,7 +3,9 @@
 // leaders and ISRs as brokers leave and come back; controller failover.
 import { expect } from 'chai';
 import { Etcd3 } from 'etcd3';
+import { Writable } from 'stream';
 import { ErrorCode } from '../../src/common/errors';
+import { createLogger } from '../../src/common/logger';
 import { BrokerConfig } from '../../src/config/broker-config';
 import { Controller, type NewTopic } from '../../src/cluster/controller';
 import { ClusterController, planRound } from '../../src/cluster/etcd/cluster-controller';
@@ -41,10 +43,22 @@ describe('cluster/etcd controller (against a real etcd)', function () {
   let prefix: string;
   let n = 0;
   let members: Member[] = [];
+  /** What every member's active controller logged, as pino's JSON records. */
+  let logs: { level: number; msg: string; topic?: string; partition?: number; oldLeader?: number; newLeader?: number; leaderEpoch?: number }[] = [];
+  const logger = createLogger({
+    format: 'json',
+    destination: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line));
+        done();
+      },
+    }),
+  });
 
   beforeEach(() => {
     prefix = `/ctl${n++}`;
     members = [];
+    logs = [];
   });
   afterEach(async () => {
     await Promise.all(members.map((m) => m.close()));
@@ -63,7 +77,7 @@ describe('cluster/etcd controller (against a real etcd)', function () {
       sessionTimeoutMs: 1000,
     });
     const controller = new Controller(new EtcdMetadata(cluster, { listenerName: 'PLAINTEXT', partitionStateTimeoutMs: 5000 }), config);
-    const active = new ClusterController(cluster, config);
+    const active = new ClusterController(cluster, config, logger);
     active.start();
     let closed = false;
     const m: Member = {
@@ -113,7 +127,7 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     expect(new Set(created.partitions.map((p) => p.leader)).size).to.equal(3);
     for (const m of ms) await eventually(() => m.controller.topic('orders')?.partitions.every((p) => p.leader !== -1) === true, `broker ${m.nodeId} sees the leaders`);
     // A settled cluster: another round (a new controller redoing the last one) would write nothing.
-    for (const m of ms) expect(planRound(m.cluster.cache, () => false).batches).to.deep.equal([]);
+    for (const m of ms) expect(planRound(m.cluster.cache, () => false)).to.deep.equal([]);
   });
 
   it('of two brokers creating the same topic at once, one succeeds and the other gets TOPIC_ALREADY_EXISTS', async () => {
@@ -191,6 +205,14 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     await eventually(() => p0()!.leader === a.nodeId, 'unclean election of a');
     // An unclean leader starts an ISR of its own.
     expect(p0()).to.deep.equal({ leader: a.nodeId, leaderEpoch: 3, isr: [a.nodeId] });
+    // Each election logged once, the unclean one as a warning.
+    const elections = logs.filter((l) => l.topic === 'u').map((l) => [l.level, l.msg.split(':')[0], l.oldLeader, l.newLeader, l.leaderEpoch]);
+    expect(elections).to.deep.equal([
+      [30, 'partition state created', null, a.nodeId, 0],
+      [30, 'partition leader elected', a.nodeId, b.nodeId, 1],
+      [30, 'partition leader elected', b.nodeId, -1, 2],
+      [40, 'unclean leader election', -1, a.nodeId, 3],
+    ]);
   });
 
   it('unclean election from the broker config when the topic has no override', async () => {

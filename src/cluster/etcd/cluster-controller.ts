@@ -32,6 +32,12 @@ const MAX_OPS_PER_TXN = 120;
 /** Retry delay after a failed write (etcd unreachable, ...). */
 const RETRY_MS = 500;
 
+/** One transaction of a round: its ops and, for the log, the partition changes they make. */
+export interface RoundBatch {
+  ops: ControllerOp[];
+  elections: Election[];
+}
+
 /** One partition's change in a round, for the log. */
 interface Election {
   topic: string;
@@ -91,11 +97,12 @@ export class ClusterController {
   }
 
   private async round(): Promise<void> {
-    const { batches, elections } = planRound(this.cluster.cache, (configs) => this.uncleanElectionEnabled(configs));
+    const batches = planRound(this.cluster.cache, (configs) => this.uncleanElectionEnabled(configs));
     try {
-      for (const ops of batches) {
+      for (const { ops, elections } of batches) {
         // Stale: the cache is behind etcd, and its 'change' brings the next round.
         if ((await this.cluster.writeAsController(ops)) === false) return;
+        for (const e of elections) this.logElection(e);
       }
     } catch (err) {
       if (err instanceof NotControllerError) {
@@ -107,9 +114,7 @@ export class ClusterController {
         this.retryTimer = null;
         this.poke();
       }, RETRY_MS);
-      return;
     }
-    for (const e of elections) this.logElection(e);
   }
 
   private uncleanElectionEnabled(topicConfigs: Readonly<Record<string, string>>): boolean {
@@ -130,36 +135,38 @@ export class ClusterController {
  * The writes one round makes, from the cache alone: per topic a `topicUnchanged` condition and its
  * partitions' new states, packed into transactions of at most MAX_OPS_PER_TXN ops.
  */
-export function planRound(cache: MetadataCache, uncleanElection: (topicConfigs: Readonly<Record<string, string>>) => boolean):
-  { batches: ControllerOp[][]; elections: Election[] } {
+export function planRound(cache: MetadataCache, uncleanElection: (topicConfigs: Readonly<Record<string, string>>) => boolean): RoundBatch[] {
   const live = new Set(cache.brokers().map((b) => b.brokerId));
   const isAlive = (id: number): boolean => live.has(id);
-  const batches: ControllerOp[][] = [];
-  const elections: Election[] = [];
-  let batch: ControllerOp[] = [];
+  const batches: RoundBatch[] = [];
+  let batch: RoundBatch = { ops: [], elections: [] };
   for (const topic of cache.topics()) {
     const unclean = uncleanElection(topic.configs);
-    const changes: ControllerOp[] = [];
+    const changes: { op: ControllerOp; election: Election }[] = [];
     topic.replicas.forEach((replicas, partition) => {
       const stored = cache.partitionState(topic.name, partition);
       const next = stored ? nextState({ ...stored, replicas }, isAlive, unclean) : initialState(replicas, isAlive);
       if (!next) return;
       const state = { leader: next.leader, leaderEpoch: next.leaderEpoch, isr: [...next.isr] };
-      changes.push({ type: 'putPartitionState', topicId: topic.id, partition, expectedPartitionEpoch: stored?.partitionEpoch ?? -1, state });
-      elections.push({ topic: topic.name, partition, from: stored ? { leader: stored.leader, isr: stored.isr } : null, to: state });
+      changes.push({
+        op: { type: 'putPartitionState', topicId: topic.id, partition, expectedPartitionEpoch: stored?.partitionEpoch ?? -1, state },
+        election: { topic: topic.name, partition, from: stored ? { leader: stored.leader, isr: stored.isr } : null, to: state },
+      });
     });
     const modRevision = cache.topicModRevision(topic.name)!;
+    // Each transaction carrying some of the topic's partitions carries the topic's condition too.
     for (let i = 0; i < changes.length; i += MAX_OPS_PER_TXN - 1) {
       const part = changes.slice(i, i + MAX_OPS_PER_TXN - 1);
-      if (batch.length + part.length + 1 > MAX_OPS_PER_TXN) {
+      if (batch.ops.length + part.length + 1 > MAX_OPS_PER_TXN) {
         batches.push(batch);
-        batch = [];
+        batch = { ops: [], elections: [] };
       }
-      batch.push({ type: 'topicUnchanged', name: topic.name, modRevision }, ...part);
+      batch.ops.push({ type: 'topicUnchanged', name: topic.name, modRevision }, ...part.map((c) => c.op));
+      batch.elections.push(...part.map((c) => c.election));
     }
   }
-  if (batch.length > 0) batches.push(batch);
-  return { batches, elections };
+  if (batch.ops.length > 0) batches.push(batch);
+  return batches;
 }
 
 /** A new partition's state: led by its first live replica, its live replicas in sync (see the header). */

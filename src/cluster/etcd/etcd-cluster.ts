@@ -15,6 +15,9 @@
  *   controller (or one whose session lapsed) can change nothing.
  * - Partition state (Kafka's AlterPartition rule): an update names the partitionEpoch it was
  *   computed from; a stale one is refused and the caller gets the current state to retry from.
+ * - Topic writes (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs) come from any broker,
+ *   as AdminZkClient wrote /brokers/topics in ZooKeeper mode, unfenced but conditioned on the topic
+ *   key's mod revision; the controller reacts to them through the cache (cluster-controller.ts).
  *
  * Lease loss (etcd says the lease is gone, or no keepalive got through for twice its TTL) ends the
  * session: the broker is no longer registered nor controller and 'sessionLost' is emitted; starting
