@@ -145,8 +145,9 @@ export class Controller {
   /**
    * Creates an internal topic (__consumer_offsets, __transaction_state) with the given configs unless
    * it exists; the replication factor is capped at the live brokers (their *.replication.factor
-   * defaults to 3). In turn like any topic operation, so every call returns once the topic's
-   * partitions are open, whichever call created it.
+   * defaults to 3). In turn like any topic operation, so on a single broker every call returns
+   * once the topic's partitions are open, whichever call created it; in a cluster, once the topic
+   * is in etcd (another broker's creation may still await its leaders, and logs follow leadership).
    */
   async ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
     const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));

@@ -296,6 +296,14 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     for (const p of parts) expect(leaderAndIsr(p)).to.deep.equal({ leader: p.replicas[0], leaderEpoch: 0, isr: [...p.replicas] });
   });
 
+  it('every broker ensuring an internal topic at once: one creates it, all answer NONE, RF capped at the live brokers', async () => {
+    const ms = await cluster(2);
+    const results = await Promise.all(ms.map((m) => m.controller.ensureInternalTopic('__consumer_offsets', 5, 3, { 'cleanup.policy': 'compact' })));
+    expect(results).to.deep.equal([{ errorCode: ErrorCode.NONE, errorMessage: null }, { errorCode: ErrorCode.NONE, errorMessage: null }]);
+    for (const m of ms) await eventually(() => m.controller.topic('__consumer_offsets')?.partitions.every((p) => p.isr.length === 2) === true, `broker ${m.nodeId} sees it`);
+    expect(ms[0].controller.topic('__consumer_offsets')!.configs).to.deep.equal({ 'cleanup.policy': 'compact' });
+  });
+
   it("writes a topic larger than one etcd transaction's op limit in several", async () => {
     const ms = await cluster(1);
     const res = await ms[0].controller.createTopic(topic('big', 300, 1), false);
