@@ -40,7 +40,7 @@ export class EtcdMetadata implements MetadataBackend {
   /** The topics as TopicRecords, built on first read after a cache change. */
   private view: TopicView | null = null;
   /** The id each topic name had at the last cache change: a name whose id went was deleted. */
-  private knownIds = new Map<string, string>();
+  private knownIds: Map<string, string>;
   private deleted: (name: string) => void = () => undefined;
 
   constructor(private readonly cluster: EtcdCluster, private readonly options: EtcdMetadataOptions = {}) {
@@ -96,6 +96,7 @@ export class EtcdMetadata implements MetadataBackend {
 
   async setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord | Stale> {
     const written = await this.rewrite(topic, (a) => ({ ...a, configs: { ...configs } }));
+    // Deleted right after the write: the Controller looks again and finds it gone.
     return written ? this.topicById(topic.id) ?? STALE : STALE;
   }
 
