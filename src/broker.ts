@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
+import { LocalMetadata } from './cluster/metadata-backend';
 import { ReplicaManager } from './replica/replica-manager';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
@@ -145,7 +146,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const listen = config.listener;
   const advertised = config.advertisedListener;
   const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-  const broker = new Broker(config, log, store, new Controller(store, config, self, replicas), replicas, producerIds);
+  const broker = new Broker(config, log, store, new Controller(new LocalMetadata(store, self, replicas), config), replicas, producerIds);
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the group coordinator creates
   // __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile).

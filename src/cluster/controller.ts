@@ -9,10 +9,18 @@
 // requests racing to create the same topic get NONE and TOPIC_ALREADY_EXISTS. Reads (topic(),
 // topics()) are never queued: a topic leaves them when its deletion starts and appears when its
 // creation is persisted.
+//
+// Where metadata lives is the backend's business (metadata-backend.ts): the single broker's
+// MetadataStore, or, in a cluster, etcd (etcd/etcd-metadata.ts). In a cluster the in-turn queue
+// orders one broker's requests; requests on different brokers race in etcd, whose conditional
+// writes let exactly one win, and the loser's checks run again on what is there now. A cluster's
+// new topic shows in reads once written, its partitions leaderless until the active controller
+// gives them states (createTopic itself answers only after that).
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { validateTopicConfigs } from '../config/topic-config';
-import type { MetadataStore, TopicRecord } from './metadata-store';
+import type { TopicRecord } from './metadata-store';
+import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 
@@ -24,21 +32,12 @@ import { placeReplicas, mathRandomInt, type Placement } from './replica-placemen
 export const MAX_PARTITIONS_PER_REQUEST = 10_000;
 const TOO_MANY_PARTITIONS = 'Excessively large number of partitions per request.';
 
-export interface BrokerEndpoint {
-  nodeId: number;
-  host: string;
-  port: number;
-  rack: string | null;
-}
+export type { BrokerEndpoint, Outcome, TopicStorage } from './metadata-backend';
 
-/** An error code with Kafka's message, or success. */
-export interface Outcome {
-  errorCode: number;
-  errorMessage: string | null;
-}
+/** How often an operation runs its checks again after losing a race to another broker's change of the topic. */
+const STALE_RETRIES = 5;
 
 const OK: Outcome = { errorCode: ErrorCode.NONE, errorMessage: null };
-const fail = (errorCode: number, errorMessage: string): Outcome => ({ errorCode, errorMessage });
 const isOutcome = (x: object): x is Outcome => typeof (x as Partial<Outcome>).errorCode === 'number';
 
 export interface NewTopic {
@@ -49,45 +48,41 @@ export interface NewTopic {
   configs: Record<string, string>;
 }
 
-/** What the controller tells the storage layer after a durable metadata change. */
-export interface TopicStorage {
-  /** Creates the logs of partitions `fromPartition`.. of a new or grown topic. */
-  partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void>;
-  topicDeleted(topic: TopicRecord): Promise<void>;
-  configsChanged(topic: TopicRecord): void;
-}
-
 export class Controller {
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
-  /** Called once a topic of that name has been deleted (its logs gone): the coordinators' internal topics. */
+  /** Called once a topic of that name has been deleted (see onTopicDeleted): the coordinators' internal topics. */
   private readonly deletionListeners = new Map<string, () => void>();
 
+  /**
+   * A single broker: `new Controller(new LocalMetadata(store, self, storage), config)`; a cluster
+   * member: `new Controller(new EtcdMetadata(cluster, { listenerName }), config)`.
+   */
   constructor(
-    private readonly store: MetadataStore,
+    private readonly backend: MetadataBackend,
     private readonly config: BrokerConfig,
-    private readonly self: BrokerEndpoint,
-    private readonly storage: TopicStorage,
-  ) {}
+  ) {
+    backend.onTopicDeleted((name) => this.deletionListeners.get(name)?.());
+  }
 
   brokers(): BrokerEndpoint[] {
-    return [this.self];
+    return this.backend.brokers();
   }
 
   get controllerId(): number {
-    return this.self.nodeId;
+    return this.backend.controllerId;
   }
 
   topic(name: string): TopicRecord | undefined {
-    return this.store.topic(name);
+    return this.backend.topic(name);
   }
 
   topicById(id: string): TopicRecord | undefined {
-    return this.store.topicById(id);
+    return this.backend.topicById(id);
   }
 
   topics(): TopicRecord[] {
-    return this.store.topics();
+    return this.backend.topics();
   }
 
   /**
@@ -112,7 +107,7 @@ export class Controller {
   checkPartitionsToAdd(grows: readonly { name: string; count: number }[]): Outcome | null {
     let total = 0;
     for (const g of grows) {
-      const current = this.store.topic(g.name)?.partitions.length;
+      const current = this.backend.topic(g.name)?.partitions.length;
       if (current !== undefined && g.count > current) total += g.count - current;
     }
     return total > MAX_PARTITIONS_PER_REQUEST ? fail(ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS) : null;
@@ -124,16 +119,25 @@ export class Controller {
       const planned = this.planTopic(t);
       if ('errorCode' in planned) return planned;
       if (validateOnly) return { ...OK, topic: planned.topic };
-      const topic = this.store.createTopic(planned.topic.name, planned.topic.partitions.map((p) => p.replicas), t.configs);
-      await this.store.persist();
-      await this.storage.partitionsCreated(topic, 0);
-      return { ...OK, topic };
+      const created = await this.backend.createTopic(planned.topic.name, planned.topic.partitions.map((p) => [...p.replicas]), t.configs);
+      if (created === STALE) return STALE;
+      return isOutcome(created) ? created : { ...OK, topic: created };
     });
   }
 
-  /** Runs `op` once every operation queued before it has finished. */
-  private inTurn<T>(op: () => Promise<T>): Promise<T> {
-    const result = this.queueTail.then(op);
+  /**
+   * Runs `op` once every operation queued before it has finished; again (up to STALE_RETRIES
+   * times) while it answers STALE, having lost a race to another broker.
+   */
+  private inTurn<T>(op: () => Promise<T | Stale>): Promise<T | Outcome> {
+    const attempts = async (): Promise<T | Outcome> => {
+      for (let i = 0; i < STALE_RETRIES; i++) {
+        const result = await op();
+        if (result !== STALE) return result;
+      }
+      return fail(ErrorCode.REQUEST_TIMED_OUT, 'The topic kept changing under this request; try again.');
+    };
+    const result = this.queueTail.then(attempts);
     this.queueTail = result.catch(() => undefined);
     return result;
   }
@@ -141,8 +145,9 @@ export class Controller {
   /**
    * Creates an internal topic (__consumer_offsets, __transaction_state) with the given configs unless
    * it exists; the replication factor is capped at the live brokers (their *.replication.factor
-   * defaults to 3). In turn like any topic operation, so every call returns once the topic's
-   * partitions are open, whichever call created it.
+   * defaults to 3). In turn like any topic operation, so on a single broker every call returns
+   * once the topic's partitions are open, whichever call created it; in a cluster, once the topic
+   * is in etcd (another broker's creation may still await its leaders, and logs follow leadership).
    */
   async ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
     const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
@@ -153,8 +158,8 @@ export class Controller {
   private planTopic(t: NewTopic): Outcome | { topic: TopicRecord } {
     const nameError = validateTopicName(t.name);
     if (nameError) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
-    if (this.store.topic(t.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
-    const collision = topicCollision(t.name, this.store.topics().map((x) => x.name));
+    if (this.backend.topic(t.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
+    const collision = topicCollision(t.name, this.backend.topics().map((x) => x.name));
     if (collision) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${t.name}' collides with existing topic: ${collision}`);
 
     let replicas: number[][];
@@ -197,18 +202,16 @@ export class Controller {
       if (!this.config.getBool('delete.topic.enable')) {
         return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
       }
-      const topic = this.store.topic(name);
+      const topic = this.backend.topic(name);
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-      this.store.deleteTopic(name);
-      await this.store.persist();
-      await this.storage.topicDeleted(topic);
-      this.deletionListeners.get(name)?.();
-      return { ...OK, topic };
+      const deleted = await this.backend.deleteTopic(topic);
+      return deleted === STALE ? STALE : { ...OK, topic: deleted };
     });
   }
 
   /**
-   * Calls `listener` each time the topic `name` has been deleted. Kafka lets DeleteTopics delete
+   * Calls `listener` each time the topic `name` has been deleted (in a cluster: once this broker's
+   * cache shows it gone, whichever broker deleted it). Kafka lets DeleteTopics delete
    * __consumer_offsets and __transaction_state; their coordinators resign and start over with a new,
    * empty topic rather than stay down.
    */
@@ -220,8 +223,8 @@ export class Controller {
     return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly));
   }
 
-  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
-    const topic = this.store.topic(name);
+  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome | Stale> {
+    const topic = this.backend.topic(name);
     if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     // A group's (or transactional id's) partition is its key's hash modulo the partition count:
     // more partitions would move every coordinator key away from its state.
@@ -250,10 +253,8 @@ export class Controller {
       replicas = placement.replicas;
     }
     if (validateOnly) return OK;
-    const grown = this.store.addPartitions(name, replicas);
-    await this.store.persist();
-    await this.storage.partitionsCreated(grown, current);
-    return OK;
+    const grown = await this.backend.addPartitions(topic, replicas);
+    return grown === STALE || isOutcome(grown) ? grown : OK;
   }
 
   /**
@@ -264,17 +265,14 @@ export class Controller {
   setTopicConfigs(name: string, next: (current: Readonly<Record<string, string>>) => Record<string, string> | Outcome,
     validateOnly: boolean): Promise<Outcome> {
     return this.inTurn(async () => {
-      const topic = this.store.topic(name);
+      const topic = this.backend.topic(name);
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
       const configs = next(topic.configs);
       if (isOutcome(configs)) return configs;
       const configError = validateTopicConfigs(configs, this.config);
       if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
       if (validateOnly) return OK;
-      const changed = this.store.setTopicConfigs(name, configs);
-      await this.store.persist();
-      this.storage.configsChanged(changed);
-      return OK;
+      return (await this.backend.setTopicConfigs(topic, configs)) === STALE ? STALE : OK;
     });
   }
 

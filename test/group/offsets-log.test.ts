@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { Controller } from '../../src/cluster/controller';
+import { LocalMetadata } from '../../src/cluster/metadata-backend';
 import { MetadataStore } from '../../src/cluster/metadata-store';
 import { BrokerConfig } from '../../src/config/broker-config';
 import { createLogger } from '../../src/common/logger';
@@ -265,7 +266,7 @@ async function openStorage(dataDir: string) {
   const config = BrokerConfig.load({ flags: { host: '127.0.0.1', port: 0, dataDir } });
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   const replicas = await ReplicaManager.open(config, store, createLogger({ level: 'silent' }));
-  const controller = new Controller(store, config, { nodeId: config.nodeId, host: '127.0.0.1', port: 0, rack: null }, replicas);
+  const controller = new Controller(new LocalMetadata(store, { nodeId: config.nodeId, host: '127.0.0.1', port: 0, rack: null }, replicas), config);
   return {
     nodeId: config.nodeId, replicas, controller,
     close: async () => {

@@ -15,6 +15,9 @@
  *   controller (or one whose session lapsed) can change nothing.
  * - Partition state (Kafka's AlterPartition rule): an update names the partitionEpoch it was
  *   computed from; a stale one is refused and the caller gets the current state to retry from.
+ * - Topic writes (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs) come from any broker,
+ *   as AdminZkClient wrote /brokers/topics in ZooKeeper mode, unfenced but conditioned on the topic
+ *   key's mod revision; the controller reacts to them through the cache (cluster-controller.ts).
  *
  * Lease loss (etcd says the lease is gone, or no keepalive got through for twice its TTL) ends the
  * session: the broker is no longer registered nor controller and 'sessionLost' is emitted; starting
@@ -75,9 +78,11 @@ export class NotControllerError extends Error {
   }
 }
 
-/** One change in a controller write. */
+/** One change (or condition) in a controller write. */
 export type ControllerOp =
   | { type: 'putTopic'; topic: TopicAssignment }
+  /** Writes nothing: the transaction applies only if the topic's key is still at this mod revision (as computed from). */
+  | { type: 'topicUnchanged'; name: string; modRevision: number }
   /** Deletes the topic and every partition state under its id. */
   | { type: 'deleteTopic'; name: string; topicId: string }
   /** Writes a partition state, conditioned on `expectedPartitionEpoch` (-1: must not exist yet). */
@@ -196,6 +201,9 @@ export class EtcdCluster extends EventEmitter {
         case 'deleteTopic':
           writes.push(this.kv.delete().key(topicKey(op.name)), this.kv.delete().prefix(topicPartitionsPrefix(op.topicId)));
           break;
+        case 'topicUnchanged':
+          txn = txn.and(topicKey(op.name), 'Mod', '==', op.modRevision);
+          break;
         case 'putPartitionState': {
           const key = partitionStateKey(op.topicId, op.partition);
           txn = txn.and(key, 'Version', '==', op.expectedPartitionEpoch + 1);
@@ -246,6 +254,35 @@ export class EtcdCluster extends EventEmitter {
     const current = kv ? decodePartitionState(kv.value.toString(), Number(kv.version)) : null;
     if (current && kv.value.toString() === encodePartitionState(next)) return { ok: true, state: current };
     return { ok: false, current };
+  }
+
+  /**
+   * A topic write from any broker (CreateTopics, CreatePartitions, AlterConfigs), as Kafka's
+   * ZooKeeper-mode AdminZkClient wrote /brokers/topics from whichever broker got the request: puts
+   * `topic` if its key is still at `expectedModRevision` (0: absent, so a creation loses a race to
+   * another). Resolves whether it was written; either way the cache reflects etcd as of the answer,
+   * so a caller that lost can look again.
+   */
+  async putTopic(topic: TopicAssignment, expectedModRevision: number): Promise<boolean> {
+    const key = topicKey(topic.name);
+    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision)
+      .then(this.kv.put(key).value(JSON.stringify(topic)))
+      .commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
+  }
+
+  /**
+   * DeleteTopics from any broker: the topic key and every partition state under its id, in one
+   * transaction, if the key is still at `expectedModRevision` (so still that topic, unchanged).
+   */
+  async deleteTopic(name: string, topicId: string, expectedModRevision: number): Promise<boolean> {
+    const key = topicKey(name);
+    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision)
+      .then(this.kv.delete().key(key), this.kv.delete().prefix(topicPartitionsPrefix(topicId)))
+      .commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
   }
 
   /** Leaves the cluster: revoking the lease removes the registration (and /controller if ours) at once. */

@@ -24,6 +24,8 @@ export class MetadataCache extends EventEmitter {
   private controllerRecord: ControllerRecord | null = null;
   private lastControllerEpoch = 0;
   private readonly topicsByName = new Map<string, TopicAssignment>();
+  /** The etcd mod revision of each topic key: what a conditional topic write compares. */
+  private readonly topicModRevisions = new Map<string, number>();
   /** topic id -> partition -> state. */
   private readonly states = new Map<string, Map<number, PartitionState>>();
   /** The etcd revision everything above reflects. */
@@ -74,6 +76,11 @@ export class MetadataCache extends EventEmitter {
     return this.topicsByName.get(name);
   }
 
+  /** The mod revision of the topic's key (undefined: no such topic); a write conditioned on it fails if the topic changed since. */
+  topicModRevision(name: string): number | undefined {
+    return this.topicModRevisions.get(name);
+  }
+
   /** The state of a partition of the topic now named `topic`. */
   partitionState(topic: string, partition: number): PartitionState | undefined {
     const id = this.topicsByName.get(topic)?.id;
@@ -102,6 +109,7 @@ export class MetadataCache extends EventEmitter {
     this.controllerRecord = null;
     this.lastControllerEpoch = 0;
     this.topicsByName.clear();
+    this.topicModRevisions.clear();
     this.states.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
@@ -153,8 +161,13 @@ export class MetadataCache extends EventEmitter {
           this.lastControllerEpoch = value === null ? 0 : Number(value);
           break;
         case 'topic':
-          if (value === null) this.topicsByName.delete(what.name);
-          else this.topicsByName.set(what.name, JSON.parse(value) as TopicAssignment);
+          if (value === null) {
+            this.topicsByName.delete(what.name);
+            this.topicModRevisions.delete(what.name);
+          } else {
+            this.topicsByName.set(what.name, JSON.parse(value) as TopicAssignment);
+            this.topicModRevisions.set(what.name, Number(kv.mod_revision));
+          }
           break;
         case 'partitionState': {
           let partitions = this.states.get(what.topicId);

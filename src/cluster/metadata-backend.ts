@@ -1,0 +1,122 @@
+// Where the Controller reads and writes topics: the seam between its rules (controller.ts, one set
+// for both modes) and the two places metadata lives. LocalMetadata is the single broker's: the
+// MetadataStore in its data dir, the broker its own and only controller. The cluster's is
+// EtcdMetadata (etcd/etcd-metadata.ts), over etcd and the broker's MetadataCache.
+//
+// Writes take the record the Controller validated against, read in the same synchronous stretch,
+// and may answer STALE when, in a cluster, another broker changed that topic first: the Controller
+// then runs its checks again on what is there now.
+import type { MetadataStore, TopicRecord } from './metadata-store';
+
+export interface BrokerEndpoint {
+  nodeId: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+/** An error code with Kafka's message, or success. */
+export interface Outcome {
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+/** What the controller tells the storage layer after a durable metadata change (single broker). */
+export interface TopicStorage {
+  /** Creates the logs of partitions `fromPartition`.. of a new or grown topic. */
+  partitionsCreated(topic: TopicRecord, fromPartition: number): Promise<void>;
+  topicDeleted(topic: TopicRecord): Promise<void>;
+  configsChanged(topic: TopicRecord): void;
+}
+
+export const fail = (errorCode: number, errorMessage: string): Outcome => ({ errorCode, errorMessage });
+
+/** The topic changed (or went) since the Controller read it: check again. */
+export const STALE = 'stale';
+export type Stale = typeof STALE;
+
+export interface MetadataBackend {
+  /** The brokers that may hold replicas (live, in a cluster), by node id. */
+  brokers(): BrokerEndpoint[];
+  /** The controller's node id, -1 while there is none. */
+  readonly controllerId: number;
+  topic(name: string): TopicRecord | undefined;
+  topicById(id: string): TopicRecord | undefined;
+  /** Every topic, sorted by name. */
+  topics(): TopicRecord[];
+  /** Creates the topic; the created record once its partitions have leaders, or why not. */
+  createTopic(name: string, replicas: number[][], configs: Record<string, string>): Promise<TopicRecord | Outcome | Stale>;
+  deleteTopic(topic: TopicRecord): Promise<TopicRecord | Stale>;
+  /** Appends partitions with these replica lists. */
+  addPartitions(topic: TopicRecord, replicas: number[][]): Promise<TopicRecord | Outcome | Stale>;
+  setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord | Stale>;
+  /** Calls `listener` with a topic's name once it has been deleted. */
+  onTopicDeleted(listener: (name: string) => void): void;
+}
+
+/**
+ * One broker's metadata: every write is applied to the MetadataStore, persisted, then handed to
+ * the storage layer (logs created or deleted, configs applied) before the Controller answers.
+ */
+export class LocalMetadata implements MetadataBackend {
+  private deleted: (name: string) => void = () => undefined;
+
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly self: BrokerEndpoint,
+    private readonly storage: TopicStorage,
+  ) {}
+
+  brokers(): BrokerEndpoint[] {
+    return [this.self];
+  }
+
+  get controllerId(): number {
+    return this.self.nodeId;
+  }
+
+  topic(name: string): TopicRecord | undefined {
+    return this.store.topic(name);
+  }
+
+  topicById(id: string): TopicRecord | undefined {
+    return this.store.topicById(id);
+  }
+
+  topics(): TopicRecord[] {
+    return this.store.topics();
+  }
+
+  async createTopic(name: string, replicas: number[][], configs: Record<string, string>): Promise<TopicRecord> {
+    const topic = this.store.createTopic(name, replicas, configs);
+    await this.store.persist();
+    await this.storage.partitionsCreated(topic, 0);
+    return topic;
+  }
+
+  async deleteTopic(topic: TopicRecord): Promise<TopicRecord> {
+    this.store.deleteTopic(topic.name);
+    await this.store.persist();
+    await this.storage.topicDeleted(topic);
+    this.deleted(topic.name);
+    return topic;
+  }
+
+  async addPartitions(topic: TopicRecord, replicas: number[][]): Promise<TopicRecord> {
+    const grown = this.store.addPartitions(topic.name, replicas);
+    await this.store.persist();
+    await this.storage.partitionsCreated(grown, topic.partitions.length);
+    return grown;
+  }
+
+  async setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord> {
+    const changed = this.store.setTopicConfigs(topic.name, configs);
+    await this.store.persist();
+    this.storage.configsChanged(changed);
+    return changed;
+  }
+
+  onTopicDeleted(listener: (name: string) => void): void {
+    this.deleted = listener;
+  }
+}
