@@ -31,6 +31,8 @@ import type { Logger } from '../../common/logger';
 import type { Endpoint } from '../../config/broker-config';
 import type { EtcdConnect } from '../../config/etcd-connect';
 import {
+  CLUSTER_ID_KEY,
+  PRODUCER_IDS_END_KEY,
   CONTROLLER_EPOCH_KEY,
   CONTROLLER_KEY,
   brokerKey,
@@ -283,6 +285,31 @@ export class EtcdCluster extends EventEmitter {
       .commit();
     await this.cache.waitForRevision(Number(res.header.revision));
     return res.succeeded;
+  }
+
+  /** The cluster's id: `candidate` if this is the first broker to ask, else the one the first set. */
+  async clusterId(candidate: string): Promise<string> {
+    const res = await this.kv.if(CLUSTER_ID_KEY, 'Create', '==', 0)
+      .then(this.kv.put(CLUSTER_ID_KEY).value(candidate))
+      .else(this.kv.get(CLUSTER_ID_KEY))
+      .commit();
+    return res.succeeded ? candidate : res.responses[0].response_range.kvs[0].value.toString();
+  }
+
+  /**
+   * Reserves the next `blockSize` producer ids for this broker (Kafka's ZooKeeper-era
+   * /latest_producer_id_block, KRaft's AllocateProducerIds): moves /producer_ids_end on if no
+   * other broker moved it meanwhile, and resolves with the first id of the block.
+   */
+  async reserveProducerIdBlock(blockSize: number): Promise<number> {
+    for (;;) {
+      const [current] = (await this.kv.get(PRODUCER_IDS_END_KEY).exec()).kvs;
+      const first = current ? Number(current.value.toString()) : 0;
+      const res = await this.kv.if(PRODUCER_IDS_END_KEY, 'Mod', '==', current ? current.mod_revision : 0)
+        .then(this.kv.put(PRODUCER_IDS_END_KEY).value(String(first + blockSize)))
+        .commit();
+      if (res.succeeded) return first;
+    }
   }
 
   /** Leaves the cluster: revoking the lease removes the registration (and /controller if ours) at once. */

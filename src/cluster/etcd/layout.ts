@@ -6,6 +6,8 @@
  *   /brokers/ids/<id>                    leased by that broker: BrokerRegistration
  *   /controller                          leased by the controller's broker: ControllerRecord
  *   /controller_epoch                    the last controller epoch, a decimal number (never leased)
+ *   /cluster_id                          the cluster's id, set by the first broker (Kafka's /cluster/id)
+ *   /producer_ids_end                    the end of the last block of producer ids handed out
  *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
  *
@@ -52,6 +54,8 @@ export interface PartitionState {
 
 export const CONTROLLER_KEY = '/controller';
 export const CONTROLLER_EPOCH_KEY = '/controller_epoch';
+export const CLUSTER_ID_KEY = '/cluster_id';
+export const PRODUCER_IDS_END_KEY = '/producer_ids_end';
 export const brokerKey = (id: number): string => `/brokers/ids/${id}`;
 export const topicKey = (name: string): string => `/topics/${name}`;
 /** Every partition state of a topic lives under this; deleting a topic deletes the range. */
