@@ -270,6 +270,7 @@ export class ReplicaFetcher {
     };
     const sent = partitions.map((state) => ({ state, fetchOffset: state.fetchOffset, target: state.target, lastFetchedEpoch: state.lastFetchedEpoch, logStartOffset: state.logStartOffset }));
     const response = await connection.request(ApiKey.Fetch, buildFetchRequest(version, this.opts, limits, sent));
+    if (this.closed) return;
     if ((response.errorCode ?? ErrorCode.NONE) !== ErrorCode.NONE) {
       this.logger.warn(`Fetch from broker ${this.leaderId} failed with ${errorName(response.errorCode ?? 0)}`);
       for (const s of partitions) this.delay(s);
