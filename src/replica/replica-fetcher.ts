@@ -113,15 +113,16 @@ export class ReplicaFetcher {
   }
 
   /**
-   * Starts fetching these partitions. One already here at the same leader epoch and not parked keeps
-   * its state (Kafka's addPartitions); any other starts over (truncation first). `after` holds, by
+   * Starts fetching these partitions. One already here at the same leader epoch (same topic id and
+   * log) and not parked keeps its state (Kafka's addPartitions); any other starts over (truncation first). `after` holds, by
    * partition key, what must settle before this fetcher touches the partition (another fetcher's write).
    */
   addPartitions(partitions: readonly FollowerPartition[], after = new Map<string, Promise<unknown>>()): void {
     for (const target of partitions) {
       const key = partitionKey(target.topic, target.partition);
       const current = this.states.get(key);
-      if (current && current.mode !== 'parked' && current.target.leaderEpoch === target.leaderEpoch) continue;
+      const same = current && current.target.leaderEpoch === target.leaderEpoch && current.target.topicId === target.topicId && current.target.log === target.log;
+      if (same && current.mode !== 'parked') continue;
       const log = target.log;
       const waitingFor = after.get(key);
       const state: PartitionState = {
@@ -301,8 +302,17 @@ export class ReplicaFetcher {
     }
   }
 
-  /** Appends what came (waiting for the write), then follows the leader's high watermark, log start and divergence. */
+  /**
+   * A divergence is truncated first and alone: the high watermark and log start wait for the next
+   * fetch, after the cut (as Kafka 4.4's processFetchRequest does). Else appends what came (waiting
+   * for the write), then follows the leader's high watermark and log start.
+   */
   private async appendFetched(state: PartitionState, data: FetchResponsePartitionData, version: number): Promise<void> {
+    const diverging = data.divergingEpoch;
+    if (version >= 12 && diverging !== undefined && (diverging.epoch ?? -1) >= 0) {
+      await this.truncateAt(state, { epoch: diverging.epoch ?? -1, endOffset: Number(diverging.endOffset ?? -1n) }, true);
+      return;
+    }
     const log = state.target.log;
     const records = data.records === null ? Buffer.alloc(0) : wholeBatches(data.records);
     if (records.length > 0) {
@@ -318,11 +328,7 @@ export class ReplicaFetcher {
     const leaderLogStart = Number(data.logStartOffset ?? -1n);
     // Kafka's maybeIncrementLogStartOffset on a follower: up to the leader's, never past the high watermark.
     if (leaderLogStart > log.logStartOffset && leaderLogStart <= state.highWatermark) {
-      if (!(await this.storageStep(state, 'moving the log start of', () => log.deleteRecordsBefore(leaderLogStart)))) return;
-    }
-    const diverging = data.divergingEpoch;
-    if (version >= 12 && diverging !== undefined && (diverging.epoch ?? -1) >= 0 && this.isCurrent(state)) {
-      await this.truncateAt(state, { epoch: diverging.epoch ?? -1, endOffset: Number(diverging.endOffset ?? -1n) }, true);
+      await this.storageStep(state, 'moving the log start of', () => log.deleteRecordsBefore(leaderLogStart));
     }
   }
 

@@ -24,8 +24,12 @@ export class FakeLeader {
   /** Connections opened, and how many more attempts to refuse. */
   connections = 0;
   refuseConnections = 0;
+  /** Connections the fetcher closed. */
+  closedConnections = 0;
   /** How many more requests fail as a dropped connection would. */
   failRequests = 0;
+  /** How many more answers with records have a byte of them flipped (a CRC mismatch). */
+  corruptRecords = 0;
   /** Called at each Fetch, before it is answered (checks of the follower's state). */
   onFetch: (fetchOffset: number) => void = () => undefined;
 
@@ -55,6 +59,7 @@ export class FakeLeader {
         return this.answer(apiKey, body) as Promise<ApiResponseMap[K]>;
       },
       close: () => {
+        if (!closed) this.closedConnections++;
         closed = true;
       },
     };
@@ -109,7 +114,13 @@ export class FakeLeader {
       return answer(ErrorCode.NONE);
     }
     const read = await log.readBytes(fetchOffset, asked.partitionMaxBytes);
-    return read.outOfRange ? answer(ErrorCode.OFFSET_OUT_OF_RANGE) : answer(ErrorCode.NONE, { records: read.records });
+    if (read.outOfRange) return answer(ErrorCode.OFFSET_OUT_OF_RANGE);
+    const records = Buffer.from(read.records);
+    if (this.corruptRecords > 0) {
+      this.corruptRecords--;
+      records[records.length - 1] ^= 0xff;
+    }
+    return answer(ErrorCode.NONE, { records });
   }
 
   private offsetForLeaderEpoch(request: ApiRequestMap[typeof ApiKey.OffsetForLeaderEpoch]): ApiResponseMap[typeof ApiKey.OffsetForLeaderEpoch] {

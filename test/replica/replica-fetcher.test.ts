@@ -4,9 +4,11 @@ import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/generated';
 import { ErrorCode } from '../../src/common/errors';
 import { fetcherIdOf, ReplicaFetcherManager } from '../../src/replica/replica-fetcher-manager';
-import type { FollowerPartition } from '../../src/replica/replica-fetcher';
+import type { FollowerPartition, LeaderConnection } from '../../src/replica/replica-fetcher';
+import { wholeBatches } from '../../src/replica/replica-fetcher-requests';
+import { StorageError } from '../../src/storage/errors';
 import { PartitionLog } from '../../src/storage/partition-log';
-import { silentLogger, tempDirs, topicConfig } from '../storage/helpers';
+import { concatBatches, silentLogger, tempDirs, topicConfig } from '../storage/helpers';
 import { fetchFrom, leaderAppend, logBytes } from '../storage/replication-helpers';
 import { FakeLeader } from './fake-leader';
 
@@ -42,11 +44,11 @@ describe('replica/replica fetcher (the follower side)', function () {
     for (const log of open.splice(0)) await log.close();
   });
 
-  /** A manager fetching from `leader`, recording the high watermarks it reports. */
-  function follow(leader: FakeLeader, extra: { fetchMaxBytes?: number } = {}) {
+  /** A manager fetching from `leader` (or from leaders by id), recording the high watermarks it reports. */
+  function follow(leader: FakeLeader | ((leaderId: number) => Promise<LeaderConnection>), extra: { fetchMaxBytes?: number } = {}) {
     const highWatermarks: number[] = [];
     const manager = new ReplicaFetcherManager({
-      brokerId: FOLLOWER, brokerEpoch: 7n, connect: leader.connect, logger: silentLogger,
+      brokerId: FOLLOWER, brokerEpoch: 7n, connect: leader instanceof FakeLeader ? leader.connect : leader, logger: silentLogger,
       config: { numReplicaFetchers: 1, fetchWaitMaxMs: 20, fetchMinBytes: 1, fetchResponseMaxBytes: 1 << 20, fetchMaxBytes: extra.fetchMaxBytes ?? 1 << 20, fetchBackoffMs: 30 },
       onHighWatermark: (_topic, _partition, hw) => highWatermarks.push(hw),
     });
@@ -132,7 +134,7 @@ describe('replica/replica fetcher (the follower side)', function () {
     expect(await logBytes(b)).to.deep.equal(await logBytes(a));
     expect(b.leaderEpochEntries()).to.deep.equal([{ epoch: 0, startOffset: 0 }, { epoch: 2, startOffset: 5 }]);
     expect(b.producerState.lastEntry(7)).to.deep.equal(a.producerState.lastEntry(7));
-    expect(highWatermarks.at(-1)).to.equal(11);
+    expect(highWatermarks).to.deep.equal([11]); // none while the divergent tail was there
   });
 
   it('a leader below Fetch v12: OffsetForLeaderEpoch first, then the same cut', async () => {
@@ -266,6 +268,67 @@ describe('replica/replica fetcher (the follower side)', function () {
     expect(highWatermarks).to.deep.equal([]); // the removed partition's answer is not applied
     expect(manager.followerHighWatermark('t', 0)).to.equal(undefined);
     expect(follower.logEndOffset).to.equal(4);
+  });
+
+  it('a corrupt batch is fetched again after the backoff; a storage error parks the partition until it is added again', async () => {
+    const leaderLog = await openLog();
+    await leaderAppend(leaderLog, { records: 3, epoch: 0 }).done;
+    const follower = await openLog();
+    const leader = new FakeLeader('t', TOPIC_ID, leaderLog, 0);
+    leader.corruptRecords = 1;
+    const appendAsFollower = follower.appendAsFollower.bind(follower);
+    let diskGone = false;
+    follower.appendAsFollower = (batches: Buffer) => {
+      if (diskGone) throw new StorageError('KAFKA_STORAGE_ERROR', 'the disk is gone');
+      return appendAsFollower(batches);
+    };
+    const { manager } = follow(leader);
+    manager.addPartitions(LEADER, [partitionOf(follower, 0)]);
+    await until('the follower to catch up', () => manager.followerHighWatermark('t', 0) === 3);
+    expect(leader.fetches().slice(0, 2).map((f) => f.topics[0].partitions[0].fetchOffset)).to.deep.equal([0n, 0n]);
+
+    diskGone = true;
+    await leaderAppend(leaderLog, { records: 2, epoch: 0 }).done;
+    await until('the partition to be parked', () => manager.isParked('t', 0));
+    const fetches = leader.fetches().length;
+    await sleep(100);
+    expect(leader.fetches().length).to.equal(fetches);
+
+    diskGone = false;
+    manager.addPartitions(LEADER, [partitionOf(follower, 0)]);
+    await until('the follower to catch up', () => manager.followerHighWatermark('t', 0) === 5);
+    expect(await logBytes(follower)).to.deep.equal(await logBytes(leaderLog));
+  });
+
+  it('a partition moved to a new leader leaves the old leader\'s fetcher, which closes, and follows the new one', async () => {
+    const oldLeaderLog = await openLog();
+    await leaderAppend(oldLeaderLog, { records: 4, epoch: 0 }).done;
+    const newLeaderLog = await openLog();
+    await fetchFrom(oldLeaderLog, newLeaderLog);
+    await leaderAppend(newLeaderLog, { records: 3, epoch: 1 }).done;
+    const follower = await openLog();
+    const oldLeader = new FakeLeader('t', TOPIC_ID, oldLeaderLog, 0);
+    const newLeader = new FakeLeader('t', TOPIC_ID, newLeaderLog, 1);
+    const { manager } = follow((id) => (id === LEADER ? oldLeader : newLeader).connect(id));
+    manager.addPartitions(LEADER, [partitionOf(follower, 0)]);
+    await until('the follower to catch up with the old leader', () => manager.followerHighWatermark('t', 0) === 4);
+
+    manager.addPartitions(3, [partitionOf(follower, 1)]);
+    const oldFetches = oldLeader.fetches().length;
+    await until('the follower to catch up with the new leader', () => manager.followerHighWatermark('t', 0) === 7);
+    expect(oldLeader.fetches().length).to.be.at.most(oldFetches + 1); // at most the one in flight at the move
+    expect([oldLeader.connections, oldLeader.closedConnections]).to.deep.equal([1, 1]);
+    expect(newLeader.fetches()[0].topics[0].partitions[0]).to.deep.include({ fetchOffset: 4n, lastFetchedEpoch: 0, currentLeaderEpoch: 1 });
+    expect(await logBytes(follower)).to.deep.equal(await logBytes(newLeaderLog));
+    expect(follower.leaderEpochEntries()).to.deep.equal([{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 4 }]);
+  });
+
+  it('appends only the whole batches of an answer that ends with part of one', () => {
+    const records = concatBatches({ records: 2 }, { records: 3, payload: 40 }, { records: 1 });
+    const third = records.length - 81;
+    expect(wholeBatches(records)).to.equal(records);
+    expect(wholeBatches(records.subarray(0, third + 30))).to.deep.equal(records.subarray(0, third));
+    expect(wholeBatches(records.subarray(0, 20))).to.have.length(0);
   });
 
   it('hashes partitions over num.replica.fetchers as Kafka\'s getFetcherId does', () => {
