@@ -114,8 +114,9 @@ export class ReplicaFetcher {
 
   /**
    * Starts fetching these partitions. One already here at the same leader epoch (same topic id and
-   * log) and not parked keeps its state (Kafka's addPartitions); any other starts over (truncation first). `after` holds, by
-   * partition key, what must settle before this fetcher touches the partition (another fetcher's write).
+   * log) and not parked keeps its state (Kafka's addPartitions); any other starts over (truncation
+   * first). `after` holds, by partition key, what must settle before this fetcher touches the
+   * partition (the previous fetcher's write).
    */
   addPartitions(partitions: readonly FollowerPartition[], after = new Map<string, Promise<unknown>>()): void {
     for (const target of partitions) {
@@ -135,6 +136,7 @@ export class ReplicaFetcher {
         this.inFlight.set(key, waitingFor);
         void waitingFor.catch(() => undefined).then(() => {
           state.waitingFor = undefined;
+          if (this.inFlight.get(key) === waitingFor) this.inFlight.delete(key);
           this.wake();
         });
       }

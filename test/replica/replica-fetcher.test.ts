@@ -1,11 +1,12 @@
 // The follower side (src/replica/replica-fetcher*.ts): a ReplicaFetcherManager fetching into a real
 // follower PartitionLog from a fake leader answered from a real leader PartitionLog (fake-leader.ts).
 import { expect } from 'chai';
-import { ApiKey } from '../../src/protocol/generated';
+import { ApiKey, apiSpecs } from '../../src/protocol/generated';
+import { Reader, Writer } from '../../src/protocol/primitives';
 import { ErrorCode } from '../../src/common/errors';
 import { fetcherIdOf, ReplicaFetcherManager } from '../../src/replica/replica-fetcher-manager';
 import type { FollowerPartition, LeaderConnection } from '../../src/replica/replica-fetcher';
-import { wholeBatches } from '../../src/replica/replica-fetcher-requests';
+import { buildFetchRequest, wholeBatches } from '../../src/replica/replica-fetcher-requests';
 import { StorageError } from '../../src/storage/errors';
 import { PartitionLog } from '../../src/storage/partition-log';
 import { concatBatches, silentLogger, tempDirs, topicConfig } from '../storage/helpers';
@@ -321,6 +322,28 @@ describe('replica/replica fetcher (the follower side)', function () {
     expect(newLeader.fetches()[0].topics[0].partitions[0]).to.deep.include({ fetchOffset: 4n, lastFetchedEpoch: 0, currentLeaderEpoch: 1 });
     expect(await logBytes(follower)).to.deep.equal(await logBytes(newLeaderLog));
     expect(follower.leaderEpochEntries()).to.deep.equal([{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 4 }]);
+  });
+
+  it('builds a Fetch that each version can carry: replicaId or ReplicaState, topic name or id, lastFetchedEpoch from v12', () => {
+    const target = { topic: 't', topicId: TOPIC_ID, partition: 3, leaderEpoch: 5 };
+    const limits = { maxWaitMs: 500, minBytes: 1, maxBytes: 10 << 20, partitionMaxBytes: 1 << 20 };
+    const decoded = [4, 11, 12, 13, 14, 15, 17].map((version) => {
+      const body = buildFetchRequest(version, { brokerId: FOLLOWER, brokerEpoch: 7n }, limits, [{ target, fetchOffset: 40, lastFetchedEpoch: 4, logStartOffset: 10 }]);
+      const w = new Writer();
+      apiSpecs[ApiKey.Fetch].encodeRequest(w, body, version);
+      const request = apiSpecs[ApiKey.Fetch].decodeRequest(new Reader(Buffer.concat(w.finish())), version);
+      const p = request.topics[0].partitions[0];
+      return [version, request.replicaId, request.replicaState?.replicaId ?? -1, request.topics[0].topic ?? '', request.topics[0].topicId === TOPIC_ID, p.lastFetchedEpoch, p.fetchOffset];
+    });
+    expect(decoded).to.deep.equal([
+      [4, 2, -1, 't', false, -1, 40n],
+      [11, 2, -1, 't', false, -1, 40n],
+      [12, 2, -1, 't', false, 4, 40n],
+      [13, 2, -1, '', true, 4, 40n],
+      [14, 2, -1, '', true, 4, 40n],
+      [15, -1, 2, '', true, 4, 40n],
+      [17, -1, 2, '', true, 4, 40n],
+    ]);
   });
 
   it('appends only the whole batches of an answer that ends with part of one', () => {
