@@ -1,9 +1,11 @@
 // FindCoordinator (key 10), versions 0-6.
-// - Key type 0 (group) and 1 (transaction): this broker, the only one, coordinates every key.
-//   A group's coordinator is the leader of its __consumer_offsets partition
-//   (abs(hash(group.id)) mod the topic's partition count), which is this broker once the topic
-//   exists; the group coordinator must also have loaded it. A transactional id's is the leader of
-//   its __transaction_state partition: the first such request creates that topic. Until a
+// - Key type 0 (group): the leader of the group's __consumer_offsets partition
+//   (abs(hash(group.id)) mod the topic's partition count) in the metadata, as Kafka's getCoordinator
+//   answers; COORDINATOR_NOT_AVAILABLE while the topic does not exist (the coordinator's start-up
+//   creates it), the partition has no leader or its leader is not a live broker. The group APIs
+//   answer COORDINATOR_LOAD_IN_PROGRESS until that leader has loaded the partition.
+// - Key type 1 (transaction): this broker, the only one, coordinates every key. A transactional
+//   id's is the leader of its __transaction_state partition: the first such request creates that topic. Until a
 //   coordinator is loaded COORDINATOR_NOT_AVAILABLE, which clients retry. Any other key type is
 //   INVALID_REQUEST for every key.
 // - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
@@ -13,8 +15,8 @@ import { ApiKey } from '../protocol/generated';
 import type { FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
 import type { Controller } from '../cluster/controller';
+import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
-import type { GroupCoordinator } from '../group';
 import type { TransactionCoordinator } from '../txn';
 import { defineHandler } from './handler';
 
@@ -26,7 +28,6 @@ type Answer = Omit<FindCoordinatorResponseCoordinator, 'key'>;
 export interface FindCoordinatorServices {
   readonly nodeId: number;
   readonly controller: Pick<Controller, 'topic' | 'brokers'>;
-  readonly groups: Pick<GroupCoordinator, 'isActive' | 'partitionFor'>;
   readonly transactions: Pick<TransactionCoordinator, 'isActive'>;
   /** Creates __transaction_state if needed and loads the transaction coordinator. */
   startTransactions(): Promise<void>;
@@ -48,10 +49,12 @@ export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersio
 function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number): Answer {
   if (keyType === GROUP_KEY_TYPE) {
     const topic = s.controller.topic(GROUP_METADATA_TOPIC_NAME);
-    if (!s.groups.isActive() || !topic?.partitions[s.groups.partitionFor(key)]) {
-      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    }
-  } else if (!s.transactions.isActive()) {
+    const leader = topic?.partitions[coordinatorPartitionFor(key, topic.partitions.length)]?.leader ?? -1;
+    const node = s.controller.brokers().find((b) => b.nodeId === leader);
+    if (!node) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
+  }
+  if (!s.transactions.isActive()) {
     // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
     void s.startTransactions();
     return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
