@@ -119,6 +119,11 @@ export class GroupCoordinator {
     this.log.info({ partition, leaderEpoch }, 'group coordinator resigned a partition');
   }
 
+  /** Whether this broker hosts `partition` of __consumer_offsets and has loaded it (serves its groups). */
+  isLoaded(partition: number): boolean {
+    return this.state.hosted.get(partition)?.status === 'active';
+  }
+
   /** Resolves once every load started so far has ended. */
   async loaded(): Promise<void> {
     await Promise.all(this.loadsInFlight);

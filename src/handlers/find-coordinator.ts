@@ -2,8 +2,9 @@
 // - Key type 0 (group): the leader of the group's __consumer_offsets partition
 //   (abs(hash(group.id)) mod the topic's partition count) in the metadata, as Kafka's getCoordinator
 //   answers; COORDINATOR_NOT_AVAILABLE while the topic does not exist (the coordinator's start-up
-//   creates it), the partition has no leader or its leader is not a live broker. The group APIs
-//   answer COORDINATOR_LOAD_IN_PROGRESS until that leader has loaded the partition.
+//   creates it), the partition has no leader or its leader is not a live broker, and (unlike
+//   Kafka, so that a single broker's clients never meet COORDINATOR_LOAD_IN_PROGRESS after asking)
+//   while that leader is this broker and has not loaded the partition yet.
 // - Key type 1 (transaction): this broker, the only one, coordinates every key. A transactional
 //   id's is the leader of its __transaction_state partition: the first such request creates that topic. Until a
 //   coordinator is loaded COORDINATOR_NOT_AVAILABLE, which clients retry. Any other key type is
@@ -17,6 +18,7 @@ import { ErrorCode, errorMessage } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
+import type { GroupCoordinator } from '../group';
 import type { TransactionCoordinator } from '../txn';
 import { defineHandler } from './handler';
 
@@ -28,6 +30,7 @@ type Answer = Omit<FindCoordinatorResponseCoordinator, 'key'>;
 export interface FindCoordinatorServices {
   readonly nodeId: number;
   readonly controller: Pick<Controller, 'topic' | 'brokers'>;
+  readonly groups: Pick<GroupCoordinator, 'isLoaded'>;
   readonly transactions: Pick<TransactionCoordinator, 'isActive'>;
   /** Creates __transaction_state if needed and loads the transaction coordinator. */
   startTransactions(): Promise<void>;
@@ -49,9 +52,10 @@ export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersio
 function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number): Answer {
   if (keyType === GROUP_KEY_TYPE) {
     const topic = s.controller.topic(GROUP_METADATA_TOPIC_NAME);
-    const leader = topic?.partitions[coordinatorPartitionFor(key, topic.partitions.length)]?.leader ?? -1;
+    const partition = topic ? coordinatorPartitionFor(key, topic.partitions.length) : -1;
+    const leader = topic?.partitions[partition]?.leader ?? -1;
     const node = s.controller.brokers().find((b) => b.nodeId === leader);
-    if (!node) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (!node || (leader === s.nodeId && !s.groups.isLoaded(partition))) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
   }
   if (!s.transactions.isActive()) {
