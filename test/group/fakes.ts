@@ -66,10 +66,19 @@ export class FakeStore implements OffsetsStore {
 
   /** Loads of each partition, in order. */
   readonly loads: number[] = [];
+  /** While true, loads wait for releaseLoads() (and then read `loaded` as it is then). */
+  holdLoads = false;
+  private heldLoads: (() => void)[] = [];
 
   async loadPartition(index: number): Promise<LoadedGroup[]> {
     this.loads.push(index);
+    if (this.holdLoads) await new Promise<void>((resolve) => this.heldLoads.push(resolve));
     return this.loaded.filter((g) => coordinatorPartitionFor(g.groupId, PARTITIONS) === index);
+  }
+
+  releaseLoads(): void {
+    this.holdLoads = false;
+    for (const r of this.heldLoads.splice(0)) r();
   }
 
   groupWrites(): GroupSnapshot[] {
