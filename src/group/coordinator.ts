@@ -88,8 +88,9 @@ export class GroupCoordinator {
    */
   onElection(partition: number, leaderEpoch: number): void {
     const store = this.state.store;
-    if (this.state.closed || store === null) {
-      this.log.warn({ partition, leaderEpoch }, 'ignored an election: __consumer_offsets is not in use');
+    if (this.state.closed) return;
+    if (store === null) {
+      this.log.warn({ partition, leaderEpoch }, 'ignored an election: __consumer_offsets is not in use yet');
       return;
     }
     if (this.isStale(partition, leaderEpoch, 'election')) return;

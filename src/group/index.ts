@@ -48,11 +48,11 @@ export function startGroupCoordinator(
 
 /**
  * Creates __consumer_offsets unless it exists (its replication factor capped by the live brokers)
- * and hands it to the coordinator, which then hosts no partition until onElection: what a broker
- * of a cluster does before following the partitions' leadership. The topic's partitions, or null
- * (logged) when it could not be created.
+ * and hands it to the coordinator (useOffsetsTopic), which then hosts no partition until
+ * onElection: what a broker of a cluster does before following the partitions' leadership. The
+ * topic's partitions, or null (logged) when it could not be created.
  */
-export async function useOffsetsTopic(
+export async function ensureOffsetsTopic(
   coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
 ): Promise<readonly PartitionRecord[] | null> {
   try {
@@ -72,7 +72,7 @@ export async function useOffsetsTopic(
 async function electEveryPartition(
   coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
 ): Promise<void> {
-  const partitions = await useOffsetsTopic(coordinator, config, controller, replicas, log);
+  const partitions = await ensureOffsetsTopic(coordinator, config, controller, replicas, log);
   for (const p of partitions ?? []) coordinator.onElection(p.index, p.leaderEpoch);
   await coordinator.loaded();
 }
