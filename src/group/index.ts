@@ -48,7 +48,7 @@ export function startGroupCoordinator(
 
 /**
  * Creates __consumer_offsets unless it exists (its replication factor capped by the live brokers)
- * and hands it to the coordinator (useOffsetsTopic), which then hosts no partition until
+ * and hands it to the coordinator (attachOffsetsTopic), which then hosts no partition until
  * onElection: what a broker of a cluster does before following the partitions' leadership. The
  * topic's partitions, or null (logged) when it could not be created.
  */
@@ -60,13 +60,20 @@ export async function ensureOffsetsTopic(
       config.getInt('offsets.topic.replication.factor'), config.getInt('offsets.topic.segment.bytes'));
     const topic = controller.topic(OFFSETS_TOPIC);
     if (!topic) throw new Error(`could not create ${OFFSETS_TOPIC}: ${created.errorMessage ?? created.errorCode}`);
-    const numPartitions = topic.partitions.length;
-    coordinator.useOffsetsTopic(new OffsetsLog(replicas, numPartitions, log), numPartitions);
+    attachOffsetsTopic(coordinator, replicas, topic.partitions.length, log);
     return topic.partitions;
   } catch (err) {
     log.error({ err }, 'the group coordinator could not start');
     return null;
   }
+}
+
+/**
+ * Hands the coordinator __consumer_offsets as it exists with `numPartitions` partitions (a cluster's
+ * broker knows them from the metadata): call it before the first onElection, which it ignores until then.
+ */
+export function attachOffsetsTopic(coordinator: GroupCoordinator, replicas: ReplicaManager, numPartitions: number, log: Logger): void {
+  coordinator.useOffsetsTopic(new OffsetsLog(replicas, numPartitions, log), numPartitions);
 }
 
 async function electEveryPartition(
