@@ -1,7 +1,9 @@
-// A Fjord broker: configuration, the durable metadata store, the controller that changes it,
-// the partition logs (ReplicaManager), the API handlers and the TCP listener. `startBroker` is
-// the one entry point, used by the CLI, by our tests and by any Node project that wants a Kafka
-// in-process.
+// A Fjord broker: configuration, the metadata and the controller that changes it, the partition logs
+// (ReplicaManager), the coordinators, the API handlers and the TCP listener. `startBroker` is the one
+// entry point, used by the CLI, by our tests and by any Node project that wants a Kafka in-process.
+// Alone (the default), the metadata is a file in the data dir and the broker leads every partition;
+// with etcd.connect it joins a cluster (cluster-member.ts): the metadata lives in etcd, partitions
+// are replicated, and the coordinators follow the leadership of their topics' partitions.
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,8 +20,11 @@ import { Listener } from './net/listener';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
-import { createGroupCoordinator, startGroupCoordinator, type GroupCoordinator } from './group';
+import { attachOffsetsTopic, createGroupCoordinator, ensureOffsetsTopic, startGroupCoordinator, type GroupCoordinator } from './group';
 import { createTransactionCoordinator, TransactionCoordinatorStarter, type TransactionCoordinator } from './txn';
+import type { TxnMarkerChannel } from './txn/markers';
+import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
+import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -54,9 +59,26 @@ const MAX_IN_FLIGHT_PER_CONNECTION = 100;
 /** How long a fetch session must sit unused before a full cache may evict it (Kafka's default). */
 const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
 
+/** What the broker is built from; the modes differ in how these are made (see startBroker). */
+export interface BrokerParts {
+  clusterId: string;
+  controller: Controller;
+  replicas: ReplicaManager;
+  producerIds: ProducerIdManager;
+  /** A single broker's metadata store (its tests change leader epochs through it). */
+  store?: MetadataStore;
+  /** In a cluster: transaction markers for partitions other brokers lead. */
+  remoteMarkers?: TxnMarkerChannel;
+}
+
 export class Broker {
   readonly router: Router;
   readonly fetchSessions: FetchSessionCache;
+  readonly clusterId: string;
+  readonly controller: Controller;
+  readonly replicas: ReplicaManager;
+  readonly producerIds: ProducerIdManager;
+  readonly store: MetadataStore | undefined;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
   /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
@@ -66,15 +88,19 @@ export class Broker {
   constructor(
     readonly config: BrokerConfig,
     readonly log: Logger,
-    readonly store: MetadataStore,
-    readonly controller: Controller,
-    readonly replicas: ReplicaManager,
-    readonly producerIds: ProducerIdManager,
+    parts: BrokerParts,
   ) {
+    ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds } = parts);
+    this.store = parts.store;
+    const { controller, replicas, producerIds } = parts;
+    const inCluster = config.etcdConnect !== null;
     this.groups = createGroupCoordinator(config, replicas, log);
-    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log);
-    this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log);
-    if (config.getBool('transaction.partition.verification.enable')) {
+    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers);
+    // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
+    this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);
+    // KIP-890 part 1's check asks the local coordinator; in a cluster the transactional id's may be
+    // another broker's (Kafka asks it with AddPartitionsToTxn verifyOnly), so it is off there for now.
+    if (config.getBool('transaction.partition.verification.enable') && !inCluster) {
       replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>
         this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
@@ -97,10 +123,99 @@ export class Broker {
   get nodeId(): number {
     return this.config.nodeId;
   }
+}
 
-  get clusterId(): string {
-    return this.store.clusterId;
+/** How a broker of one mode starts and stops what the other has not. */
+interface BrokerMode {
+  parts: BrokerParts;
+  /** The port to listen on. */
+  port: number;
+  /** The listener is open on `port` (the one picked when 0 was asked). */
+  listening(port: number): void;
+  /** Once the logs are loaded: starts the coordinators (and in a cluster, following the metadata). */
+  start(broker: Broker): Promise<void>;
+  /** Before the coordinators close: stops what drives them. */
+  stop(): Promise<void>;
+  /** After the replica manager closed: the metadata's own resources. */
+  close(): Promise<void>;
+}
+
+/** A single broker: the metadata store in the data dir; it leads every partition and coordinates every group. */
+async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
+  const store = await MetadataStore.open(config.dataDir, config.nodeId);
+  try {
+    const replicas = await ReplicaManager.open(config, store, log);
+    const advertised = config.advertisedListener;
+    const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
+    const controller = new Controller(new LocalMetadata(store, self, replicas), config);
+    const producerIds = await ProducerIdManager.open(config.dataDir);
+    return {
+      parts: { clusterId: store.clusterId, controller, replicas, producerIds, store },
+      port: config.listener.port,
+      // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
+      // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
+      start: async (broker) => {
+        await startGroupCoordinator(broker.groups, config, controller, replicas, log);
+        await broker.startTransactions(true);
+      },
+      // Advertised port 0 means the listener's, known once it listens.
+      listening: (port) => {
+        if (self.port === 0) self.port = port;
+      },
+      stop: async () => undefined,
+      close: () => store.close(),
+    };
+  } catch (e) {
+    await store.close();
+    throw e;
   }
+}
+
+/**
+ * A cluster's broker (etcd.connect): the metadata in etcd, partitions replicated; the coordinators
+ * are elected partition by partition as the metadata makes this broker their topics' leaders.
+ */
+async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
+  const joined = await joinCluster(config, log);
+  let member: ClusterMember | undefined;
+  let stopped = false;
+  return {
+    parts: { ...joined },
+    port: joined.port,
+    listening: () => undefined,
+    start: async (broker) => {
+      // The group coordinator takes elections once it has __consumer_offsets (its partition count).
+      let offsetsAttached = false;
+      const groups: PartitionCoordinator = {
+        onElection: (partition, leaderEpoch) => {
+          const topic = joined.controller.topic(GROUP_METADATA_TOPIC_NAME);
+          if (topic && !offsetsAttached) {
+            attachOffsetsTopic(broker.groups, joined.replicas, topic.partitions.length, log);
+            offsetsAttached = true;
+          }
+          broker.groups.onElection(partition, leaderEpoch);
+        },
+        onResignation: (partition, leaderEpoch) => broker.groups.onResignation(partition, leaderEpoch),
+      };
+      member = new ClusterMember({
+        nodeId: config.nodeId, cache: joined.etcd.cache, topics: joined.controller, replicas: joined.replicas,
+        groups, transactions: broker.transactions, logger: log,
+      });
+      await member.start();
+      // The offsets topic, as Kafka's, waits until enough brokers are there for its replication factor.
+      await joined.etcd.cache.brokersAtLeast(config.getInt('offsets.topic.replication.factor'));
+      if (!stopped) await ensureOffsetsTopic(broker.groups, config, joined.controller, joined.replicas, log);
+    },
+    stop: async () => {
+      stopped = true;
+      await member?.stop();
+      await joined.stopController();
+    },
+    close: async () => {
+      joined.remoteMarkers.close();
+      await joined.etcd.close();
+    },
+  };
 }
 
 export async function startBroker(opts: StartBrokerOptions = {}): Promise<RunningBroker> {
@@ -125,34 +240,21 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     });
   }
 
-  // Cluster mode's control plane exists (src/cluster/etcd) but the broker does not run on it yet:
-  // refuse rather than start a lone broker the user believes is part of a cluster.
-  if (config.etcdConnect) {
-    throw new Error(`etcd.connect is set (${config.getString('etcd.connect')}), but cluster mode is not available in this version yet: remove it to run a single broker`);
-  }
   // Before anything reads or writes the data dir: a second process on it is refused.
   const lock = await DataDirLock.acquire(config.dataDir);
-  let store: MetadataStore;
-  let replicas: ReplicaManager;
-  let producerIds: ProducerIdManager;
+  let mode: BrokerMode;
   try {
-    store = await MetadataStore.open(config.dataDir, config.nodeId);
-    replicas = await ReplicaManager.open(config, store, log);
-    producerIds = await ProducerIdManager.open(config.dataDir);
+    mode = config.etcdConnect ? await clusterBroker(config, log) : await singleBroker(config, log);
   } catch (e) {
     await lock.release();
     throw e;
   }
-  const listen = config.listener;
-  const advertised = config.advertisedListener;
-  const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-  const broker = new Broker(config, log, store, new Controller(new LocalMetadata(store, self, replicas), config), replicas, producerIds);
+  const { replicas } = mode.parts;
+  const broker = new Broker(config, log, mode.parts);
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
-  // not loaded yet answers a retriable error. Once they are, the group coordinator creates
-  // __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile).
-  const groupsStarted = replicas.loaded.then(() => startGroupCoordinator(broker.groups, config, broker.controller, replicas, log), () => undefined);
-  // After the groups: markers that finish an interrupted transaction complete its pending offsets.
-  const transactionsStarted = groupsStarted.then(() => broker.startTransactions(true));
+  // not loaded yet answers a retriable error. Once they are, the coordinators start.
+  const coordinatorsStarted = replicas.loaded.then(() => mode.start(broker), () => undefined)
+    .catch((err) => log.error({ err }, 'the coordinators could not start'));
   const listener = new Listener(broker.router, {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
@@ -163,24 +265,28 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),
   }, log);
-  const port = await listener.listen(listen.host, listen.port);
-  if (self.port === 0) self.port = port;
+  const listen = config.listener;
+  const port = await listener.listen(listen.host, mode.port);
+  mode.listening(port);
   log.info({ port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
   try {
     await replicas.loaded;
   } catch (e) {
     // A log could not be loaded: stop as close() does, and fail the start.
     await listener.close();
+    await mode.stop();
     broker.groups.close();
-    await transactionsStarted;
+    await coordinatorsStarted;
     await broker.stopTransactions();
     await replicas.close().catch(() => undefined);
+    await mode.close().catch(() => undefined);
     await lock.release();
     throw e;
   }
 
+  const advertised = config.advertisedListener;
   const host = listen.host === '' ? advertised.host : listen.host;
-  log.info({ host, port, advertised: `${self.host}:${self.port}`, nodeId: config.nodeId, clusterId: store.clusterId,
+  log.info({ host, port, advertised: `${advertised.host}:${advertised.port || port}`, nodeId: config.nodeId, clusterId: broker.clusterId,
     dataDir: config.dataDir, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'broker listening');
 
   let closing: Promise<void> | undefined;
@@ -193,13 +299,13 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     close() {
       closing ??= (async () => {
         await listener.close();
+        await mode.stop();
         broker.groups.close();
-        await groupsStarted;
-        await transactionsStarted;
+        await coordinatorsStarted;
         await broker.stopTransactions();
         await replicas.close();
         try {
-          await store.close();
+          await mode.close();
         } finally {
           await lock.release();
         }

@@ -13,11 +13,23 @@
 //
 // Changes are applied one round at a time; a change seen during a round starts another after it,
 // from the cache as it is then, so rounds never interleave and the last one sees the last state.
+import * as net from 'node:net';
 import type { Logger } from 'pino';
+import { ErrorCode } from './common/errors';
+import type { BrokerConfig } from './config/broker-config';
+import { Controller } from './cluster/controller';
+import { ClusterController } from './cluster/etcd/cluster-controller';
+import { EtcdCluster } from './cluster/etcd/etcd-cluster';
+import { EtcdMetadata } from './cluster/etcd/etcd-metadata';
 import type { MetadataCache } from './cluster/etcd/metadata-cache';
-import type { TopicRecord } from './cluster/metadata-store';
+import { generateClusterId, type TopicRecord } from './cluster/metadata-store';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
-import type { ReplicaManager } from './replica/replica-manager';
+import type { AlterPartitionResult } from './replica/partition-replicas';
+import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
+import { ReplicaManager } from './replica/replica-manager';
+import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
+import { connectToLeaderOver } from './net/leader-connection';
+import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {
@@ -140,4 +152,91 @@ export class ClusterMember {
 function sameConfigs(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+/** The parts of a broker that joined a cluster, for startBroker to build the Broker from. */
+export interface ClusterParts {
+  etcd: EtcdCluster;
+  clusterId: string;
+  controller: Controller;
+  replicas: ReplicaManager;
+  producerIds: ProducerIdManager;
+  remoteMarkers: RemoteTxnMarkerChannel;
+  /** The port to listen on (a free one picked when 0 was asked: it is registered before listening). */
+  port: number;
+  /** Stops the active controller's work; then the rest closes with the broker. */
+  stopController(): Promise<void>;
+}
+
+/**
+ * Joins the cluster in config.etcdConnect: registers this broker (its advertised listener) in etcd,
+ * takes the cluster's id, and builds the controller, the replica manager with its fetchers, the
+ * producer id blocks and the transaction markers' channel to other brokers on the etcd metadata.
+ */
+export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
+  const nodeId = config.nodeId;
+  const advertised = config.advertisedListener;
+  const port = config.listener.port === 0 ? await freePort(config.listener.host) : config.listener.port;
+  const etcd = await EtcdCluster.start({
+    connect: config.etcdConnect!, nodeId, logger: log,
+    endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
+    rack: config.getString('broker.rack'), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+  });
+  try {
+    const clusterId = await etcd.clusterId(generateClusterId());
+    const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name });
+    const controller = new Controller(metadata, config);
+    const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
+    let replicas: ReplicaManager | undefined;
+    const fetchers = new ReplicaFetcherManager({
+      brokerId: nodeId,
+      connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
+        clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
+        requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
+      }),
+      config: {
+        fetchWaitMaxMs: config.getInt('replica.fetch.wait.max.ms'), fetchMinBytes: config.getInt('replica.fetch.min.bytes'),
+        fetchMaxBytes: config.getInt('replica.fetch.max.bytes'), fetchResponseMaxBytes: config.getInt('replica.fetch.response.max.bytes'),
+        fetchBackoffMs: config.getInt('replica.fetch.backoff.ms'), numReplicaFetchers: config.getInt('num.replica.fetchers'),
+      },
+      logger: log.child({ component: 'replica-fetcher' }),
+      onHighWatermark: (topic, partition, hw) => replicas?.followerHighWatermark(topic, partition, hw),
+    });
+    replicas = await ReplicaManager.open(config, controller, log, {
+      brokerId: nodeId, fetchers, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
+      alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
+    });
+    clusterController.start();
+    return {
+      etcd, clusterId, controller, replicas, port,
+      producerIds: new ProducerIdManager(() => etcd.reserveProducerIdBlock(PRODUCER_ID_BLOCK_SIZE)),
+      remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      stopController: () => clusterController.stop(),
+    };
+  } catch (e) {
+    await etcd.close();
+    throw e;
+  }
+}
+
+/** Kafka's AlterPartition, as the leader sends it: the ISR written in etcd if the partition epoch is still the one it saw. */
+async function alterPartition(etcd: EtcdCluster, controller: Controller, nodeId: number, topic: string, partition: number,
+  proposal: { leaderEpoch: number; partitionEpoch: number; isr: number[] }): Promise<AlterPartitionResult> {
+  const id = controller.topic(topic)?.id;
+  if (id === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  const result = await etcd.alterPartitionState(id, partition, proposal.partitionEpoch,
+    { leader: nodeId, leaderEpoch: proposal.leaderEpoch, isr: proposal.isr });
+  return result.ok ? { state: result.state } : { errorCode: ErrorCode.INVALID_UPDATE_VERSION, state: result.current ?? undefined };
+}
+
+/** A port free on `host` now (the registration must name the port before the listener opens). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host === '' ? undefined : host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

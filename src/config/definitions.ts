@@ -399,6 +399,17 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
     doc: 'Fjord: HOST:PORT[,HOST:PORT...][/prefix] of the etcd that holds the cluster metadata, as zookeeper.connect was (the prefix is the chroot); empty: a single broker, no cluster',
   },
   { name: 'broker.session.timeout.ms', type: 'int', default: '9000', validator: atLeast(1), doc: 'How long a broker stays registered without heartbeats (the TTL of its etcd lease, rounded up to whole seconds)' },
+  { name: 'broker.rack', type: 'string', default: null, doc: 'Rack of this broker, for rack-aware replica placement' },
+
+  // replication (Kafka's defaults)
+  { name: 'replica.lag.time.max.ms', type: 'long', default: '30000', validator: atLeast(1), doc: 'A follower not caught up for this long leaves the ISR' },
+  { name: 'num.replica.fetchers', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Fetcher connections per leader broker' },
+  { name: 'replica.fetch.wait.max.ms', type: 'int', default: '500', validator: atLeast(0), doc: 'Longest wait of a follower fetch (below replica.lag.time.max.ms)' },
+  { name: 'replica.fetch.min.bytes', type: 'int', default: '1', validator: atLeast(1), doc: 'Bytes a follower fetch waits for' },
+  { name: 'replica.fetch.max.bytes', type: 'int', default: '1048576', validator: atLeast(0), doc: 'Bytes a follower fetches per partition (at least one batch)' },
+  { name: 'replica.fetch.response.max.bytes', type: 'int', default: '10485760', validator: atLeast(0), doc: 'Bytes of one follower fetch response (at least one batch)' },
+  { name: 'replica.fetch.backoff.ms', type: 'int', default: '1000', validator: atLeast(0), doc: 'Pause after a follower fetch failed' },
+  { name: 'replica.socket.timeout.ms', type: 'int', default: '30000', doc: 'Timeout of follower fetch requests (at least replica.fetch.wait.max.ms)' },
 
   // group coordinator
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },

@@ -1,6 +1,7 @@
 // What the two halves of the group coordinator share (the rebalance protocol in ./rebalance.ts,
 // committed offsets in ./offsets.ts): the groups, their timers, the store they are written to, the
-// coordinator's status and settings, and the checks both make before touching a group.
+// partitions of __consumer_offsets this broker hosts (Kafka's CoordinatorRuntime contexts), the
+// settings, and the checks both make before touching a group.
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
@@ -19,14 +20,28 @@ export interface GroupCoordinatorConfig {
   offsetsRetentionCheckIntervalMs: number;
 }
 
-export type CoordinatorStatus = 'loading' | 'active' | 'closed';
+/**
+ * A partition of __consumer_offsets this broker leads (Kafka's CoordinatorContext). Each election
+ * makes a new one, so a load or a write that outlives its partition's leadership can tell.
+ */
+export interface HostedPartition {
+  readonly index: number;
+  /** The leader epoch of the election (a later one while hosted raises it). */
+  epoch: number;
+  /** Loading: its groups are being read back from the log; active: they are served. */
+  status: 'loading' | 'active';
+  /** Transactions that ended while it loaded, applied once it is loaded. */
+  readonly endedWhileLoading: { producerId: number; commit: boolean }[];
+}
 
 export class CoordinatorState {
+  /** The groups of the active hosted partitions. */
   readonly groups = new Map<string, ClassicGroup>();
   readonly timers: GroupTimers;
-  status: CoordinatorStatus = 'loading';
-  /** Set by the coordinator's load(): nothing is written before the groups are read back. */
-  store!: OffsetsStore;
+  readonly hosted = new Map<number, HostedPartition>();
+  closed = false;
+  /** __consumer_offsets once known (GroupCoordinator.useOffsetsTopic); null: not yet, or deleted. */
+  store: OffsetsStore | null = null;
   /** The partitions of __consumer_offsets, over which groups are spread. */
   numPartitions = 1;
 
@@ -45,11 +60,17 @@ export class CoordinatorState {
     return coordinatorPartitionFor(groupId, this.numPartitions);
   }
 
+  /**
+   * Whether this broker serves the group now: NOT_COORDINATOR unless it hosts the group's partition,
+   * COORDINATOR_LOAD_IN_PROGRESS while that partition loads (and before the topic is known at all).
+   */
   validateStatus(groupId: string, emptyIdAllowed: boolean): number {
     if (!emptyIdAllowed && groupId === '') return ErrorCode.INVALID_GROUP_ID;
-    if (this.status === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
-    if (this.status === 'closed') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    return ErrorCode.NONE;
+    if (this.closed) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    if (this.store === null) return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+    const partition = this.hosted.get(this.partitionFor(groupId));
+    if (!partition) return ErrorCode.NOT_COORDINATOR;
+    return partition.status === 'loading' ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE;
   }
 
   validateMember(group: ClassicGroup, memberId: string, groupInstanceId: string | null): number {
@@ -74,18 +95,26 @@ export class CoordinatorState {
   async removeGroup(group: ClassicGroup, offsetKeys: TopicPartitionKey[]): Promise<number> {
     group.transitionTo(GroupState.Dead);
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
-    const code = await this.write(() => this.store.deleteGroup(group.groupId, offsetKeys));
+    const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys));
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
     return code;
   }
 
-  /** A store call whose failure (a thrown error) becomes UNKNOWN_SERVER_ERROR. */
-  async write(op: () => Promise<number>): Promise<number> {
+  /**
+   * A write of the group's to the store: a thrown error becomes UNKNOWN_SERVER_ERROR, and a write
+   * whose partition resigned meanwhile (even if elected again since) NOT_COORDINATOR, as Kafka's
+   * runtime fails the writes of an unloaded partition, so that callers change nothing in memory.
+   */
+  async write(groupId: string, op: (store: OffsetsStore) => Promise<number>): Promise<number> {
+    const partition = this.hosted.get(this.partitionFor(groupId));
+    if (!partition || this.store === null) return ErrorCode.NOT_COORDINATOR;
+    let code: number;
     try {
-      return await op();
+      code = await op(this.store);
     } catch (err) {
       this.log.error({ err }, 'writing to __consumer_offsets failed');
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
+      code = ErrorCode.UNKNOWN_SERVER_ERROR;
     }
+    return this.hosted.get(partition.index) === partition ? code : ErrorCode.NOT_COORDINATOR;
   }
 }

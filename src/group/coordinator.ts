@@ -1,5 +1,7 @@
-// Kafka's classic group coordinator, as the handlers see it: its lifecycle (load from
-// __consumer_offsets, resign, close), the group listings and deletions, and the two halves it
+// Kafka's classic group coordinator, as the handlers see it: its lifecycle (it follows the
+// leadership of __consumer_offsets' partitions as Kafka 4's CoordinatorRuntime does: an election
+// loads that one partition's groups from its log, a resignation drops them; leader epochs order
+// these events), the group listings and deletions, and the two halves it
 // composes: the rebalance protocol (./rebalance.ts: JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
 // and the committed offsets (./offsets.ts, Kafka's OffsetMetadataManager). They share the groups,
 // timers and store through ./coordinator-state.ts. Handlers translate requests into these calls
@@ -7,13 +9,14 @@
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import type { Timer } from '../replica/delayed/timing-wheel';
-import { CoordinatorState, type GroupCoordinatorConfig } from './coordinator-state';
+import { CoordinatorState, type GroupCoordinatorConfig, type HostedPartition } from './coordinator-state';
 import { ClassicGroup, GroupMember, GroupState, type JoinResult, type SyncResult } from './group';
 import {
   OffsetMetadataManager, type CommitRequest, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
+import { retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
@@ -44,8 +47,9 @@ export class GroupCoordinator {
   private readonly state: CoordinatorState;
   private readonly rebalance: RebalanceManager;
   private readonly offsets: OffsetMetadataManager;
-  /** Counts load() calls: a load that an unload() overtook while it read drops what it read. */
-  private loads = 0;
+  /** The last leader epoch seen per partition of __consumer_offsets: older elections and resignations are stale. */
+  private readonly epochs = new Map<number, number>();
+  private readonly loadsInFlight = new Set<Promise<void>>();
 
   constructor(
     config: GroupCoordinatorConfig,
@@ -61,54 +65,122 @@ export class GroupCoordinator {
 
   // ================================================================= lifecycle
 
+  /** __consumer_offsets is known (partitionFor answers for it); groups are served where partitions are elected. */
   isActive(): boolean {
-    return this.state.status === 'active';
-  }
-
-  private isClosed(): boolean {
-    return this.state.status === 'closed';
+    return !this.state.closed && this.state.store !== null;
   }
 
   /**
-   * Rebuilds every group from `store`, then starts answering (and expiring offsets).
-   * `numPartitions`: the partitions of __consumer_offsets, over which groups are spread.
+   * The __consumer_offsets to serve from, once it exists: `numPartitions` fixes each group's
+   * partition. No partition is hosted until onElection. Until this call every group request
+   * answers COORDINATOR_LOAD_IN_PROGRESS.
    */
-  async load(store: OffsetsStore, numPartitions: number): Promise<void> {
-    if (this.isClosed()) return;
-    const load = ++this.loads;
+  useOffsetsTopic(store: OffsetsStore, numPartitions: number): void {
+    if (this.state.closed) return;
     this.state.store = store;
     this.state.numPartitions = numPartitions;
-    const loaded = await store.loadAll();
-    if (this.isClosed() || load !== this.loads) return; // closed, or unloaded and loaded again, while reading
-    for (const l of loaded) this.loadGroup(l);
-    this.state.status = 'active';
-    this.offsets.onLoaded();
-    this.log.info({ groups: this.state.groups.size }, 'group coordinator loaded');
+  }
+
+  /**
+   * Kafka's onElection: this broker leads `partition` of __consumer_offsets from `leaderEpoch` on.
+   * Its groups and offsets are read back from its log (COORDINATOR_LOAD_IN_PROGRESS meanwhile),
+   * then served. A stale epoch is ignored, and so is an election of a partition already hosted.
+   */
+  onElection(partition: number, leaderEpoch: number): void {
+    const store = this.state.store;
+    if (this.state.closed) return;
+    if (store === null) {
+      this.log.warn({ partition, leaderEpoch }, 'ignored an election: __consumer_offsets is not in use yet');
+      return;
+    }
+    if (this.isStale(partition, leaderEpoch, 'election')) return;
+    this.epochs.set(partition, leaderEpoch);
+    const hosted = this.state.hosted.get(partition);
+    if (hosted) {
+      hosted.epoch = leaderEpoch;
+      return;
+    }
+    const p: HostedPartition = { index: partition, epoch: leaderEpoch, status: 'loading', endedWhileLoading: [] };
+    this.state.hosted.set(partition, p);
+    const load = this.load(p, store).finally(() => this.loadsInFlight.delete(load));
+    this.loadsInFlight.add(load);
+  }
+
+  /**
+   * Kafka's onResignation: this broker no longer leads `partition`. Its groups go (parked joins and
+   * syncs answered NOT_COORDINATOR), its timers stop and a load in flight is discarded; its
+   * requests answer NOT_COORDINATOR. A stale epoch is ignored.
+   */
+  onResignation(partition: number, leaderEpoch: number): void {
+    if (this.state.closed || this.isStale(partition, leaderEpoch, 'resignation')) return;
+    this.epochs.set(partition, leaderEpoch);
+    const hosted = this.state.hosted.get(partition);
+    if (!hosted) return;
+    this.unloadPartition(hosted);
+    this.log.info({ partition, leaderEpoch }, 'group coordinator resigned a partition');
+  }
+
+  /** Whether this broker hosts `partition` of __consumer_offsets and has loaded it (serves its groups). */
+  isLoaded(partition: number): boolean {
+    return this.state.hosted.get(partition)?.status === 'active';
+  }
+
+  /** Resolves once every load started so far has ended. */
+  async loaded(): Promise<void> {
+    await Promise.all(this.loadsInFlight);
   }
 
   /** Answers every parked request with NOT_COORDINATOR and stops every timer. */
   close(): void {
-    if (this.state.status === 'closed') return;
-    this.state.status = 'closed';
-    this.resign();
+    if (this.state.closed) return;
+    this.unloadAll();
+    this.state.closed = true;
   }
 
   /**
-   * Kafka's onResignation, for a deleted __consumer_offsets: parked requests get NOT_COORDINATOR,
-   * every group and timer goes, and requests get COORDINATOR_LOAD_IN_PROGRESS until load() is
-   * called again (with the new topic).
+   * __consumer_offsets was deleted: every partition resigns (Kafka's onResignation without epoch)
+   * and their epochs are forgotten; requests get COORDINATOR_LOAD_IN_PROGRESS until
+   * useOffsetsTopic is called again (with the new topic).
    */
-  unload(): void {
-    if (this.state.status === 'closed') return;
-    this.state.status = 'loading';
-    this.loads++;
-    this.resign();
-    this.state.groups.clear();
+  unloadAll(): void {
+    for (const p of [...this.state.hosted.values()]) this.unloadPartition(p);
+    this.epochs.clear();
+    this.state.store = null;
   }
 
-  private resign(): void {
-    this.state.timers.cancelAll();
-    this.rebalance.answerParkedRequests();
+  private isStale(partition: number, leaderEpoch: number, event: string): boolean {
+    const last = this.epochs.get(partition);
+    if (last === undefined || leaderEpoch >= last) return false;
+    this.log.info({ partition, leaderEpoch, last }, `ignored a stale ${event} of a __consumer_offsets partition`);
+    return true;
+  }
+
+  /** Reads the partition's groups back; discarded if the partition resigned meanwhile (even if elected again). */
+  private async load(p: HostedPartition, store: OffsetsStore): Promise<void> {
+    let loaded: LoadedGroup[];
+    try {
+      loaded = await store.loadPartition(p.index);
+    } catch (err) {
+      // Kafka's FAILED state: not served (NOT_COORDINATOR) until elected again.
+      this.log.error({ err, partition: p.index }, 'could not load a partition of __consumer_offsets');
+      if (this.state.hosted.get(p.index) === p) this.state.hosted.delete(p.index);
+      return;
+    }
+    if (this.state.hosted.get(p.index) !== p) return;
+    for (const l of loaded) this.loadGroup(l);
+    p.status = 'active';
+    this.offsets.onPartitionLoaded(p);
+    this.log.info({ partition: p.index, leaderEpoch: p.epoch, groups: loaded.length }, 'group coordinator loaded a partition');
+  }
+
+  private unloadPartition(p: HostedPartition): void {
+    this.state.hosted.delete(p.index);
+    this.state.timers.cancel(retentionKey(p.index));
+    for (const group of [...this.state.groups.values()]) {
+      if (this.state.partitionFor(group.groupId) !== p.index) continue;
+      this.rebalance.unloadGroup(group);
+      this.state.groups.delete(group.groupId);
+    }
   }
 
   private loadGroup(l: LoadedGroup): void {
@@ -197,8 +269,15 @@ export class GroupCoordinator {
 
   // ================================================================= ListGroups, DescribeGroups, DeleteGroups
 
+  /**
+   * The groups of the partitions hosted here. While one of them loads (or before the topic is known)
+   * the answer is COORDINATOR_LOAD_IN_PROGRESS without groups, as Kafka's read over every partition fails.
+   */
   listGroups(states: string[], types: string[]): { errorCode: number; groups: GroupOverview[] } {
-    if (this.state.status === 'closed') return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
+    if (this.state.closed) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
+    if (this.state.store === null || [...this.state.hosted.values()].some((p) => p.status === 'loading')) {
+      return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups: [] };
+    }
     const wantedStates = new Set(states.map((s) => s.toLowerCase()));
     const classicWanted = types.length === 0 || types.some((t) => t.toLowerCase() === 'classic');
     const groups: GroupOverview[] = [];
@@ -207,8 +286,7 @@ export class GroupCoordinator {
       if (wantedStates.size > 0 && !wantedStates.has(g.state.toLowerCase())) continue;
       groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, type: 'classic' });
     }
-    const errorCode = this.state.status === 'loading' ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE;
-    return { errorCode, groups };
+    return { errorCode: ErrorCode.NONE, groups };
   }
 
   describeGroup(groupId: string): GroupDescription {

@@ -1,10 +1,11 @@
 // The group coordinator as the broker runs it: its settings from the broker config (Kafka's names)
-// and its start-up: create __consumer_offsets if it is missing, read every group and offset back,
-// then answer. Until then FindCoordinator answers COORDINATOR_NOT_AVAILABLE and the group APIs
+// and its start-up: create __consumer_offsets if it is missing, then load the partitions this
+// broker leads (a single broker: all of them). Until then the group APIs answer
 // COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
+import type { PartitionRecord } from '../cluster/metadata-store';
 import type { ReplicaManager } from '../replica/replica-manager';
 import { GroupCoordinator, type GroupCoordinatorConfig } from './coordinator';
 import { OffsetsLog, OFFSETS_TOPIC } from './offsets-log';
@@ -28,33 +29,57 @@ export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaMa
 }
 
 /**
- * Creates __consumer_offsets (offsets.topic.num.partitions, compacted) unless it exists, then
- * loads the coordinator from it. An existing topic keeps its partition count, as in Kafka. Never
- * rejects: a failure is logged and the coordinator stays unavailable. If the topic is deleted
- * (Kafka allows it), the coordinator drops its groups and starts over with a new topic.
+ * The single broker's start: creates __consumer_offsets (offsets.topic.num.partitions, compacted)
+ * unless it exists, then elects every partition at its current leader epoch and resolves once they
+ * are loaded. An existing topic keeps its partition count, as in Kafka. Never rejects: a failure is
+ * logged and the coordinator stays unavailable. If the topic is deleted (Kafka allows it), every
+ * partition resigns and the coordinator starts over with a new topic.
  */
 export function startGroupCoordinator(
   coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
 ): Promise<void> {
   controller.onTopicDeleted(OFFSETS_TOPIC, () => {
     log.warn(`${OFFSETS_TOPIC} was deleted: every group is dropped and the topic created again`);
-    coordinator.unload();
-    void loadGroupCoordinator(coordinator, config, controller, replicas, log);
+    coordinator.unloadAll();
+    void electEveryPartition(coordinator, config, controller, replicas, log);
   });
-  return loadGroupCoordinator(coordinator, config, controller, replicas, log);
+  return electEveryPartition(coordinator, config, controller, replicas, log);
 }
 
-async function loadGroupCoordinator(
+/**
+ * Creates __consumer_offsets unless it exists (its replication factor capped by the live brokers)
+ * and hands it to the coordinator (attachOffsetsTopic), which then hosts no partition until
+ * onElection: what a broker of a cluster does before following the partitions' leadership. The
+ * topic's partitions, or null (logged) when it could not be created.
+ */
+export async function ensureOffsetsTopic(
   coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
-): Promise<void> {
+): Promise<readonly PartitionRecord[] | null> {
   try {
     const created = await OffsetsLog.ensureTopic(controller, config.getInt('offsets.topic.num.partitions'),
       config.getInt('offsets.topic.replication.factor'), config.getInt('offsets.topic.segment.bytes'));
     const topic = controller.topic(OFFSETS_TOPIC);
     if (!topic) throw new Error(`could not create ${OFFSETS_TOPIC}: ${created.errorMessage ?? created.errorCode}`);
-    const numPartitions = topic.partitions.length;
-    await coordinator.load(new OffsetsLog(replicas, numPartitions, log), numPartitions);
+    attachOffsetsTopic(coordinator, replicas, topic.partitions.length, log);
+    return topic.partitions;
   } catch (err) {
     log.error({ err }, 'the group coordinator could not start');
+    return null;
   }
+}
+
+/**
+ * Hands the coordinator __consumer_offsets as it exists with `numPartitions` partitions (a cluster's
+ * broker knows them from the metadata): call it before the first onElection, which it ignores until then.
+ */
+export function attachOffsetsTopic(coordinator: GroupCoordinator, replicas: ReplicaManager, numPartitions: number, log: Logger): void {
+  coordinator.useOffsetsTopic(new OffsetsLog(replicas, numPartitions, log), numPartitions);
+}
+
+async function electEveryPartition(
+  coordinator: GroupCoordinator, config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger,
+): Promise<void> {
+  const partitions = await ensureOffsetsTopic(coordinator, config, controller, replicas, log);
+  for (const p of partitions ?? []) coordinator.onElection(p.index, p.leaderEpoch);
+  await coordinator.loaded();
 }

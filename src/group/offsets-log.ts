@@ -273,14 +273,6 @@ export class OffsetsLog implements OffsetsStore {
 
   // ------------------------------------------------------------------------------------------- loading
 
-  /** Every partition of __consumer_offsets this broker has, replayed in partition order. */
-  async loadAll(): Promise<LoadedGroup[]> {
-    const partitions = [...this.replicas.allPartitions()].filter((p) => p.topic === OFFSETS_TOPIC).sort((a, b) => a.index - b.index);
-    const state = new LoadState();
-    for (const p of partitions) await this.replay(p, state);
-    return state.result();
-  }
-
   /** One partition (what a coordinator loads when it becomes that partition's leader). */
   async loadPartition(index: number): Promise<LoadedGroup[]> {
     const state = new LoadState();

@@ -10,13 +10,14 @@
 // offsets their place in the log), and "later" always means the higher number.
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
-import type { CoordinatorState, GroupCoordinatorConfig } from './coordinator-state';
+import type { CoordinatorState, GroupCoordinatorConfig, HostedPartition } from './coordinator-state';
 import { GroupState, type ClassicGroup, type SequencedOffset } from './group';
 import type { MemberIdentity, RebalanceManager } from './rebalance';
 import {
-  offsetKey, type LoadedGroup, type LoadedOffset, type TopicPartitionKey, type TopicPartitionOffset, type TxnProducer,
+  offsetKey, type LoadedGroup, type LoadedOffset, type OffsetsStore, type TopicPartitionKey, type TopicPartitionOffset,
+  type TxnProducer,
 } from './store';
-import { RETENTION_KEY } from './timers';
+import { retentionKey } from './timers';
 
 export interface CommitPartition {
   topic: string;
@@ -75,12 +76,6 @@ interface TxnOffsetWrite {
   outcome: boolean | null;
 }
 
-interface TxnCompletion {
-  producerId: number;
-  offsetsPartition: number;
-  commit: boolean;
-}
-
 export class OffsetMetadataManager {
   private readonly groups: Map<string, ClassicGroup>;
   private readonly config: GroupCoordinatorConfig;
@@ -88,8 +83,6 @@ export class OffsetMetadataManager {
   /** Orders offset writes: the newest write for a partition is the one that sticks. */
   private writeSeq = 0;
   private readonly txnWritesInFlight = new Set<TxnOffsetWrite>();
-  /** Transactions that ended while loading: applied once loaded, to what the load left pending. */
-  private readonly completedWhileLoading: TxnCompletion[] = [];
 
   constructor(
     private readonly state: CoordinatorState,
@@ -116,11 +109,11 @@ export class OffsetMetadataManager {
     return { offset, seq: logOffset + 1 };
   }
 
-  /** Once loaded: the transactions that ended meanwhile, and the retention checks. */
-  onLoaded(): void {
+  /** A partition is loaded: the transactions that ended meanwhile, and its retention checks. */
+  onPartitionLoaded(partition: HostedPartition): void {
     // The load may have read the log before those markers were written (if not, nothing is pending for them).
-    for (const c of this.completedWhileLoading.splice(0)) this.onTransactionCompleted(c.producerId, c.offsetsPartition, c.commit);
-    this.scheduleRetention();
+    for (const c of partition.endedWhileLoading.splice(0)) this.onTransactionCompleted(c.producerId, partition.index, c.commit);
+    this.scheduleRetention(partition);
   }
 
   /** The error of each partition of `req.partitions`, in order. */
@@ -147,7 +140,7 @@ export class OffsetMetadataManager {
     const writes = this.offsetWrites(req.partitions, expireTimestamp, results);
     if (writes.length === 0) return results;
     const g = group;
-    const code = await this.writeOffsets(g, writes, (offsets) => this.state.store.storeOffsets(g.groupId, offsets));
+    const code = await this.writeOffsets(g, writes, (store, offsets) => store.storeOffsets(g.groupId, offsets));
     if (code !== ErrorCode.NONE) {
       for (const w of writes) results[w.index] = code;
     } else if (this.groups.get(g.groupId) === g) {
@@ -181,7 +174,7 @@ export class OffsetMetadataManager {
     const producer: TxnProducer = { producerId: req.producerId, producerEpoch: req.producerEpoch };
     const inFlight: TxnOffsetWrite = { group: g, producerId: req.producerId, offsets: writes, outcome: null };
     this.txnWritesInFlight.add(inFlight);
-    const code = await this.writeOffsets(g, writes, (offsets) => this.state.store.storeTxnOffsets(g.groupId, producer, offsets));
+    const code = await this.writeOffsets(g, writes, (store, offsets) => store.storeTxnOffsets(g.groupId, producer, offsets));
     this.txnWritesInFlight.delete(inFlight);
     if (code !== ErrorCode.NONE) {
       for (const w of writes) results[w.index] = code;
@@ -198,9 +191,11 @@ export class OffsetMetadataManager {
    * groups of that partition become committed (commit) or are dropped (abort).
    */
   onTransactionCompleted(producerId: number, offsetsPartition: number, commit: boolean): void {
-    if (this.state.status === 'closed') return;
-    if (this.state.status === 'loading') {
-      this.completedWhileLoading.push({ producerId, offsetsPartition, commit });
+    // Not hosted here: the marker is in the log, where the partition's next load reads it.
+    const partition = this.state.hosted.get(offsetsPartition);
+    if (!partition) return;
+    if (partition.status === 'loading') {
+      partition.endedWhileLoading.push({ producerId, commit });
       return;
     }
     for (const w of this.txnWritesInFlight) {
@@ -240,10 +235,10 @@ export class OffsetMetadataManager {
 
   /** Writes offsets of `group`; while the write is in flight, retention leaves their partitions alone. */
   private async writeOffsets(group: ClassicGroup, writes: SequencedOffset[],
-    store: (offsets: TopicPartitionOffset[]) => Promise<number>): Promise<number> {
+    write: (store: OffsetsStore, offsets: TopicPartitionOffset[]) => Promise<number>): Promise<number> {
     const keys = writes.map((w) => offsetKey(w.offset.topic, w.offset.partition));
     for (const key of keys) adjust(group.pendingCommits, key, 1);
-    const code = await this.state.write(() => store(writes.map((w) => w.offset)));
+    const code = await this.state.write(group.groupId, (store) => write(store, writes.map((w) => w.offset)));
     for (const key of keys) adjust(group.pendingCommits, key, -1);
     return code;
   }
@@ -330,7 +325,7 @@ export class OffsetMetadataManager {
   /** Tombstones, then what was written of those partitions before them (committed or pending) leaves the cache. */
   private async removeOffsets(group: ClassicGroup, keys: TopicPartitionKey[]): Promise<number> {
     const seq = ++this.writeSeq;
-    const code = await this.state.write(() => this.state.store.deleteOffsets(group.groupId, keys));
+    const code = await this.state.write(group.groupId, (store) => store.deleteOffsets(group.groupId, keys));
     if (code === ErrorCode.NONE) for (const k of keys) group.applyTombstone(offsetKey(k.topic, k.partition), seq);
     return code;
   }
@@ -351,10 +346,11 @@ export class OffsetMetadataManager {
 
   // ================================================================= retention
 
-  private scheduleRetention(): void {
-    this.state.timers.schedule(RETENTION_KEY, this.config.offsetsRetentionCheckIntervalMs, () => {
-      this.expireOffsets();
-      if (this.state.status === 'active') this.scheduleRetention();
+  /** Each hosted partition checks its groups' offsets on its own timer (Kafka's per-shard expiration). */
+  private scheduleRetention(partition: HostedPartition): void {
+    this.state.timers.schedule(retentionKey(partition.index), this.config.offsetsRetentionCheckIntervalMs, () => {
+      this.expireOffsets(this.state.now(), partition.index);
+      if (this.state.hosted.get(partition.index) === partition) this.scheduleRetention(partition);
     });
   }
 
@@ -364,10 +360,12 @@ export class OffsetMetadataManager {
    * unsubscribed topics' that long after their commit. An offset committed with its own retention
    * (v2-4) expires at its expire timestamp. An Empty group left with no offsets is deleted. Offsets of
    * a partition with a pending transactional offset wait, and so does a group with any (Kafka 4).
+   * `offsetsPartition`: only the groups of that partition of __consumer_offsets (default: all).
    */
-  expireOffsets(now = this.state.now()): void {
+  expireOffsets(now = this.state.now(), offsetsPartition?: number): void {
     const retentionMs = this.config.offsetsRetentionMs;
     for (const group of [...this.groups.values()]) {
+      if (offsetsPartition !== undefined && this.state.partitionFor(group.groupId) !== offsetsPartition) continue;
       const base = expirationBase(group);
       if (base === null) continue;
       const expired: TopicPartitionKey[] = [];

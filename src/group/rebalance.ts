@@ -19,7 +19,7 @@ import {
   ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SyncResult,
 } from './group';
 import type { GroupSnapshot } from './store';
-import { heartbeatKey, joinKey, syncKey, type GroupTimers } from './timers';
+import { groupTimersPrefix, heartbeatKey, joinKey, syncKey, type GroupTimers } from './timers';
 
 /** How long a brand-new member's JoinGroup may wait before it is dropped (Kafka's 5 minutes). */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
@@ -84,14 +84,18 @@ export class RebalanceManager {
     for (const m of group.members.values()) this.scheduleHeartbeat(group, m);
   }
 
-  /** The coordinator resigns: every parked JoinGroup and SyncGroup is answered NOT_COORDINATOR. */
-  answerParkedRequests(): void {
-    for (const group of this.groups.values()) {
-      for (const m of group.members.values()) {
-        group.completeJoin(m, joinError(m.memberId, ErrorCode.NOT_COORDINATOR));
-        group.completeSync(m, syncError(ErrorCode.NOT_COORDINATOR));
-      }
+  /**
+   * Kafka's onGroupUnloaded (its partition resigned): parked JoinGroup and SyncGroup requests are
+   * answered NOT_COORDINATOR, its timers stop, and it is Dead, so that a write of it still in flight
+   * changes nothing when it returns. The caller forgets it.
+   */
+  unloadGroup(group: ClassicGroup): void {
+    for (const m of group.members.values()) {
+      group.completeJoin(m, joinError(m.memberId, ErrorCode.NOT_COORDINATOR));
+      group.completeSync(m, syncError(ErrorCode.NOT_COORDINATOR));
     }
+    group.transitionTo(GroupState.Dead);
+    this.timers.cancelAll(groupTimersPrefix(group.groupId));
   }
 
   // ================================================================= JoinGroup
@@ -235,7 +239,7 @@ export class RebalanceManager {
           return this.maybePrepareRebalance(group, `static member ${instanceId} rejoined with a different protocol`);
         }
         const generationId = group.generationId;
-        void this.state.write(() => this.state.store.storeGroup(group.groupId, groupSnapshot(group))).then((code) => {
+        void this.state.write(group.groupId, (store) => store.storeGroup(group.groupId, groupSnapshot(group))).then((code) => {
           if (code !== ErrorCode.NONE) {
             group.completeJoin(member, {
               ...joinError('', code), generationId, protocolType: group.protocolType, protocolName: group.protocolName,
@@ -326,7 +330,7 @@ export class RebalanceManager {
     group.initNextGeneration();
     if (group.is(GroupState.Empty)) {
       this.log.info({ group: group.groupId, generation: group.generationId }, 'group is now empty');
-      void this.state.write(() => this.state.store.storeGroup(group.groupId, groupSnapshot(group))).then((code) => {
+      void this.state.write(group.groupId, (store) => store.storeGroup(group.groupId, groupSnapshot(group))).then((code) => {
         if (code !== ErrorCode.NONE) this.log.warn({ group: group.groupId, errorCode: code }, 'could not write empty group metadata');
       });
       return;
@@ -413,7 +417,7 @@ export class RebalanceManager {
     const generationId = group.generationId;
     const snapshot = groupSnapshot(group, (m) => assignment.get(m.memberId) ?? EMPTY);
     this.log.info({ group: group.groupId, generation: generationId, members: group.size }, 'assignment received from leader');
-    void this.state.write(() => this.state.store.storeGroup(group.groupId, snapshot)).then((code) => {
+    void this.state.write(group.groupId, (store) => store.storeGroup(group.groupId, snapshot)).then((code) => {
       if (!group.is(GroupState.CompletingRebalance) || group.generationId !== generationId) return;
       if (code !== ErrorCode.NONE) {
         this.resetAndPropagateAssignmentError(group, code);

@@ -66,5 +66,6 @@ export interface OffsetsStore {
   /** Tombstones for each of `offsetKeys` and for the group. */
   deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[]): Promise<number>;
   deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number>;
-  loadAll(): Promise<LoadedGroup[]>;
+  /** The groups of one partition of __consumer_offsets, read back from its log. */
+  loadPartition(index: number): Promise<LoadedGroup[]>;
 }

@@ -1,12 +1,12 @@
 // FindCoordinator (key 10), versions 0-6.
-// - Key type 0 (group) and 1 (transaction): this broker, the only one, coordinates every key.
-//   A group's coordinator is the leader of its __consumer_offsets partition
-//   (abs(hash(group.id)) mod the topic's partition count), which is this broker once the topic
-//   exists; the group coordinator must also have loaded it. A transactional id's is the leader of
-//   its __transaction_state partition in the metadata, as Kafka answers: the first such request
-//   creates that topic. Until there is a coordinator COORDINATOR_NOT_AVAILABLE (no topic yet, no
-//   leader, or this broker leads the partition but has not loaded it yet: unlike Kafka, so that the
-//   coordinator named is ready when it is this one), which clients retry. Any other key type is
+// - Key type 0 (group): the leader of the group's __consumer_offsets partition
+//   (abs(hash(group.id)) mod the topic's partition count) in the metadata, as Kafka's getCoordinator
+//   answers. Key type 1 (transaction): the leader of the id's __transaction_state partition; the
+//   first such request creates that topic, as in Kafka.
+// - COORDINATOR_NOT_AVAILABLE, which clients retry, while the topic does not exist, the partition
+//   has no leader or its leader is not a live broker, and (unlike Kafka, so that the coordinator
+//   named is ready when it is this broker) while this broker leads the partition but has not
+//   loaded it yet. Any other key type is
 //   INVALID_REQUEST for every key.
 // - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
 //   entry per key (KIP-699).
@@ -15,6 +15,7 @@ import { ApiKey } from '../protocol/generated';
 import type { FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
 import type { Controller } from '../cluster/controller';
+import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import type { GroupCoordinator } from '../group';
 import type { TransactionCoordinator } from '../txn';
@@ -28,8 +29,8 @@ type Answer = Omit<FindCoordinatorResponseCoordinator, 'key'>;
 export interface FindCoordinatorServices {
   readonly nodeId: number;
   readonly controller: Pick<Controller, 'topic' | 'brokers'>;
-  readonly groups: Pick<GroupCoordinator, 'isActive' | 'partitionFor'>;
-  readonly transactions: Pick<TransactionCoordinator, 'partitionFor' | 'isLoaded'>;
+  readonly groups: Pick<GroupCoordinator, 'isLoaded'>;
+  readonly transactions: Pick<TransactionCoordinator, 'isLoaded'>;
   /** Creates __transaction_state if needed and loads the transaction coordinator. */
   startTransactions(): Promise<void>;
 }
@@ -48,29 +49,19 @@ export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersio
 });
 
 function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number): Answer {
-  if (keyType === GROUP_KEY_TYPE) {
-    const topic = s.controller.topic(GROUP_METADATA_TOPIC_NAME);
-    if (!s.groups.isActive() || !topic?.partitions[s.groups.partitionFor(key)]) {
-      return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    }
-  } else {
-    return transactionCoordinator(s, key);
-  }
-  const self = s.controller.brokers().find((b) => b.nodeId === s.nodeId);
-  if (!self) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-  return { nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
+  if (keyType === GROUP_KEY_TYPE) return leaderOf(s, GROUP_METADATA_TOPIC_NAME, key, (p) => s.groups.isLoaded(p));
+  // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
+  if (!s.controller.topic(TRANSACTION_STATE_TOPIC_NAME)) void s.startTransactions();
+  return leaderOf(s, TRANSACTION_STATE_TOPIC_NAME, key, (p) => s.transactions.isLoaded(p));
 }
 
-/** The leader of the id's __transaction_state partition, from the metadata. */
-function transactionCoordinator(s: FindCoordinatorServices, key: string): Answer {
-  const topic = s.controller.topic(TRANSACTION_STATE_TOPIC_NAME);
-  // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
-  if (!topic) void s.startTransactions();
-  const partition = topic ? s.transactions.partitionFor(key) : -1;
+/** The leader of the key's partition of an internal topic, from the metadata (see the file comment). */
+function leaderOf(s: FindCoordinatorServices, topicName: string, key: string, isLoaded: (partition: number) => boolean): Answer {
+  const topic = s.controller.topic(topicName);
+  const partition = topic ? coordinatorPartitionFor(key, topic.partitions.length) : -1;
   const leader = topic?.partitions[partition]?.leader ?? -1;
-  if (leader === s.nodeId && !s.transactions.isLoaded(partition)) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   const node = s.controller.brokers().find((b) => b.nodeId === leader);
-  if (!node) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  if (!node || (leader === s.nodeId && !isLoaded(partition))) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
 }
 

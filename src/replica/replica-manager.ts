@@ -47,8 +47,9 @@ import {
 import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
 import { PartitionReplicas } from './partition-replicas';
 import {
-  DelayedProduce, type FollowerPartition, type PartitionAssignment, type PartitionRole, type ReplicationOptions,
+  DelayedProduce, type PartitionAssignment, type PartitionRole, type ReplicationOptions,
 } from './replication';
+import type { FollowerPartition } from './replica-fetcher';
 
 export interface PartitionAppend {
   errorCode: number;
@@ -327,7 +328,9 @@ export class ReplicaManager implements TopicStorage {
       this.roleChanged(partition);
       // Appends taken while it led finish writing before a fetcher may truncate the log.
       await log.whenWritten(log.logEndOffset).catch(() => undefined);
-      const fetched: FollowerPartition = { topic: topic.name, partition: index, topicId: topic.id, leaderEpoch: state.leaderEpoch, log };
+      const fetched: FollowerPartition = {
+        topic: topic.name, partition: index, topicId: topic.id, leaderEpoch: state.leaderEpoch, log, highWatermark: log.highWatermark,
+      };
       if (state.leader >= 0 && state.leader !== replication.brokerId) replication.fetchers.addPartitions(state.leader, [fetched]);
       else await replication.fetchers.removePartitions([{ topic: topic.name, partition: index }]);
     });

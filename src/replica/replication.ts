@@ -7,34 +7,18 @@
 // - Leader: a PartitionReplicas (partition-replicas.ts) tracks the followers' fetches, the ISR and
 //   the high watermark, which it sets on the log; ISR changes go to the controller's store through
 //   the injected alterPartition.
-// - Follower: the fetchers (replica-fetcher.ts, injected as FollowerFetchers) fetch from the leader
+// - Follower: the fetchers (replica-fetcher-manager.ts, injected as FollowerFetchers) fetch from the leader
 //   and append as-is; the high watermark comes with the leader's answers.
 // - acks=all: a DelayedProduce waits in the produce purgatory until the high watermark passes the
 //   append (or the ISR shrank below min.insync.replicas), the request times out, or the partition
 //   stops being led here.
 import { ErrorCode } from '../common/errors';
-import type { PartitionLog } from '../storage';
 import { DelayedOperation } from './delayed/purgatory';
 import type { AcksAllResult, AlterPartitionResult, PartitionReplicas, PartitionState } from './partition-replicas';
+import type { ReplicaFetcherManager } from './replica-fetcher-manager';
 
-/** A partition a follower fetches, and from which leader epoch. */
-export interface FollowerPartition {
-  topic: string;
-  partition: number;
-  /** 32 hex chars: Fetch v13+ names topics by id. */
-  topicId: string;
-  leaderEpoch: number;
-  log: PartitionLog;
-}
-
-/** The follower fetchers as the replica manager drives them (Kafka's ReplicaFetcherManager). */
-export interface FollowerFetchers {
-  /** Starts (or moves, at a new epoch) fetching these partitions from `leaderId`. */
-  addPartitions(leaderId: number, partitions: FollowerPartition[]): void;
-  /** Stops fetching them; resolves once no append of theirs is in flight. */
-  removePartitions(partitions: { topic: string; partition: number }[]): Promise<void>;
-  close(): Promise<void>;
-}
+/** The follower fetchers as the replica manager drives them (replica-fetcher-manager.ts; a fake in tests). */
+export type FollowerFetchers = Pick<ReplicaFetcherManager, 'addPartitions' | 'removePartitions' | 'close'>;
 
 export interface ReplicationOptions {
   brokerId: number;

@@ -145,7 +145,7 @@ describe('ListOffsets', function () {
     await producer.send({ topic: 'epochs', acks: -1, messages: [{ value: 'a', timestamp: String(T + 1) }] });
     expect(await list('epochs', LATEST, { currentLeaderEpoch: 0 })).to.deep.equal(ok(1, -1, 0));
     expect(await list('epochs', LATEST, { currentLeaderEpoch: 1 })).to.deep.equal(failed(ErrorCode.UNKNOWN_LEADER_EPOCH));
-    broker.current().broker.store.setLeaderEpoch('epochs', 0, 2);
+    broker.current().broker.store!.setLeaderEpoch('epochs', 0, 2);
     expect(await list('epochs', LATEST, { currentLeaderEpoch: 1 })).to.deep.equal(failed(ErrorCode.FENCED_LEADER_EPOCH));
     expect(await list('epochs', LATEST, { currentLeaderEpoch: 3 })).to.deep.equal(failed(ErrorCode.UNKNOWN_LEADER_EPOCH));
     // Before v4 there is no current leader epoch to check.

@@ -28,7 +28,7 @@ describe('OffsetForLeaderEpoch', function () {
 
   const write = (topic: string, n: number) =>
     producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, i) => ({ value: `v${i}` })) });
-  const bump = (topic: string, epoch: number) => broker.current().broker.store.setLeaderEpoch(topic, 0, epoch);
+  const bump = (topic: string, epoch: number) => broker.current().broker.store!.setLeaderEpoch(topic, 0, epoch);
 
   async function endOffset(topic: string, leaderEpoch: number, currentLeaderEpoch = -1, version = 4) {
     const res = await c.request<OffsetForLeaderEpochResponse>(ApiKey.OffsetForLeaderEpoch, version, {

@@ -21,7 +21,7 @@ describe('group coordinator: loading, listing, describing, deleting', () => {
     await flush();
     expect(sync.value!.errorCode).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
     expect(h.coordinator.isActive()).to.equal(false);
-    await h.coordinator.load(h.store, 50);
+    await h.electAll();
     expect(h.coordinator.isActive()).to.equal(true);
   });
 

@@ -3,12 +3,14 @@
 import { expect } from 'chai';
 import pino from 'pino';
 import { ErrorCode } from '../../src/common/errors';
+import { coordinatorPartitionFor } from '../../src/cluster/coordinator-partition';
 import { GroupCoordinator, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
 import { GroupState, type JoinResult, type SyncResult } from '../../src/group/group';
 import type {
   GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
 } from '../../src/group/store';
 import { Writer } from '../../src/protocol/primitives';
+import { retentionKey } from '../../src/group/timers';
 import { Timer } from '../../src/replica/delayed/timing-wheel';
 
 export type Write =
@@ -26,7 +28,8 @@ export class FakeStore implements OffsetsStore {
   failWith = 0;
   private held: (() => void)[] = [];
 
-  constructor(private readonly loaded: LoadedGroup[] = []) {}
+  /** `loaded`: what the log holds, each group read back by the load of its partition. */
+  constructor(readonly loaded: LoadedGroup[] = []) {}
 
   private write(w: Write): Promise<number> {
     this.writes.push(w);
@@ -61,14 +64,33 @@ export class FakeStore implements OffsetsStore {
     return this.write({ kind: 'deleteOffsets', groupId, keys });
   }
 
-  async loadAll(): Promise<LoadedGroup[]> {
-    return this.loaded;
+  /** Loads of each partition, in order. */
+  readonly loads: number[] = [];
+  /** While true, loads wait for releaseLoads() (and then read `loaded` as it is then). */
+  holdLoads = false;
+  private heldLoads: (() => void)[] = [];
+
+  async loadPartition(index: number): Promise<LoadedGroup[]> {
+    this.loads.push(index);
+    if (this.holdLoads) await new Promise<void>((resolve) => this.heldLoads.push(resolve));
+    return this.loaded.filter((g) => coordinatorPartitionFor(g.groupId, PARTITIONS) === index);
+  }
+
+  releaseLoads(): void {
+    this.holdLoads = false;
+    for (const r of this.heldLoads.splice(0)) r();
   }
 
   groupWrites(): GroupSnapshot[] {
     return this.writes.flatMap((w) => (w.kind === 'group' ? [w.group] : []));
   }
 }
+
+/** The partitions of __consumer_offsets in these tests. */
+export const PARTITIONS = 50;
+
+/** The timers of a coordinator with no group timer left: each hosted partition's retention check. */
+export const retentionTimers = (partitions = PARTITIONS): string[] => Array.from({ length: partitions }, (_, p) => retentionKey(p));
 
 export const DEFAULTS: GroupCoordinatorConfig = {
   minSessionTimeoutMs: 1000,
@@ -109,8 +131,15 @@ export class Harness {
 
   static async start(config: Partial<GroupCoordinatorConfig> = {}, store = new FakeStore()): Promise<Harness> {
     const h = new Harness(store, config);
-    await h.coordinator.load(store, 50);
+    await h.electAll();
     return h;
+  }
+
+  /** What a single broker does: the topic (PARTITIONS partitions) in use, every partition elected; resolves once loaded. */
+  electAll(epoch = 0): Promise<void> {
+    this.coordinator.useOffsetsTopic(this.store, PARTITIONS);
+    for (let p = 0; p < PARTITIONS; p++) this.coordinator.onElection(p, epoch);
+    return this.coordinator.loaded();
   }
 
   /** Moves the clock in steps of at most `stepMs`, running what falls due, and lets callbacks run. */

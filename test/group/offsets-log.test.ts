@@ -32,6 +32,13 @@ import { ErrorCode } from '../../src/common/errors';
 import { ProtocolError } from '../../src/protocol/primitives';
 import { buildBatchSync, buildEndTxnMarker, decodeRecords } from '../../src/records/records';
 
+/** Every partition's groups, as a coordinator that leads them all loads them. */
+async function loadEveryPartition(log: OffsetsLog): Promise<LoadedGroup[]> {
+  const groups: LoadedGroup[] = [];
+  for (let p = 0; p < log.numPartitions; p++) groups.push(...await log.loadPartition(p));
+  return groups;
+}
+
 const hex = (s: string): Buffer => Buffer.from(s.replace(/[\s|]/g, ''), 'hex');
 
 // Bytes produced by Kafka 4.1.1's own classes (kafka-group-coordinator-4.1.1.jar): the generated
@@ -357,7 +364,7 @@ describe('OffsetsLog against the storage stack', function () {
     expect([header.readBigInt64BE(43), header.readInt16BE(51), header.readInt32BE(53), (header.readInt16BE(21) >> 4) & 1])
       .to.deep.equal([10n, 0, 0, 1]); // producerId, producerEpoch, baseSequence 0, transactional
 
-    const loaded = await log.loadAll();
+    const loaded = await loadEveryPartition(log);
     expect(loaded.map((g) => g.groupId)).to.deep.equal(['tx']);
     const [tx] = loaded;
     expect([...tx.offsets.keys()].sort()).to.deep.equal(['after-broken:0', 'committed:0', 'overtaken:0']);
@@ -389,7 +396,7 @@ describe('OffsetsLog against the storage stack', function () {
     // A log that went offline (storage error): NOT_COORDINATOR.
     const p = replicas.partition(OFFSETS_TOPIC, 0)!;
     expect(p.log.logEndOffset).to.equal(1); // nothing but the first commit made it to the log
-    const [g] = await log.loadAll();
+    const [g] = await loadEveryPartition(log);
     expect(g.offsets.get('t:0')!.offset).to.equal(1);
     await p.log.close();
     expect(await log.storeOffsets('g', [commit('t', 0, 3)])).to.equal(ErrorCode.NOT_COORDINATOR);
@@ -448,7 +455,7 @@ describe('OffsetsLog in a broker', function () {
     await first.close();
     running.splice(0);
     const second = await start(50);
-    const groups = byId(await new OffsetsLog(second.broker.replicas, 50).loadAll());
+    const groups = byId(await loadEveryPartition(new OffsetsLog(second.broker.replicas, 50)));
     expect([...groups.keys()].sort()).to.deep.equal(['my-group', 'other']);
     const mine = groups.get('my-group')!;
     expect(mine.group).to.deep.equal(GROUP);
@@ -481,7 +488,7 @@ describe('OffsetsLog in a broker', function () {
     expect(await log.deleteOffsets('g1', [{ topic: 'u', partition: 0 }])).to.equal(ErrorCode.NONE);
     expect(await log.storeOffsets('g1', [commit('u', 0, 9)])).to.equal(ErrorCode.NONE);
 
-    const groups = byId(await log.loadAll());
+    const groups = byId(await loadEveryPartition(log));
     expect([...groups.keys()].sort()).to.deep.equal(['g1', 'g3']);
     expect(groups.get('g1')!.group).to.deep.equal(GROUP);
     expect([...groups.get('g1')!.offsets.keys()].sort()).to.deep.equal(['t:0', 'u:0']);
@@ -504,7 +511,7 @@ describe('OffsetsLog in a broker', function () {
     }
     expect(await log.deleteOffsets('g', [{ topic: 'orders', partition: 3 }])).to.equal(ErrorCode.NONE);
     expect(await log.storeOffsets('other', [commit('payments', 0, 7)])).to.equal(ErrorCode.NONE);
-    const before = await log.loadAll();
+    const before = await loadEveryPartition(log);
 
     const partition = first.broker.replicas.partition(OFFSETS_TOPIC, 0)!;
     const [sizeBefore, segmentsBefore] = [partition.log.size, partition.log.segmentInfo().length];
@@ -516,7 +523,7 @@ describe('OffsetsLog in a broker', function () {
 
     const second = await startBroker({ dataDir, logLevel: 'silent', config });
     running.push(second);
-    const after = byId(await new OffsetsLog(second.broker.replicas, 1).loadAll());
+    const after = byId(await loadEveryPartition(new OffsetsLog(second.broker.replicas, 1)));
     expect(after).to.deep.equal(byId(before));
     const g = after.get('g')!;
     expect(g.group!.generationId).to.equal(39);

@@ -14,7 +14,8 @@ import { buildBatchSync } from '../../src/records/records';
 import type { FetchParams, FetchPartition } from '../../src/replica/fetch-reads';
 import type { AlterPartitionResult } from '../../src/replica/partition-replicas';
 import { NO_LEADER_EPOCH, ReplicaManager, type Partition } from '../../src/replica/replica-manager';
-import type { FollowerFetchers, FollowerPartition } from '../../src/replica/replication';
+import type { FollowerFetchers } from '../../src/replica/replication';
+import type { FollowerPartition } from '../../src/replica/replica-fetcher';
 
 const TOPIC: TopicRecord = {
   name: 'replicated', id: 'a'.repeat(32), configs: { 'min.insync.replicas': '2' },
@@ -26,7 +27,7 @@ describe('ReplicaManager as a partition leader', function () {
   let dir: string;
   let replicas: ReplicaManager;
   let proposals: { leaderEpoch: number; partitionEpoch: number; isr: number[] }[];
-  let fetched: { leaderId: number; partitions: FollowerPartition[] }[];
+  let fetched: { leaderId: number; partitions: readonly FollowerPartition[] }[];
   let partitionEpoch: number;
 
   beforeEach(async () => {

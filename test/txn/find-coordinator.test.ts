@@ -24,8 +24,8 @@ describe('txn: FindCoordinator for transactional ids', () => {
   const services: FindCoordinatorServices = {
     nodeId: SELF,
     controller: { topic: (name) => (name === '__transaction_state' ? topic : undefined), brokers: () => brokers },
-    groups: { isActive: () => true, partitionFor: () => 0 },
-    transactions: { partitionFor: (id) => coordinatorPartitionFor(id, NUM_PARTITIONS), isLoaded: (p) => loaded.has(p) },
+    groups: { isLoaded: () => false },
+    transactions: { isLoaded: (p) => loaded.has(p) },
     startTransactions: async () => void starts++,
   };
   const handler = findCoordinator.bind(services);

@@ -87,6 +87,19 @@ export class MetadataCache extends EventEmitter {
     return id === undefined ? undefined : this.states.get(id)?.get(partition);
   }
 
+  /** Resolves once at least `count` brokers are registered. */
+  brokersAtLeast(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.brokersById.size < count && !this.closed) return;
+        this.off('change', check);
+        resolve();
+      };
+      this.on('change', check);
+      check();
+    });
+  }
+
   /** Resolves once the cache reflects etcd revision `revision` (e.g. that of one's own write). */
   waitForRevision(revision: number): Promise<void> {
     if (this.appliedRevision >= revision) return Promise.resolve();
@@ -100,6 +113,7 @@ export class MetadataCache extends EventEmitter {
     this.waiters = [];
     await this.watcher?.cancel();
     this.watcher = null;
+    this.emit('change'); // waiters such as brokersAtLeast() give up
   }
 
   private async load(): Promise<void> {
