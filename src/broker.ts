@@ -220,7 +220,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
 
 export async function startBroker(opts: StartBrokerOptions = {}): Promise<RunningBroker> {
   const started = process.hrtime.bigint();
-  const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
+  let log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
   let tempDir: string | undefined;
   let config: BrokerConfig;
   if (opts.config instanceof BrokerConfig) {
@@ -240,6 +240,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     });
   }
 
+  // Several brokers of a cluster may share a process (tests, startCluster): their lines say whose they are.
+  if (config.etcdConnect) log = log.child({ nodeId: config.nodeId });
   // Before anything reads or writes the data dir: a second process on it is refused.
   const lock = await DataDirLock.acquire(config.dataDir);
   let mode: BrokerMode;

@@ -118,6 +118,7 @@ export class ClusterMember {
         const applies = `${state.leader}/${state.leaderEpoch}/${state.partitionEpoch}`;
         if (this.appliedStates.get(key) === applies) continue;
         const assignment = { ...state, replicas: p.replicas };
+        this.options.logger.debug({ topic: topic.name, partition: p.index, ...state }, state.leader === nodeId ? 'becoming leader' : 'becoming follower');
         if (state.leader === nodeId) {
           await replicas.makeLeader(topic, p.index, assignment);
           this.coordinatorOf(topic.name)?.onElection(p.index, state.leaderEpoch);
@@ -127,6 +128,7 @@ export class ClusterMember {
           await replicas.makeFollower(topic, p.index, assignment);
         }
         this.appliedStates.set(key, applies);
+        this.options.logger.debug({ topic: topic.name, partition: p.index }, 'role applied');
       }
     }
   }
@@ -180,7 +182,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   const etcd = await EtcdCluster.start({
     connect: config.etcdConnect!, nodeId, logger: log,
     endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
-    rack: config.getString('broker.rack'), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+    rack: (config.get('broker.rack') as string | null), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
   });
   try {
     const clusterId = await etcd.clusterId(generateClusterId());

@@ -374,7 +374,7 @@ export class ReplicaManager implements TopicStorage {
     const key = partitionKey(topic.name, index);
     const previous = this.roleChanges.get(key) ?? Promise.resolve();
     const next = previous.then(async () => {
-      await this.adopt(topic, index);
+      if (!this.partition(topic.name, index)) await this.adopt(topic, index);
       const partition = this.partition(topic.name, index);
       if (partition) await change(partition);
     });

@@ -28,17 +28,19 @@ describe('ReplicaManager as a partition leader', function () {
   let replicas: ReplicaManager;
   let proposals: { leaderEpoch: number; partitionEpoch: number; isr: number[] }[];
   let fetched: { leaderId: number; partitions: readonly FollowerPartition[] }[];
+  let unfetched: string[];
   let partitionEpoch: number;
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-leader-'));
     proposals = [];
     fetched = [];
+    unfetched = [];
     partitionEpoch = 0;
     const config = BrokerConfig.load({ flags: { dataDir: dir, nodeId: 0, host: '127.0.0.1', port: 0 } });
     const fetchers: FollowerFetchers = {
       addPartitions: (leaderId, partitions) => fetched.push({ leaderId, partitions }),
-      removePartitions: async () => undefined,
+      removePartitions: async (partitions) => void unfetched.push(...partitions.map((p) => `${p.topic}-${p.partition}`)),
       close: async () => undefined,
     };
     replicas = await ReplicaManager.open(config, { topic: (n) => (n === TOPIC.name ? TOPIC : undefined), topics: () => [TOPIC] },
@@ -156,5 +158,12 @@ describe('ReplicaManager as a partition leader', function () {
     expect(found).to.deep.equal({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER });
     expect(fetched.map((f) => [f.leaderId, f.partitions[0].leaderEpoch])).to.deep.equal([[2, 2]]);
     expect(replicas.leaderPartition(TOPIC.name, 0, 1)).to.deep.equal({ errorCode: ErrorCode.FENCED_LEADER_EPOCH });
+
+    // Leading again: the same partition (its log, its state) stops being fetched first.
+    const before = partition();
+    await lead(3);
+    expect(partition()).to.equal(before);
+    expect(unfetched).to.deep.equal([`${TOPIC.name}-0`]);
+    expect(replicas.leaderPartition(TOPIC.name, 0, 3)).to.include({ leaderEpoch: 3 });
   });
 });
