@@ -189,7 +189,6 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name });
     const controller = new Controller(metadata, config);
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
-    let replicas: ReplicaManager | undefined;
     const fetchers = new ReplicaFetcherManager({
       brokerId: nodeId,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
@@ -202,9 +201,10 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
         fetchBackoffMs: config.getInt('replica.fetch.backoff.ms'), numReplicaFetchers: config.getInt('num.replica.fetchers'),
       },
       logger: log.child({ component: 'replica-fetcher' }),
-      onHighWatermark: (topic, partition, hw) => replicas?.followerHighWatermark(topic, partition, hw),
+      // Called only once fetching has begun, which the replica manager below starts.
+      onHighWatermark: (topic, partition, hw) => replicas.followerHighWatermark(topic, partition, hw),
     });
-    replicas = await ReplicaManager.open(config, controller, log, {
+    const replicas = await ReplicaManager.open(config, controller, log, {
       brokerId: nodeId, fetchers, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
     });
