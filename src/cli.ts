@@ -5,6 +5,9 @@
  *               [--data-dir ./data] [--node-id 0] [--config server.properties]
  *               [--set key=value]... [--log-level info] [--log-format json|pretty]
  *
+ *   fjord cluster [--brokers 3] [--host 127.0.0.1] [--port 9092] [--data-dir ./data-cluster]
+ *                 [--etcd HOST:PORT | --etcd-port 2379] [--config server.properties] [--set key=value]...
+ *
  * Config layers, lowest to highest: defaults < --config file < --set < the
  * explicit flags above. A bad value prints the reason to stderr and exits 2
  * before anything starts; a failure while starting exits 1; SIGINT/SIGTERM
@@ -13,9 +16,24 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startBroker } from './broker';
-import { BrokerConfig, ConfigError } from './config/broker-config';
+import { startCluster } from './local-cluster';
+import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
+import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 import { packageVersion } from './common/package-version';
+
+interface ClusterArgs {
+  brokers: number;
+  host: string;
+  port: number;
+  dataDir: string;
+  etcd?: string;
+  etcdPort: number;
+  config?: string;
+  set?: string[];
+  logLevel: string;
+  logFormat?: LogFormat;
+}
 
 interface StartArgs {
   host?: string;
@@ -50,6 +68,21 @@ function buildParser(argv: string[]) {
         .example('$0 start --port 0 --data-dir /tmp/fjord', 'any free port, data in /tmp/fjord')
         .example('$0 start -c server.properties --set num.partitions=3', 'Kafka config file plus an override'),
     )
+    .command('cluster', 'Start a local cluster: an etcd and several brokers on consecutive ports, in this process', (y) =>
+      y
+        .option('brokers', { type: 'number', default: 3, describe: 'How many brokers (node ids 0..N-1)' })
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'Listener host of every broker' })
+        .option('port', { type: 'number', default: 9092, describe: 'Port of broker 0; broker i listens on port + i' })
+        .option('data-dir', { type: 'string', default: './data-cluster', describe: 'Folder of the brokers\' data dirs (broker-<id>) and the etcd\'s (etcd)' })
+        .option('etcd', { type: 'string', describe: 'etcd.connect of a running etcd (default: start one)' })
+        .option('etcd-port', { type: 'number', default: 2379, describe: 'Client port of the etcd started (its peer port is the next one)' })
+        .option('config', { alias: 'c', type: 'string', describe: 'Kafka-style server.properties file for every broker' })
+        .option('set', { type: 'string', array: true, requiresArg: true, describe: 'Override a config of every broker: --set key=value (repeatable)' })
+        .option('log-level', { type: 'string', choices: [...LOG_LEVELS], default: 'info', describe: 'Log level' })
+        .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'Log format (default: pretty on a terminal, else json)' })
+        .example('$0 cluster', 'etcd on 2379, brokers on 127.0.0.1:9092-9094, data in ./data-cluster')
+        .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running'),
+    )
     .demandCommand(1, 'Give a command, e.g. fjord start')
     .strict()
     .version(packageVersion())
@@ -63,6 +96,61 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   const args = await buildParser(argv).parseAsync();
   const command = String(args._[0]);
   if (command === 'start') await start(args as unknown as StartArgs);
+  if (command === 'cluster') await cluster(args as unknown as ClusterArgs);
+}
+
+async function cluster(args: ClusterArgs): Promise<void> {
+  const props: Record<string, string> = {};
+  try {
+    if (args.config) for (const [k, v] of readPropertiesFile(args.config)) props[k] = v;
+    for (const s of args.set ?? []) {
+      const [k, v] = parseSetArg(s);
+      props[k] = v;
+    }
+    // Checked once here, as each broker will, so that a bad value stops everything before it starts.
+    BrokerConfig.load({ sets: { ...props, 'etcd.connect': args.etcd ?? `127.0.0.1:${args.etcdPort}` }, flags: { dataDir: args.dataDir } });
+  } catch (e) {
+    process.stderr.write(`fjord: ${(e as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const logger = createLogger({ level: args.logLevel, format: args.logFormat });
+  let running: Awaited<ReturnType<typeof startCluster>>;
+  try {
+    running = await startCluster({
+      brokers: args.brokers, host: args.host, port: args.port, dataDir: args.dataDir,
+      etcdConnect: args.etcd, etcdPort: args.etcdPort, config: props, logger,
+    });
+  } catch (e) {
+    logger.fatal({ err: e }, `failed to start the cluster: ${(e as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+  logger.info({ bootstrap: running.bootstrap, etcdConnect: running.etcdConnect }, 'cluster running');
+  onSignals(logger, () => running.close());
+}
+
+/** SIGINT/SIGTERM run `close` and exit 0; a second signal, or a failed close, exits 1. */
+function onSignals(logger: ReturnType<typeof createLogger>, close: () => Promise<void>): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    try {
+      await close();
+    } catch (e) {
+      logger.error({ err: e }, 'error while shutting down');
+      process.exit(1);
+    }
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 async function start(args: StartArgs): Promise<void> {
@@ -106,23 +194,5 @@ async function start(args: StartArgs): Promise<void> {
     return;
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    try {
-      await running.close();
-    } catch (e) {
-      logger.error({ err: e }, 'error while shutting down');
-      process.exit(1);
-    }
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  onSignals(logger, () => running.close());
 }

@@ -179,10 +179,15 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   const nodeId = config.nodeId;
   const advertised = config.advertisedListener;
   const port = config.listener.port === 0 ? await freePort(config.listener.host) : config.listener.port;
+  const connect = config.etcdConnect!;
   const etcd = await EtcdCluster.start({
-    connect: config.etcdConnect!, nodeId, logger: log,
+    connect, nodeId, logger: log,
     endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
     rack: (config.get('broker.rack') as string | null), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+  }).catch((err: Error) => {
+    // A duplicate node id says so itself; anything else here is etcd out of reach.
+    if (err.name === 'DuplicateBrokerError') throw err;
+    throw new Error(`cannot join the cluster: etcd at ${connect.endpoints.join(',')}${connect.prefix} did not answer (${err.message})`);
   });
   try {
     const clusterId = await etcd.clusterId(generateClusterId());

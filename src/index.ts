@@ -2,3 +2,5 @@
 export { startBroker, Broker } from './broker';
 export type { StartBrokerOptions, RunningBroker } from './broker';
 export { BrokerConfig } from './config/broker-config';
+export { startCluster } from './local-cluster';
+export type { StartClusterOptions, RunningCluster } from './local-cluster';

@@ -28,11 +28,11 @@ describe('bin/fjord', function () {
     expect(out.stderr).to.contain('num.partitions').and.contain('many');
   });
 
-  it('refuses etcd.connect while cluster mode is not wired in, rather than starting a lone broker', () => {
-    const out = spawnSync(process.execPath, [FJORD, 'start', '--data-dir', dir, '--port', '0', '--set', 'etcd.connect=127.0.0.1:2379'], { encoding: 'utf8' });
+  it('fails to start, saying so, when the etcd in etcd.connect does not answer', () => {
+    const out = spawnSync(process.execPath, [FJORD, 'start', '--data-dir', dir, '--port', '0', '--set', 'etcd.connect=127.0.0.1:1'], { encoding: 'utf8' });
     expect(out.status).to.equal(1);
     // The failure is logged (to stdout, as every log line).
-    expect(out.stdout + out.stderr).to.contain('etcd.connect').and.contain('cluster mode is not available');
+    expect(out.stdout + out.stderr).to.contain('cannot join the cluster: etcd at 127.0.0.1:1 did not answer');
   });
 
   it('starts from a properties file plus --set, serves, and stops cleanly on SIGTERM', async () => {
