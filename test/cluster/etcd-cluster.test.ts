@@ -104,7 +104,7 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     for (const b of brokers) expect(b.cache.controllerEpoch()).to.equal(1);
   });
 
-  it("a controller whose lease is lost leaves the cluster; another broker wins with a higher epoch and the old one's writes are refused", async () => {
+  it("a controller whose lease is lost loses its place to another broker with a higher epoch, its writes are refused, and it registers again", async () => {
     const b1 = await broker(1);
     const b2 = await broker(2);
     await eventually(() => controllerOf(b1, b2) !== undefined && b1.controllerId === b2.controllerId, 'a controller');
@@ -113,12 +113,13 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     const changes: number[] = [];
     survivor.on('controllerChange', (id: number) => changes.push(id));
     const lost = new Promise((resolve) => old.once('sessionLost', resolve));
+    const renewed = new Promise((resolve) => old.once('sessionRenewed', resolve));
+    const oldLease = await old.leaseId();
 
-    await raw.leaseClient.leaseRevoke({ ID: await old.leaseId() }); // as if its session timed out
+    await raw.leaseClient.leaseRevoke({ ID: oldLease }); // as if its session timed out
 
     await eventually(() => survivor.isController, 'the survivor takes over');
     expect(survivor.cache.controller()).to.deep.include({ brokerId: survivor.nodeId, epoch: 2 });
-    expect(survivor.cache.broker(old.nodeId)).to.equal(undefined);
     expect(changes).to.include(survivor.nodeId);
     await lost;
     expect(old.isController).to.equal(false);
@@ -126,6 +127,15 @@ describe('cluster/etcd-cluster (against a real etcd)', function () {
     expect(err).to.be.instanceOf(NotControllerError);
     expect(survivor.cache.topic('orders')).to.equal(undefined);
     expect(await createOrders(survivor)).to.be.a('number');
+
+    // A new session: registered again under a new lease, and the survivor stays controller.
+    await renewed;
+    const newLease = await old.leaseId();
+    expect(newLease).to.not.equal(oldLease);
+    const [registration] = (await raw.namespace(prefix).get(`/brokers/ids/${old.nodeId}`).exec()).kvs;
+    expect(registration.lease).to.equal(newLease);
+    await eventually(() => survivor.cache.broker(old.nodeId) !== undefined, 'the old controller registered again');
+    expect(survivor.isController).to.equal(true);
   });
 
   it('a controller whose process is SIGKILLed is gone after its session timeout, and another broker takes over', async () => {

@@ -20,8 +20,9 @@
  *   key's mod revision; the controller reacts to them through the cache (cluster-controller.ts).
  *
  * Lease loss (etcd says the lease is gone, or no keepalive got through for twice its TTL) ends the
- * session: the broker is no longer registered nor controller and 'sessionLost' is emitted; starting
- * a new session is the owner's call (not yet done here).
+ * session: the broker is no longer registered nor controller and 'sessionLost' is emitted. It then
+ * starts a new session as Kafka's brokers did after a ZooKeeper session expired: a new lease, the
+ * registration written again under it (retried until etcd answers), and 'sessionRenewed'.
  */
 import { ExponentialBackoff } from 'cockatiel';
 import { randomUUID } from 'crypto';
@@ -104,6 +105,8 @@ export function leaseTtlSeconds(sessionTimeoutMs: number): number {
 }
 
 const CAMPAIGN_RETRY_MS = 200;
+/** Pause between attempts to register again after a lost session. */
+const SESSION_RETRY_MS = 1000;
 
 export class EtcdCluster extends EventEmitter {
   /** Random for this broker process; written in its registration and, when it wins, in /controller. */
@@ -119,7 +122,7 @@ export class EtcdCluster extends EventEmitter {
     private readonly client: Etcd3,
     private readonly kv: Namespace,
     readonly cache: MetadataCache,
-    private readonly lease: Lease,
+    private lease: Lease,
     private readonly options: EtcdClusterOptions,
   ) {
     super();
@@ -149,7 +152,7 @@ export class EtcdCluster extends EventEmitter {
       const cluster = new EtcdCluster(client, kv, cache, lease, options);
       await cluster.register();
       lease.off('lost', lostEarly);
-      lease.on('lost', (err) => cluster.onSessionLost(err));
+      lease.on('lost', (err) => cluster.onSessionLost(lease, err));
       cache.on('change', () => cluster.onMetadataChange());
       cluster.onMetadataChange();
       return cluster;
@@ -335,12 +338,17 @@ export class EtcdCluster extends EventEmitter {
       .then(this.kv.put(key).value(JSON.stringify(registration)).lease(await this.lease.grant()))
       .else(this.kv.get(key))
       .commit();
+    let revision = Number(res.header.revision);
     if (!res.succeeded) {
-      const existing = JSON.parse(res.responses[0].response_range.kvs[0].value.toString()) as BrokerRegistration;
-      // Our own incarnation: the client retried a registration whose answer was lost.
+      const [kv] = res.responses[0].response_range.kvs;
+      const existing = JSON.parse(kv.value.toString()) as BrokerRegistration;
       if (existing.incarnationId !== this.incarnationId) throw new DuplicateBrokerError(this.nodeId, existing);
+      // Our own incarnation: the client retried a registration whose answer was lost, or a new
+      // session registers again before the old lease's key expired: the key moves to the new lease.
+      const leaseId = await this.lease.grant();
+      if (kv.lease !== leaseId) revision = Number((await this.kv.put(key).value(JSON.stringify(registration)).lease(leaseId).exec()).header.revision);
     }
-    await this.cache.waitForRevision(Number(res.header.revision));
+    await this.cache.waitForRevision(revision);
   }
 
   private onMetadataChange(): void {
@@ -348,12 +356,35 @@ export class EtcdCluster extends EventEmitter {
     if (this.cache.controller() === null) void this.campaign();
   }
 
-  private onSessionLost(err: Error): void {
-    if (this.closed) return;
+  private onSessionLost(lease: Lease, err: Error): void {
+    if (this.closed || lease !== this.lease || !this.sessionAlive) return;
     this.sessionAlive = false;
     this.options.logger?.error({ err, brokerId: this.nodeId }, 'etcd session lost: this broker is no longer registered');
     this.emit('sessionLost', err);
     this.reportControllerChange();
+    void this.renewSession();
+  }
+
+  /** A new lease and the registration under it, retried until it succeeds or the cluster closes. */
+  private async renewSession(): Promise<void> {
+    while (!this.closed) {
+      const lease = this.kv.lease(leaseTtlSeconds(this.options.sessionTimeoutMs));
+      lease.on('lost', (err) => this.onSessionLost(lease, err));
+      this.lease = lease;
+      try {
+        await this.register();
+        this.sessionAlive = true;
+        this.options.logger?.warn({ brokerId: this.nodeId }, 'etcd session renewed: this broker is registered again');
+        this.emit('sessionRenewed');
+        this.onMetadataChange();
+        return;
+      } catch (err) {
+        await lease.revoke().catch(() => undefined);
+        if (this.closed) return;
+        this.options.logger?.warn({ err }, 'cannot register again with etcd; retrying');
+        await new Promise((resolve) => setTimeout(resolve, SESSION_RETRY_MS));
+      }
+    }
   }
 
   /** Emits 'controllerChange' (controller id, or -1) when the controller or its epoch changed. */
