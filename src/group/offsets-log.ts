@@ -284,7 +284,7 @@ export class OffsetsLog implements OffsetsStore {
   /** Throws StorageError when the log cannot be read. */
   private async replay(p: Partition, state: LoadState): Promise<void> {
     const end = await replayBatches(p.log, (bytes, b) => this.replayBatch(bytes, b, state, p.index));
-    if (end < p.log.highWatermark) {
+    if (end < p.log.writtenEndOffset) {
       this.log?.error({ partition: p.index, offset: end }, 'unreadable batch in __consumer_offsets; stopped loading the partition there');
     }
   }

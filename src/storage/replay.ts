@@ -7,12 +7,13 @@ import type { PartitionLog } from './partition-log';
 const LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
 
 /**
- * Calls `visit` with every whole batch from the log start to the high watermark, in offset order.
- * Returns the offset it got to: the high watermark, or the first batch it could not read. Throws StorageError when the log cannot be read.
+ * Calls `visit` with every whole batch from the log start to the written end, in offset order (a new
+ * leader loads what it has, as Kafka's coordinator loader reads to the log end, not only what its
+ * high watermark has reached yet). Returns the offset it got to: the end, or the first batch it could not read. Throws StorageError when the log cannot be read.
  */
 export async function replayBatches(log: PartitionLog, visit: (bytes: Buffer, batch: BatchInfo) => void | Promise<void>): Promise<number> {
   let next = log.logStartOffset;
-  while (next < log.highWatermark) {
+  while (next < log.writtenEndOffset) {
     const read = await log.readBytes(next, LOAD_BUFFER_BYTES);
     if (read.outOfRange) {
       // DeleteRecords moved the log start past us meanwhile: go on from there.

@@ -99,7 +99,7 @@ export class TransactionStateLog implements TransactionStore {
         }
       }
     });
-    if (end < p.log.highWatermark) {
+    if (end < p.log.writtenEndOffset) {
       this.log?.error({ partition: index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
     }
     const out: LoadedTransaction[] = [];
