@@ -16,7 +16,7 @@ describe('a cluster of three brokers on etcd', function () {
   const startNode = (nodeId: number) => startBroker({
     nodeId, logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
     config: {
-      'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '2000',
+      'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000',
       'replica.lag.time.max.ms': '3000', 'replica.fetch.wait.max.ms': '100', 'offsets.topic.num.partitions': '3',
       'group.initial.rebalance.delay.ms': '0',
     },
@@ -88,5 +88,40 @@ describe('a cluster of three brokers on etcd', function () {
     expect(seen).to.deep.equal(sent); // one key, one partition: order kept, nothing lost or doubled
 
     brokers[victim] = await startNode(victim);
+  });
+
+  it('commits a transaction over partitions led by other brokers than its coordinator (markers sent between brokers)', async () => {
+    await admin.createTopics({ topics: [{ topic: 'txn-out', numPartitions: 3, replicationFactor: 3 }] });
+    const producer = kafka.producer({ transactionalId: 'cluster-txn', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const committed = await producer.transaction();
+    for (let p = 0; p < 3; p++) await committed.send({ topic: 'txn-out', messages: [{ partition: p, value: `committed-${p}` }] });
+    await committed.commit();
+    const aborted = await producer.transaction();
+    for (let p = 0; p < 3; p++) await aborted.send({ topic: 'txn-out', messages: [{ partition: p, value: `aborted-${p}` }] });
+    await aborted.abort();
+    await producer.disconnect();
+
+    // Each partition's last stable offset is past both markers: 1 record, 2 markers, 1 record.
+    const consumer = kafka.consumer({ groupId: 'txn-readers' });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'txn-out', fromBeginning: true });
+    const seen: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${JSON.stringify(seen)}`)), 30_000);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          seen.push(message.value!.toString());
+          if (seen.length === 3) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+    await consumer.disconnect();
+    expect(seen.sort()).to.deep.equal(['committed-0', 'committed-1', 'committed-2']);
+    const offsets = await admin.fetchTopicOffsets('txn-out');
+    expect(offsets.map((o) => o.high)).to.deep.equal(['4', '4', '4']);
   });
 });
