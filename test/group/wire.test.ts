@@ -307,9 +307,12 @@ describe('a Stable group across a broker restart', function () {
       'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '3', 'transaction.partition.verification.enable': 'false',
     } });
     const c = await RawClient.connect(r.port);
-    for (let i = 0; (await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 1, { key: 'kept', keyType: 0 })).errorCode !== 0; i++) {
-      if (i > 100) throw new Error('coordinator never became available');
-      await new Promise((res) => setTimeout(res, 50));
+    // Each __consumer_offsets partition loads on its own: wait for those of the groups used here.
+    for (const key of ['kept', 'txg']) {
+      for (let i = 0; (await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 1, { key, keyType: 0 })).errorCode !== 0; i++) {
+        if (i > 100) throw new Error('coordinator never became available');
+        await new Promise((res) => setTimeout(res, 50));
+      }
     }
     return { running: r, c };
   };
