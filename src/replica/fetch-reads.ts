@@ -146,3 +146,21 @@ export async function readWithinBudget<P extends { maxBytes: number }>(
   }
   return out;
 }
+
+/** The offsets a fetch answer carries, as the log has them now. */
+export function logOffsets(log: PartitionLog): Pick<FetchPartitionResult, 'highWatermark' | 'lastStableOffset' | 'logStartOffset'> {
+  return { highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset };
+}
+
+/**
+ * KIP-320, on the leader (Kafka's Partition.fetchRecords): a follower whose last fetched epoch ends
+ * here before its fetch offset, or is unknown here past a smaller epoch, has a tail the leader does
+ * not: it is told where that epoch ends so it truncates there.
+ */
+export function divergingEpoch(log: PartitionLog, p: FetchPartition): { epoch: number; endOffset: number } | undefined {
+  const lastFetchedEpoch = p.lastFetchedEpoch ?? -1;
+  if (lastFetchedEpoch < 0) return undefined;
+  const end = log.endOffsetForEpoch(lastFetchedEpoch);
+  if (end.epoch < 0 || end.endOffset < 0) return { epoch: -1, endOffset: -1 };
+  return end.epoch < lastFetchedEpoch || end.endOffset < p.fetchOffset ? end : undefined;
+}
