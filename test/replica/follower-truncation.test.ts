@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { followerTruncationPoint, type FollowerLog } from '../../src/replica/follower-truncation';
 import { lastOffsetForLeaderEpoch } from '../../src/replica/offset-lookups';
 import { PartitionLog } from '../../src/storage/partition-log';
-import { silentLogger, tempDirs, topicConfig } from '../storage/helpers';
+import { partitionLogs } from '../storage/helpers';
 import { fetchFrom, leaderAppend, logBytes } from '../storage/replication-helpers';
 
 /** A follower log with these epoch entries, for the rule alone. */
@@ -44,19 +44,7 @@ describe('replica/follower truncation', () => {
   });
 
   describe('two logs that diverged after a leader change', () => {
-    const dirs = tempDirs('fjord-diverge-');
-    const open: PartitionLog[] = [];
-
-    async function openLog(): Promise<PartitionLog> {
-      const log = await PartitionLog.open({ dir: dirs.next(), topic: 't', partition: 0, config: topicConfig({ 'segment.bytes': '400' }), logger: silentLogger });
-      await log.loadProducerState();
-      open.push(log);
-      return log;
-    }
-
-    afterEach(async () => {
-      for (const log of open.splice(0)) await log.close();
-    });
+    const openLog = partitionLogs('fjord-diverge-', 400).open;
 
     /**
      * What a follower does before fetching from a leader of `leaderEpoch`: OffsetForLeaderEpoch for

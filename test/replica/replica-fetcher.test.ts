@@ -9,7 +9,7 @@ import type { FollowerPartition, LeaderConnection } from '../../src/replica/repl
 import { buildFetchRequest, wholeBatches } from '../../src/replica/replica-fetcher-requests';
 import { StorageError } from '../../src/storage/errors';
 import { PartitionLog } from '../../src/storage/partition-log';
-import { concatBatches, silentLogger, tempDirs, topicConfig } from '../storage/helpers';
+import { concatBatches, partitionLogs, silentLogger } from '../storage/helpers';
 import { fetchFrom, leaderAppend, logBytes } from '../storage/replication-helpers';
 import { FakeLeader } from './fake-leader';
 
@@ -29,20 +29,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('replica/replica fetcher (the follower side)', function () {
   this.timeout(20000);
-  const dirs = tempDirs('fjord-fetcher-');
-  const open: PartitionLog[] = [];
+  const logs = partitionLogs('fjord-fetcher-', 2000);
+  const openLog = logs.open;
   const managers: ReplicaFetcherManager[] = [];
-
-  async function openLog(): Promise<PartitionLog> {
-    const log = await PartitionLog.open({ dir: dirs.next(), topic: 't', partition: 0, config: topicConfig({ 'segment.bytes': '2000' }), logger: silentLogger });
-    await log.loadProducerState();
-    open.push(log);
-    return log;
-  }
 
   afterEach(async () => {
     for (const m of managers.splice(0)) await m.close();
-    for (const log of open.splice(0)) await log.close();
   });
 
   /** A manager fetching from `leader` (or from leaders by id), recording the high watermarks it reports. */

@@ -4,6 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import pino from 'pino';
 import { resolveTopicConfig, type TopicLogConfig } from '../../src/config/topic-config';
+import { PartitionLog } from '../../src/storage/partition-log';
 
 // The crc-32 package, independent of storage's own CRC, so the tests check it too.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -80,6 +81,26 @@ export function tempDirs(prefix: string): { next: () => string } {
   });
   return {
     next: () => path.join(root!, `d${n++}`),
+  };
+}
+
+/**
+ * A suite's partition logs ('t'-0, producer state loaded, segments of `segmentBytes`), each in a
+ * fresh directory, closed after each test.
+ */
+export function partitionLogs(prefix: string, segmentBytes: number): { open: () => Promise<PartitionLog> } {
+  const dirs = tempDirs(prefix);
+  const opened: PartitionLog[] = [];
+  afterEach(async () => {
+    for (const log of opened.splice(0)) await log.close();
+  });
+  return {
+    open: async () => {
+      const log = await PartitionLog.open({ dir: dirs.next(), topic: 't', partition: 0, config: topicConfig({ 'segment.bytes': String(segmentBytes) }), logger: silentLogger });
+      await log.loadProducerState();
+      opened.push(log);
+      return log;
+    },
   };
 }
 
