@@ -16,6 +16,7 @@ import { readReplicaLog, verify, type Ack, type PartitionReplicas } from './veri
 
 const TOPIC = 'chaos';
 const PARTITIONS = 3;
+const BROKERS = 3;
 const PRODUCERS = ['p0', 'p1', 'p2'];
 const FAULT_KINDS = ['broker-kill', 'etcd-kill', 'broker-cut'] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
@@ -103,13 +104,30 @@ function readAcks(file: string): Ack[] {
   });
 }
 
-/** The partitions' high watermarks once every ISR is full and they stay put for a second; undefined if never. */
-async function settledHighWatermarks(admin: Admin): Promise<Map<number, number> | undefined> {
-  return until(SETTLE_TIMEOUT_MS, async () => {
+/**
+ * Whether the cluster is whole: every broker registered (so electable), every partition led and its
+ * ISR full. Asked twice, a second apart, because an ISR can flap (see README.md).
+ */
+async function clusterWhole(admin: Admin): Promise<boolean> {
+  const whole = async () => {
+    const registered = (await admin.describeCluster()).brokers.length;
     const [meta] = (await admin.fetchTopicMetadata({ topics: [TOPIC] })).topics;
-    if (meta.partitions.some((p) => p.leader < 0 || p.isr.length !== p.replicas.length)) return undefined;
+    return registered === BROKERS && meta.partitions.every((p) => p.leader >= 0 && p.isr.length === BROKERS);
+  };
+  if (!(await whole())) return false;
+  await sleep(1000);
+  return whole();
+}
+
+/**
+ * The partitions' high watermarks once they stay put for a second (and the cluster is whole, unless
+ * it is known not to get whole: the logs are still checked then); undefined if never.
+ */
+async function settledHighWatermarks(admin: Admin, whole = true): Promise<Map<number, number> | undefined> {
+  return until(SETTLE_TIMEOUT_MS, async () => {
     const first = await admin.fetchTopicOffsets(TOPIC);
-    await sleep(1000);
+    if (!whole) await sleep(1000);
+    else if (!(await clusterWhole(admin))) return undefined;
     const second = await admin.fetchTopicOffsets(TOPIC);
     if (first.some((p, i) => p.high !== second[i].high)) return undefined;
     return new Map(second.map((p) => [p.partition, Number(p.high)]));
@@ -121,18 +139,18 @@ async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-chaos-'));
   log(`chaos: seed ${args.seed}, ${args.seconds} s of faults, files in ${dir} (replay: --seed ${args.seed})`);
   const rng = new Prng(args.seed);
-  const cluster = await startChaosCluster(dir, 3);
+  const cluster = await startChaosCluster(dir, BROKERS);
   const kafka = new Kafka({ clientId: 'chaos-admin', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
   const admin = kafka.admin();
   const violations: string[] = [];
   let producers: ReturnType<typeof startProducer>[] = [];
   try {
     await admin.connect();
-    const registered = await until(30_000, async () => ((await admin.describeCluster()).brokers.length === 3 ? true : undefined));
+    const registered = await until(30_000, async () => ((await admin.describeCluster()).brokers.length === BROKERS ? true : undefined));
     if (!registered) throw new Error('the three brokers did not all register');
     await admin.createTopics({
       waitForLeaders: true,
-      topics: [{ topic: TOPIC, numPartitions: PARTITIONS, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }],
+      topics: [{ topic: TOPIC, numPartitions: PARTITIONS, replicationFactor: BROKERS, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }],
     });
     if (!(await settledHighWatermarks(admin))) throw new Error(`topic ${TOPIC} did not get a full ISR`);
     producers = PRODUCERS.map((name) => startProducer(name, cluster.bootstrap, dir));
@@ -148,11 +166,8 @@ async function main(): Promise<number> {
     }
 
     log('faults over: waiting for every ISR to be full');
-    const settled = await until(SETTLE_TIMEOUT_MS, async () => {
-      const [meta] = (await admin.fetchTopicMetadata({ topics: [TOPIC] })).topics;
-      return meta.partitions.every((p) => p.leader >= 0 && p.isr.length === 3) ? true : undefined;
-    });
-    if (!settled) violations.push(`ISR not full ${SETTLE_TIMEOUT_MS / 1000} s after the last heal`);
+    const whole = await until(SETTLE_TIMEOUT_MS, async () => ((await clusterWhole(admin)) ? true : undefined));
+    if (!whole) violations.push(`cluster not whole (3 brokers registered, every ISR full) ${SETTLE_TIMEOUT_MS / 1000} s after the last heal`);
     const ackedAtHeal = producers.reduce((n, p) => n + readAcks(p.acksFile).length, 0);
     await sleep(AFTER_HEAL_MS);
     const ackedAfterHeal = producers.reduce((n, p) => n + readAcks(p.acksFile).length, 0) - ackedAtHeal;
@@ -166,8 +181,8 @@ async function main(): Promise<number> {
       return JSON.parse(out.trim() || '{"acked":0,"failed":0}') as { acked: number; failed: number };
     }));
     log('producers stopped: waiting for still high watermarks');
-    const highWatermarks = await settledHighWatermarks(admin);
-    if (!highWatermarks) throw new Error('the partitions did not settle (ISR full, high watermark still) after the producers stopped');
+    const highWatermarks = await settledHighWatermarks(admin, whole === true);
+    if (!highWatermarks) throw new Error('the partitions did not settle (cluster whole, high watermarks still) after the producers stopped');
 
     const partitions: PartitionReplicas[] = [...highWatermarks].map(([partition, highWatermark]) => ({
       partition, highWatermark,
