@@ -1,5 +1,5 @@
 // The chaos scenario of issue 13: `npm run chaos -- --seconds 60` (CI), `--minutes 10` at length,
-// `--seed S` to replay a fault sequence, `--keep` to keep the directory (kept anyway on a failure).
+// `--seed S` to replay a fault sequence, `--faults broker-kill,etcd-kill` to pick the kinds, `--keep` to keep the directory (kept anyway on a failure).
 // Three broker processes and a 3-member etcd behind cuttable proxies (cluster.ts), three idempotent
 // acks=all producers (producer.ts); at seeded random moments one fault at a time: SIGKILL a broker,
 // SIGKILL an etcd member, or cut a broker off, each healed (restarted, reconnected) after a while.
@@ -25,18 +25,21 @@ const SETTLE_TIMEOUT_MS = 90_000;
 /** How long the producers go on after the cluster is whole: they must get acks again. */
 const AFTER_HEAL_MS = 5000;
 
-interface Args { seconds: number; seed: number; keep: boolean }
+interface Args { seconds: number; seed: number; keep: boolean; faults: FaultKind[] }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { seconds: 60, seed: Date.now() & 0x7fffffff, keep: false };
+  const args: Args = { seconds: 60, seed: Date.now() & 0x7fffffff, keep: false, faults: [...FAULT_KINDS] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--seconds') args.seconds = Number(argv[++i]);
     else if (a === '--minutes') args.seconds = Number(argv[++i]) * 60;
     else if (a === '--seed') args.seed = Number(argv[++i]);
     else if (a === '--keep') args.keep = true;
-    else throw new Error(`unknown argument ${a} (use --seconds N, --minutes N, --seed S, --keep)`);
+    else if (a === '--faults') args.faults = argv[++i].split(',') as FaultKind[];
+    else throw new Error(`unknown argument ${a} (use --seconds N, --minutes N, --seed S, --faults ${FAULT_KINDS.join(',')}, --keep)`);
   }
+  const unknown = args.faults.filter((k) => !FAULT_KINDS.includes(k));
+  if (unknown.length > 0 || args.faults.length === 0) throw new Error(`--faults takes some of ${FAULT_KINDS.join(',')}`);
   if (!(args.seconds > 0) || !Number.isInteger(args.seed)) throw new Error('--seconds/--minutes must be positive and --seed an integer');
   return args;
 }
@@ -137,7 +140,7 @@ async function settledHighWatermarks(admin: Admin, whole = true): Promise<Map<nu
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-chaos-'));
-  log(`chaos: seed ${args.seed}, ${args.seconds} s of faults, files in ${dir} (replay: --seed ${args.seed})`);
+  log(`chaos: seed ${args.seed}, ${args.seconds} s of faults (${args.faults.join(', ')}), files in ${dir} (replay: --seed ${args.seed})`);
   const rng = new Prng(args.seed);
   const cluster = await startChaosCluster(dir, BROKERS);
   const kafka = new Kafka({ clientId: 'chaos-admin', brokers: cluster.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
@@ -160,12 +163,12 @@ async function main(): Promise<number> {
     const faultsEnd = Date.now() + args.seconds * 1000;
     while (Date.now() < faultsEnd) {
       await sleep(rng.int(1000, 4000));
-      const kind = rng.pick(FAULT_KINDS);
+      const kind = rng.pick(args.faults);
       await injectFault(cluster, kind, rng.int(0, 2), rng.int(2000, 8000));
       faults.set(kind, faults.get(kind)! + 1);
     }
 
-    log('faults over: waiting for every ISR to be full');
+    log('faults over: waiting for the cluster to be whole');
     const whole = await until(SETTLE_TIMEOUT_MS, async () => ((await clusterWhole(admin)) ? true : undefined));
     if (!whole) violations.push(`cluster not whole (3 brokers registered, every ISR full) ${SETTLE_TIMEOUT_MS / 1000} s after the last heal`);
     const ackedAtHeal = producers.reduce((n, p) => n + readAcks(p.acksFile).length, 0);
