@@ -1,5 +1,6 @@
 // The chaos scenario of issue 13: `npm run chaos -- --seconds 60` (CI), `--minutes 10` at length,
-// `--seed S` to replay a fault sequence, `--faults broker-kill,etcd-kill` to pick the kinds, `--keep` to keep the directory (kept anyway on a failure).
+// `--seed S` to replay a fault sequence, `--faults broker-kill,etcd-kill` to pick the kinds, `--keep`
+// to keep the directory (kept anyway on a failure).
 // Three broker processes and a 3-member etcd behind cuttable proxies (cluster.ts), three idempotent
 // acks=all producers (producer.ts); at seeded random moments one fault at a time: SIGKILL a broker,
 // SIGKILL an etcd member, or cut a broker off, each healed (restarted, reconnected) after a while.
@@ -109,7 +110,7 @@ function readAcks(file: string): Ack[] {
 
 /**
  * Whether the cluster is whole: every broker registered (so electable), every partition led and its
- * ISR full. Asked twice, a second apart, because an ISR can flap (see README.md).
+ * ISR full. Asked twice, a second apart: an ISR seen full once may be flapping.
  */
 async function clusterWhole(admin: Admin): Promise<boolean> {
   const whole = async () => {
