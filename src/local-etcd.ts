@@ -35,7 +35,7 @@ export interface RunningEtcd {
 const READY_TIMEOUT_MS = 15_000;
 
 /** A free loopback port, as the OS hands one out for port 0. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;

@@ -1,7 +1,9 @@
 // A TCP proxy for tests, in front of one server on loopback: requests go through untouched, and what the
 // server sends back is delivered as the proxy's `mode` says: as it comes, byte by byte (every frame
 // split at every boundary, size prefix included), held back and coalesced into one write, or dropped.
-// The mode can change while connections are open.
+// The mode can change while connections are open. `cut` stands for a network partition: nothing
+// moves either way (the sockets are paused, so the bytes wait in the kernel's buffers as TCP
+// retransmits would) until it is lifted, when everything held is delivered; new connections wait too.
 import * as net from 'node:net';
 
 export type DeliveryMode = 'passthrough' | 'byte-by-byte' | 'coalesce' | 'blackhole';
@@ -9,6 +11,8 @@ export type DeliveryMode = 'passthrough' | 'byte-by-byte' | 'coalesce' | 'blackh
 export interface TcpProxy {
   readonly port: number;
   mode: DeliveryMode;
+  /** True: no bytes pass either way, on open connections or new ones, until set back to false. */
+  cut: boolean;
   /** Client-side sockets closed so far (by the client or the proxy). */
   readonly clientsClosed: number;
   close(): Promise<void>;
@@ -20,12 +24,15 @@ const COALESCE_MS = 50;
 export async function startTcpProxy(targetPort: number, mode: DeliveryMode = 'passthrough'): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let clientsClosed = 0;
+  let cut = false;
   const server = net.createServer((client) => {
     const upstream = net.connect({ host: '127.0.0.1', port: targetPort });
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.setNoDelay(true);
       s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+      if (cut) s.pause();
     }
     client.on('close', () => {
       clientsClosed++;
@@ -40,6 +47,11 @@ export async function startTcpProxy(targetPort: number, mode: DeliveryMode = 'pa
   const proxy: TcpProxy = {
     port: (server.address() as net.AddressInfo).port,
     mode,
+    get cut() { return cut; },
+    set cut(value: boolean) {
+      cut = value;
+      for (const s of sockets) if (value) s.pause(); else s.resume();
+    },
     get clientsClosed() { return clientsClosed; },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
