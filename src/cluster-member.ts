@@ -226,11 +226,16 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   }
 }
 
-/** Kafka's AlterPartition, as the leader sends it: the ISR written in etcd if the partition epoch is still the one it saw. */
+/**
+ * Kafka's AlterPartition, as the leader sends it: the ISR written in etcd if the partition epoch is
+ * still the one it saw. As Kafka's controller, it refuses a replica that is not a registered broker
+ * (INELIGIBLE_REPLICA): one cut off from etcd may still fetch, but the controller counts it dead.
+ */
 async function alterPartition(etcd: EtcdCluster, controller: Controller, nodeId: number, topic: string, partition: number,
   proposal: { leaderEpoch: number; partitionEpoch: number; isr: number[] }): Promise<AlterPartitionResult> {
   const id = controller.topic(topic)?.id;
   if (id === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (proposal.isr.some((replica) => etcd.cache.broker(replica) === undefined)) return { errorCode: ErrorCode.INELIGIBLE_REPLICA };
   const result = await etcd.alterPartitionState(id, partition, proposal.partitionEpoch,
     { leader: nodeId, leaderEpoch: proposal.leaderEpoch, isr: proposal.isr });
   return result.ok ? { state: result.state } : { errorCode: ErrorCode.INVALID_UPDATE_VERSION, state: result.current ?? undefined };

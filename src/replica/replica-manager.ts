@@ -168,6 +168,10 @@ export class ReplicaManager implements TopicStorage {
       adopting = (async () => {
         const log = await this.logs.getOrCreate(topic.name, index, this.topicConfig(topic));
         await log.loadProducerState();
+        // In a cluster the high watermark is not known after a restart (Kafka checkpoints it; Fjord
+        // does not yet): it starts at the log start and comes back with the leader's answers, or
+        // with the followers' fetches if this broker leads.
+        if (this.replication) log.setReplicatedHighWatermark(log.logStartOffset);
         this.partitions.set(key, {
           topic: topic.name, index, log, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
         });
