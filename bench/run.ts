@@ -15,6 +15,11 @@
 // end of the warm-up to the end of the workload; peak RSS is VmHWM over the broker's whole life.
 // Rounds run the workloads in order, each Fjord then Kafka (A B A B), and every cell is the median.
 //
+// The cluster row (`--only cluster`; not in --quick's set: `--quick --only cluster` is its short form)
+// runs on three brokers of each (bench/targets.ts startCluster): Fjord's on one etcd, Kafka's a KRaft
+// cluster of combined nodes. Its CPU and peak RSS are the sums over the cluster's processes (Fjord's
+// with etcd's); start-up runs to every broker in the metadata.
+//
 // --cpu-prof: V8 CPU profiles of Fjord in <out dir>/profiles/ (bench/profile-top.ts reads them).
 // --no-snapshot: run the tree's dist/ rather than a copy taken at the start (a rebuild during a long
 // run would otherwise change the broker under test).
@@ -23,183 +28,13 @@
 // (every round, raw tool output on failure) in --out (default bench/results/latest.json).
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { procStats, type ProcStats } from './proc-stats';
+import { fjordTarget, kafkaTarget, KAFKA_SH, ROOT, type RunningTarget, type Target } from './targets';
 
-const ROOT = path.resolve(__dirname, '..', '..'); // dist/bench/run.js -> repository root
-const KAFKA_SH = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
 const PYTHON = path.join(ROOT, 'compat', 'python', '.venv', 'bin', 'python');
 const RDKAFKA_LOAD = path.join(ROOT, 'bench', 'rdkafka-load.py');
-
-// ------------------------------------------------------------------------------------------ targets
-
-export interface RunningTarget {
-  bootstrap: string;
-  pid: number;
-  /** Spawn to the first ApiVersions answered. */
-  startupMs: number;
-  stats(): ProcStats;
-  /** Lines the broker wrote on stdout/stderr so far. */
-  output(): string[];
-  /** Stops the broker and removes its data; resolves with how it exited. */
-  stop(): Promise<{ code: number | null; signal: string | null }>;
-}
-
-export interface Target {
-  name: string;
-  describe(): string;
-  /** label: names the run (workload and round), e.g. for profile files. */
-  start(label: string): Promise<RunningTarget>;
-  /** Frees what the target kept between starts. */
-  dispose?(): void;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** One ApiVersions v0 round trip on a fresh connection: true if answered with our correlation id and no error. */
-function apiVersionsOnce(host: string, port: number, correlationId: number): Promise<boolean> {
-  const clientId = Buffer.from('fjord-bench');
-  const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
-  let o = req.writeInt32BE(req.length - 4, 0);
-  o = req.writeInt16BE(18, o); // ApiVersions
-  o = req.writeInt16BE(0, o);
-  o = req.writeInt32BE(correlationId, o);
-  o = req.writeInt16BE(clientId.length, o);
-  clientId.copy(req, o);
-  return new Promise((resolve) => {
-    let buf = Buffer.alloc(0);
-    let settled = false;
-    const sock = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      if (settled) return;
-      settled = true;
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(2000, () => done(false));
-    sock.on('error', () => done(false));
-    sock.on('close', () => done(false));
-    sock.on('connect', () => sock.write(req));
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length >= 10 && buf.length >= 4 + buf.readInt32BE(0)) {
-        done(buf.readInt32BE(4) === correlationId && buf.readInt16BE(8) === 0);
-      }
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Spawns a broker process listening on `port` with its data in `dataDir` and waits until it answers
- * ApiVersions (startupMs counts from the spawn). stop() sends SIGTERM (SIGKILL after 30 s) and
- * removes dataDir.
- */
-async function spawnBroker(name: string, cmd: string, args: string[], port: number, dataDir: string,
-  env: NodeJS.ProcessEnv = process.env): Promise<RunningTarget> {
-  const lines: string[] = [];
-  const t0 = process.hrtime.bigint();
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const s of [child.stdout!, child.stderr!]) readline.createInterface({ input: s }).on('line', (l) => lines.push(l));
-  let exited: { code: number | null; signal: string | null } | undefined;
-  const exitP = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
-  const stop = async () => {
-    if (!exited) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    const how = await exitP;
-    clearTimeout(timer);
-    await rm(dataDir, { recursive: true, force: true });
-    return how;
-  };
-  let corr = 1;
-  for (;;) {
-    const fail = (why: string) => stop().then(() => new Error(`${name} ${why}: ${lines.slice(-20).join('\n')}`));
-    if (exited) throw await fail(`exited while starting (code ${exited.code}, signal ${exited.signal})`);
-    if (Number(process.hrtime.bigint() - t0) > 90e9) throw await fail('did not answer ApiVersions within 90 s');
-    if (await apiVersionsOnce('127.0.0.1', port, corr++)) break;
-    await sleep(2);
-  }
-  const startupMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const pid = child.pid!;
-  return { bootstrap: `127.0.0.1:${port}`, pid, startupMs, stats: () => procStats(pid), output: () => lines.slice(), stop };
-}
-
-/**
- * Copies what `bin/fjord start` loads (bin/, dist/src/, package.json) to a temporary directory, so
- * that another `npm run build` in the same tree during a long run cannot change or break the broker
- * between workloads. Dependencies still come from the tree's node_modules (NODE_PATH).
- */
-function snapshotFjord(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-bench-dist-'));
-  fs.cpSync(path.join(ROOT, 'bin'), path.join(dir, 'bin'), { recursive: true });
-  fs.cpSync(path.join(ROOT, 'dist', 'src'), path.join(dir, 'dist', 'src'), { recursive: true });
-  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
-  return dir;
-}
-
-/**
- * Fjord: `bin/fjord start --log-level warn` on a free port and a temporary data dir, with Kafka's
- * group.initial.rebalance.delay.ms=0 as compat/lib/apache-kafka.sh sets it (ConsumerPerformance joins a
- * group; neither broker should make it wait 3 s).
- */
-export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): Target {
-  let home: string | undefined = opts.snapshot ? snapshotFjord() : ROOT;
-  return {
-    name: 'fjord',
-    describe: () => `Fjord (bin/fjord start${opts.snapshot ? ', a snapshot of dist/' : ''}${opts.cpuProfDir ? ', --cpu-prof' : ''}, Node ${process.version})`,
-    dispose() {
-      if (home && home !== ROOT) fs.rmSync(home, { recursive: true, force: true });
-      home = undefined;
-    },
-    async start(label: string) {
-      if (!home) throw new Error('fjord target already disposed');
-      const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir, '--cpu-prof-name', `${label}.cpuprofile`] : [];
-      const port = await freePort();
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-bench-'));
-      return spawnBroker('fjord', process.execPath, [...nodeArgs, path.join(home, 'bin', 'fjord'), 'start', '--port', String(port),
-        '--data-dir', dataDir, '--log-level', 'warn', '--set', 'group.initial.rebalance.delay.ms=0'], port, dataDir,
-      { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') });
-    },
-  };
-}
-
-/**
- * Apache Kafka: `apache-kafka.sh prepare` writes server.properties and formats the temporary data dir
- * (not timed: it is the install step Fjord does not have), then `apache-kafka.sh run` execs the JVM
- * (so the child's pid is the JVM's). Heap: the script's -Xms256m -Xmx768m.
- */
-export function kafkaTarget(): Target {
-  return {
-    name: 'kafka',
-    describe: () => 'Apache Kafka 4.4.0 (KRaft combined node, compat/lib/apache-kafka.sh, -Xms256m -Xmx768m, G1)',
-    async start() {
-      const port = await freePort();
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kafka-bench-'));
-      const prep = spawnSync(KAFKA_SH, ['prepare', String(port), String(port), dataDir], { encoding: 'utf8', timeout: 600_000 });
-      if (prep.status !== 0) {
-        await rm(dataDir, { recursive: true, force: true });
-        throw new Error(`apache-kafka.sh prepare failed: ${prep.stderr}`);
-      }
-      return spawnBroker('kafka', KAFKA_SH, ['run', String(port), String(port), dataDir], port, dataDir);
-    },
-  };
-}
 
 // ------------------------------------------------------------------------------------ load generators
 
@@ -233,9 +68,11 @@ class LoadError extends Error {
 
 const kafkaTool = (cls: string, args: string[], timeoutS: number) => run(KAFKA_SH, ['tool', `org.apache.kafka.tools.${cls}`, ...args], timeoutS);
 
-async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** A topic of `partitions` on one broker, or (a cluster workload) replicated on every broker, with its min.insync.replicas. */
+async function createTopic(bootstrap: string, topic: string, partitions: number, cluster?: Workload['cluster']): Promise<void> {
+  const replication = cluster ? [String(cluster.brokers), '--config', `min.insync.replicas=${cluster.minInsyncReplicas}`] : ['1'];
   const out = await kafkaTool('TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
-    '--partitions', String(partitions), '--replication-factor', '1'], 60);
+    '--partitions', String(partitions), '--replication-factor', ...replication], 60);
   if (out.code !== 0) throw new LoadError(`creating ${topic}`, out);
 }
 
@@ -286,7 +123,9 @@ async function rdkafka<T>(mode: string, args: (string | number)[]): Promise<T> {
  * 6 partitions, one producer), not the full cross product (64 cells, hours): 100 B on one partition is
  * the per-record cost at its worst; acks=all (idempotent, the Java default), lz4 and three producers
  * each change one thing; the baseline writes a 1 GiB backlog that the consumer reads back; librdkafka
- * repeats the baseline; latency is measured on its own, far below saturation.
+ * repeats the baseline; latency is measured on its own, far below saturation. The cluster row (issue 13)
+ * is the acks=all row again on three brokers of each, every partition on all three (RF=3,
+ * min.insync.replicas=2): what replication costs each.
  */
 interface Workload {
   key: string;
@@ -302,6 +141,8 @@ interface Workload {
   quickRecords: number;
   /** Only end-to-end latency: EndToEndLatency (records round trips) and librdkafka at e2eRate for e2eSeconds. */
   e2e?: { rate: number; seconds: number; quickSeconds: number };
+  /** On a cluster of `brokers` (Target.startCluster), its topics replicated on every broker. */
+  cluster?: { brokers: number; minInsyncReplicas: number };
   inQuick: boolean;
 }
 
@@ -315,6 +156,8 @@ const WORKLOADS: Workload[] = [
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
+  { ...base, key: 'cluster', name: '3 brokers: 1 KB, acks=all, RF=3, min ISR 2', acks: 'all', records: 600_000, quickRecords: 100_000,
+    cluster: { brokers: 3, minInsyncReplicas: 2 } },
 ];
 
 interface Metrics {
@@ -342,7 +185,7 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
     const rd = await rdkafka<{ latencyMs: { p50: number; p99: number; p999: number } }>('e2e', [b.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
     return { e2eAvg: tool.avg, e2eP50: tool.p50, e2eP99: tool.p99, e2eRdP50: rd.latencyMs.p50, e2eRdP99: rd.latencyMs.p99, e2eRdP999: rd.latencyMs.p999 };
   }
-  await createTopic(b.bootstrap, topic, w.partitions);
+  await createTopic(b.bootstrap, topic, w.partitions, w.cluster);
   if (w.client === 'rdkafka') {
     const p = await rdkafka<{ records: number; recordsPerSec: number; mbPerSec: number; latencyMs: { p50: number; p99: number; p999: number } }>(
       'produce', [b.bootstrap, topic, records, w.size, w.acks, w.compression]);
@@ -365,8 +208,9 @@ async function runOnce(target: Target, w: Workload, round: number, args: Args): 
   const res: RoundResult = { workload: w.key, target: target.name, round, ok: false, wallSeconds: 0 };
   let b: RunningTarget | undefined;
   try {
-    b = await target.start(`${w.key}-r${round}`);
-    await createTopic(b.bootstrap, 'bench-warmup', w.partitions);
+    const label = `${w.key}-r${round}`;
+    b = await (w.cluster ? target.startCluster(label, w.cluster.brokers) : target.start(label));
+    await createTopic(b.bootstrap, 'bench-warmup', w.partitions, w.cluster);
     await producerPerformance(b.bootstrap, 'bench-warmup', args.quick ? 50_000 : 200_000, 1024, w.acks, w.compression);
     const before = b.stats();
     const m = await measure(b, w, args.quick);
@@ -451,6 +295,11 @@ function markdown(workloads: Workload[], s: Summaries, targets: string[]): strin
 
 // --------------------------------------------------------------------------------------------- main
 
+const CLUSTER_NOTE = `Cluster row: three brokers of each system (Fjord's with one etcd; Kafka's combined broker+controller ` +
+  `nodes, -Xmx1g each) and the load tools all share this machine's ${os.cpus().length} cores, so it measures what ` +
+  'replication costs on one box, not what three machines would do; CPU and peak RSS add up the cluster\'s processes ' +
+  '(Fjord\'s include etcd).';
+
 interface Args { quick: boolean; rounds: number; only?: string[]; targets: string[]; cpuProf: boolean; snapshot: boolean; out: string; md: string }
 
 function parseArgs(argv: string[]): Args {
@@ -493,7 +342,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   const git = gitRevision(); // of what the snapshot was taken from, before anyone edits the tree
   const workloads = WORKLOADS.filter((w) => (args.only ? args.only.includes(w.key) : !args.quick || w.inQuick));
   if (!workloads.length) throw new Error(`--only matched no workload (have: ${WORKLOADS.map((w) => w.key).join(', ')})`);
-  if (!fs.existsSync(PYTHON)) throw new Error(`bench needs ${PYTHON} (compat/python/requirements.txt: confluent-kafka)`);
+  const needsPython = workloads.some((w) => w.client === 'rdkafka' || w.e2e);
+  if (needsPython && !fs.existsSync(PYTHON)) throw new Error(`bench needs ${PYTHON} (compat/python/requirements.txt: confluent-kafka)`);
   for (const what of ['fetch', 'fetch-tools']) {
     const r = spawnSync(KAFKA_SH, [what], { stdio: 'inherit', timeout: 900_000 });
     if (r.status !== 0) throw new Error(`apache-kafka.sh ${what} failed`);
@@ -503,6 +353,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   console.log(`bench: ${targets.map((t) => t.describe()).join(' vs ')}`);
   console.log(`bench: ${mode} run, ${args.rounds} round(s), ${workloads.length} workload(s); ${os.cpus().length} CPUs, load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
   if (load0[0] > 1) console.log(`bench: warning: the machine is busy (1-minute load ${load0[0].toFixed(2)}); numbers will be noisy`);
+  const clusterNote = workloads.some((w) => w.cluster) ? CLUSTER_NOTE : undefined;
+  if (clusterNote) console.log(`bench: ${clusterNote}`);
 
   const results: RoundResult[] = [];
   for (let round = 1; round <= args.rounds; round++) {
@@ -528,6 +380,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
       `${os.cpus().length}x ${os.cpus()[0]?.model.trim()}, load average ${load0[0].toFixed(2)} -> ${load1[0].toFixed(2)}, ${Math.round(durationS)} s`,
     '',
     markdown(workloads, summaries, targets.map((t) => t.name)),
+    ...(clusterNote ? ['', clusterNote] : []),
   ].join('\n');
   console.log(`\n${md}\n`);
   const failed = results.filter((r) => !r.ok);
