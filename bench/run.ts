@@ -78,10 +78,14 @@ async function createTopic(bootstrap: string, topic: string, partitions: number,
 
 interface ProduceResult { records: number; recordsPerSec: number; mbPerSec: number; p50: number; p99: number; p999: number }
 
-/** ProducerPerformance, flat out (--throughput -1); the Java producer's defaults except acks and compression. */
-async function producerPerformance(bootstrap: string, topic: string, records: number, size: number, acks: string, compression: string): Promise<ProduceResult> {
+/**
+ * ProducerPerformance, flat out (throughput -1) unless given records/s; the Java producer's defaults except
+ * acks and compression.
+ */
+async function producerPerformance(bootstrap: string, topic: string, records: number, size: number, acks: string, compression: string,
+  throughput = -1): Promise<ProduceResult> {
   const out = await kafkaTool('ProducerPerformance', ['--topic', topic, '--num-records', String(records), '--record-size', String(size),
-    '--throughput', '-1', '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${acks}`, `compression.type=${compression}`], 600);
+    '--throughput', String(throughput), '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${acks}`, `compression.type=${compression}`], 600);
   // "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency, P ms 50th, P ms 95th, P ms 99th, P ms 99.9th."
   const last = out.stdout.find((l) => / records sent, .* 99\.9th\./.test(l));
   const m = last && /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\).* (\d+) ms 50th, \d+ ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/.exec(last);
@@ -141,8 +145,12 @@ interface Workload {
   quickRecords: number;
   /** Only end-to-end latency: EndToEndLatency (records round trips) and librdkafka at e2eRate for e2eSeconds. */
   e2e?: { rate: number; seconds: number; quickSeconds: number };
-  /** On a cluster of `brokers` (Target.startCluster), its topics replicated on every broker. */
-  cluster?: { brokers: number; minInsyncReplicas: number };
+  /**
+   * On a cluster of `brokers` (Target.startCluster), its topics replicated on every broker. Flat out, the
+   * producer's latency is mostly its own queue; so the acknowledgement latency is measured again at
+   * ackRate records/s for ackSeconds (quickAckSeconds), far below saturation.
+   */
+  cluster?: { brokers: number; minInsyncReplicas: number; ackRate: number; ackSeconds: number; quickAckSeconds: number };
   inQuick: boolean;
 }
 
@@ -157,7 +165,7 @@ const WORKLOADS: Workload[] = [
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
   { ...base, key: 'cluster', name: '3 brokers: 1 KB, acks=all, RF=3, min ISR 2', acks: 'all', records: 600_000, quickRecords: 100_000,
-    cluster: { brokers: 3, minInsyncReplicas: 2 } },
+    cluster: { brokers: 3, minInsyncReplicas: 2, ackRate: 1000, ackSeconds: 20, quickAckSeconds: 5 } },
 ];
 
 interface Metrics {
@@ -167,6 +175,8 @@ interface Metrics {
   e2eAvg?: number; e2eP50?: number; e2eP99?: number;
   /** librdkafka at a fixed rate (sub-millisecond). */
   e2eRdP50?: number; e2eRdP99?: number; e2eRdP999?: number;
+  /** A cluster's acknowledgement latency at a fixed rate (ProducerPerformance, whole milliseconds). */
+  ackP50?: number; ackP99?: number; ackP999?: number;
   cpuSeconds: number; peakRssMb: number; startupMs: number;
 }
 
@@ -199,8 +209,14 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
   const sum = (f: (p: ProduceResult) => number) => ps.reduce((a, p) => a + f(p), 0);
   const worst = (f: (p: ProduceResult) => number) => Math.max(...ps.map(f));
   // Producers run side by side: throughputs add up; latency is the slowest producer's.
-  return { recordsPerSec: sum((p) => p.recordsPerSec), mbPerSec: sum((p) => p.mbPerSec),
+  const flatOut = { recordsPerSec: sum((p) => p.recordsPerSec), mbPerSec: sum((p) => p.mbPerSec),
     p50: worst((p) => p.p50), p99: worst((p) => p.p99), p999: worst((p) => p.p999), consumerMbPerSec: c.mbPerSec };
+  if (!w.cluster) return flatOut;
+  const ackTopic = `${topic}-ack-latency`;
+  await createTopic(b.bootstrap, ackTopic, w.partitions, w.cluster);
+  const seconds = quick ? w.cluster.quickAckSeconds : w.cluster.ackSeconds;
+  const ack = await producerPerformance(b.bootstrap, ackTopic, w.cluster.ackRate * seconds, w.size, w.acks, w.compression, w.cluster.ackRate);
+  return { ...flatOut, ackP50: ack.p50, ackP99: ack.p99, ackP999: ack.p999 };
 }
 
 async function runOnce(target: Target, w: Workload, round: number, args: Args): Promise<RoundResult> {
@@ -244,7 +260,7 @@ function median(xs: number[]): number {
 
 type MetricKey = keyof Metrics;
 const METRIC_KEYS: MetricKey[] = ['recordsPerSec', 'mbPerSec', 'p50', 'p99', 'p999', 'consumerMbPerSec', 'e2eAvg', 'e2eP50', 'e2eP99',
-  'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
+  'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'ackP50', 'ackP99', 'ackP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
 
 function summarize(rs: RoundResult[]): Partial<Record<MetricKey, number>> {
   const ok = rs.filter((r) => r.ok);
@@ -281,9 +297,12 @@ function markdown(workloads: Workload[], s: Summaries, targets: string[]): strin
     const k = s.get(w.key)![b] ?? {};
     const c = (key: MetricKey, d = 1) => cell(f[key], k[key], d);
     const broker = [c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)];
-    if (!w.e2e) {
-      return [[w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker]];
+    const flatOut = [w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker];
+    if (w.cluster) {
+      const rate = `${w.cluster.ackRate.toLocaleString('en-US')}/s`;
+      return [flatOut, [`${w.name}, ${rate}`, '', '', c('ackP50', 0), c('ackP99', 0), c('ackP999', 0), '', '', '', '']];
     }
+    if (!w.e2e) return [flatOut];
     // One broker run, two clients: librdkafka at a fixed rate, then Kafka's tool (whole milliseconds).
     return [
       [`${w.name}, librdkafka ${w.e2e.rate.toLocaleString('en-US')}/s`, '', '', c('e2eRdP50', 2), c('e2eRdP99', 2), c('e2eRdP999', 2), '', ...broker],
@@ -366,7 +385,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
         const m = r.metrics;
         console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
           ? `e2e p50 ${m!.e2eP50} ms p99 ${m!.e2eP99} ms (tool), p50 ${m!.e2eRdP50?.toFixed(2)} ms p99 ${m!.e2eRdP99?.toFixed(2)} ms (librdkafka) (${r.wallSeconds.toFixed(0)} s)`
-          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
+          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
       }
     }
   }
