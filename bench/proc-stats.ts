@@ -27,6 +27,19 @@ export function mainThreadCpuSeconds(pid: number): number {
   return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
 }
 
+/** The pids of this process's children named `comm` (/proc/PID/stat: the name is field 2, the parent field 4). */
+export function childPids(comm: string): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      return name === comm && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+}
+
 /** CPU and peak memory of a live process, from /proc. */
 export function procStats(pid: number): ProcStats {
   const cpuSeconds = cpuSecondsOf(`/proc/${pid}/stat`);

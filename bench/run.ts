@@ -15,6 +15,11 @@
 // end of the warm-up to the end of the workload; peak RSS is VmHWM over the broker's whole life.
 // Rounds run the workloads in order, each Fjord then Kafka (A B A B), and every cell is the median.
 //
+// The cluster row (`--only cluster`; not in --quick's set: `--quick --only cluster` is its short form)
+// runs on three brokers of each (bench/targets.ts startCluster): Fjord's on one etcd, Kafka's a KRaft
+// cluster of combined nodes. Its CPU and peak RSS are the sums over the cluster's processes (Fjord's
+// with etcd's); start-up runs to every broker in the metadata.
+//
 // --cpu-prof: V8 CPU profiles of Fjord in <out dir>/profiles/ (bench/profile-top.ts reads them).
 // --no-snapshot: run the tree's dist/ rather than a copy taken at the start (a rebuild during a long
 // run would otherwise change the broker under test).
@@ -23,183 +28,13 @@
 // (every round, raw tool output on failure) in --out (default bench/results/latest.json).
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { procStats, type ProcStats } from './proc-stats';
+import { fjordTarget, kafkaTarget, KAFKA_SH, ROOT, type RunningTarget, type Target } from './targets';
 
-const ROOT = path.resolve(__dirname, '..', '..'); // dist/bench/run.js -> repository root
-const KAFKA_SH = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
 const PYTHON = path.join(ROOT, 'compat', 'python', '.venv', 'bin', 'python');
 const RDKAFKA_LOAD = path.join(ROOT, 'bench', 'rdkafka-load.py');
-
-// ------------------------------------------------------------------------------------------ targets
-
-export interface RunningTarget {
-  bootstrap: string;
-  pid: number;
-  /** Spawn to the first ApiVersions answered. */
-  startupMs: number;
-  stats(): ProcStats;
-  /** Lines the broker wrote on stdout/stderr so far. */
-  output(): string[];
-  /** Stops the broker and removes its data; resolves with how it exited. */
-  stop(): Promise<{ code: number | null; signal: string | null }>;
-}
-
-export interface Target {
-  name: string;
-  describe(): string;
-  /** label: names the run (workload and round), e.g. for profile files. */
-  start(label: string): Promise<RunningTarget>;
-  /** Frees what the target kept between starts. */
-  dispose?(): void;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** One ApiVersions v0 round trip on a fresh connection: true if answered with our correlation id and no error. */
-function apiVersionsOnce(host: string, port: number, correlationId: number): Promise<boolean> {
-  const clientId = Buffer.from('fjord-bench');
-  const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
-  let o = req.writeInt32BE(req.length - 4, 0);
-  o = req.writeInt16BE(18, o); // ApiVersions
-  o = req.writeInt16BE(0, o);
-  o = req.writeInt32BE(correlationId, o);
-  o = req.writeInt16BE(clientId.length, o);
-  clientId.copy(req, o);
-  return new Promise((resolve) => {
-    let buf = Buffer.alloc(0);
-    let settled = false;
-    const sock = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      if (settled) return;
-      settled = true;
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(2000, () => done(false));
-    sock.on('error', () => done(false));
-    sock.on('close', () => done(false));
-    sock.on('connect', () => sock.write(req));
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length >= 10 && buf.length >= 4 + buf.readInt32BE(0)) {
-        done(buf.readInt32BE(4) === correlationId && buf.readInt16BE(8) === 0);
-      }
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Spawns a broker process listening on `port` with its data in `dataDir` and waits until it answers
- * ApiVersions (startupMs counts from the spawn). stop() sends SIGTERM (SIGKILL after 30 s) and
- * removes dataDir.
- */
-async function spawnBroker(name: string, cmd: string, args: string[], port: number, dataDir: string,
-  env: NodeJS.ProcessEnv = process.env): Promise<RunningTarget> {
-  const lines: string[] = [];
-  const t0 = process.hrtime.bigint();
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const s of [child.stdout!, child.stderr!]) readline.createInterface({ input: s }).on('line', (l) => lines.push(l));
-  let exited: { code: number | null; signal: string | null } | undefined;
-  const exitP = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
-  const stop = async () => {
-    if (!exited) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    const how = await exitP;
-    clearTimeout(timer);
-    await rm(dataDir, { recursive: true, force: true });
-    return how;
-  };
-  let corr = 1;
-  for (;;) {
-    const fail = (why: string) => stop().then(() => new Error(`${name} ${why}: ${lines.slice(-20).join('\n')}`));
-    if (exited) throw await fail(`exited while starting (code ${exited.code}, signal ${exited.signal})`);
-    if (Number(process.hrtime.bigint() - t0) > 90e9) throw await fail('did not answer ApiVersions within 90 s');
-    if (await apiVersionsOnce('127.0.0.1', port, corr++)) break;
-    await sleep(2);
-  }
-  const startupMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const pid = child.pid!;
-  return { bootstrap: `127.0.0.1:${port}`, pid, startupMs, stats: () => procStats(pid), output: () => lines.slice(), stop };
-}
-
-/**
- * Copies what `bin/fjord start` loads (bin/, dist/src/, package.json) to a temporary directory, so
- * that another `npm run build` in the same tree during a long run cannot change or break the broker
- * between workloads. Dependencies still come from the tree's node_modules (NODE_PATH).
- */
-function snapshotFjord(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-bench-dist-'));
-  fs.cpSync(path.join(ROOT, 'bin'), path.join(dir, 'bin'), { recursive: true });
-  fs.cpSync(path.join(ROOT, 'dist', 'src'), path.join(dir, 'dist', 'src'), { recursive: true });
-  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
-  return dir;
-}
-
-/**
- * Fjord: `bin/fjord start --log-level warn` on a free port and a temporary data dir, with Kafka's
- * group.initial.rebalance.delay.ms=0 as compat/lib/apache-kafka.sh sets it (ConsumerPerformance joins a
- * group; neither broker should make it wait 3 s).
- */
-export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): Target {
-  let home: string | undefined = opts.snapshot ? snapshotFjord() : ROOT;
-  return {
-    name: 'fjord',
-    describe: () => `Fjord (bin/fjord start${opts.snapshot ? ', a snapshot of dist/' : ''}${opts.cpuProfDir ? ', --cpu-prof' : ''}, Node ${process.version})`,
-    dispose() {
-      if (home && home !== ROOT) fs.rmSync(home, { recursive: true, force: true });
-      home = undefined;
-    },
-    async start(label: string) {
-      if (!home) throw new Error('fjord target already disposed');
-      const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir, '--cpu-prof-name', `${label}.cpuprofile`] : [];
-      const port = await freePort();
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-bench-'));
-      return spawnBroker('fjord', process.execPath, [...nodeArgs, path.join(home, 'bin', 'fjord'), 'start', '--port', String(port),
-        '--data-dir', dataDir, '--log-level', 'warn', '--set', 'group.initial.rebalance.delay.ms=0'], port, dataDir,
-      { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') });
-    },
-  };
-}
-
-/**
- * Apache Kafka: `apache-kafka.sh prepare` writes server.properties and formats the temporary data dir
- * (not timed: it is the install step Fjord does not have), then `apache-kafka.sh run` execs the JVM
- * (so the child's pid is the JVM's). Heap: the script's -Xms256m -Xmx768m.
- */
-export function kafkaTarget(): Target {
-  return {
-    name: 'kafka',
-    describe: () => 'Apache Kafka 4.4.0 (KRaft combined node, compat/lib/apache-kafka.sh, -Xms256m -Xmx768m, G1)',
-    async start() {
-      const port = await freePort();
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kafka-bench-'));
-      const prep = spawnSync(KAFKA_SH, ['prepare', String(port), String(port), dataDir], { encoding: 'utf8', timeout: 600_000 });
-      if (prep.status !== 0) {
-        await rm(dataDir, { recursive: true, force: true });
-        throw new Error(`apache-kafka.sh prepare failed: ${prep.stderr}`);
-      }
-      return spawnBroker('kafka', KAFKA_SH, ['run', String(port), String(port), dataDir], port, dataDir);
-    },
-  };
-}
 
 // ------------------------------------------------------------------------------------ load generators
 
@@ -233,18 +68,24 @@ class LoadError extends Error {
 
 const kafkaTool = (cls: string, args: string[], timeoutS: number) => run(KAFKA_SH, ['tool', `org.apache.kafka.tools.${cls}`, ...args], timeoutS);
 
-async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** A topic of `partitions` on one broker, or (a cluster workload) replicated on every broker, with its min.insync.replicas. */
+async function createTopic(bootstrap: string, topic: string, partitions: number, cluster?: Workload['cluster']): Promise<void> {
+  const replication = cluster ? [String(cluster.brokers), '--config', `min.insync.replicas=${cluster.minInsyncReplicas}`] : ['1'];
   const out = await kafkaTool('TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
-    '--partitions', String(partitions), '--replication-factor', '1'], 60);
+    '--partitions', String(partitions), '--replication-factor', ...replication], 60);
   if (out.code !== 0) throw new LoadError(`creating ${topic}`, out);
 }
 
 interface ProduceResult { records: number; recordsPerSec: number; mbPerSec: number; p50: number; p99: number; p999: number }
 
-/** ProducerPerformance, flat out (--throughput -1); the Java producer's defaults except acks and compression. */
-async function producerPerformance(bootstrap: string, topic: string, records: number, size: number, acks: string, compression: string): Promise<ProduceResult> {
+/**
+ * ProducerPerformance, flat out (throughput -1) unless given records/s; the Java producer's defaults except
+ * acks and compression.
+ */
+async function producerPerformance(bootstrap: string, topic: string, records: number, size: number, acks: string, compression: string,
+  throughput = -1): Promise<ProduceResult> {
   const out = await kafkaTool('ProducerPerformance', ['--topic', topic, '--num-records', String(records), '--record-size', String(size),
-    '--throughput', '-1', '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${acks}`, `compression.type=${compression}`], 600);
+    '--throughput', String(throughput), '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${acks}`, `compression.type=${compression}`], 600);
   // "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency, P ms 50th, P ms 95th, P ms 99th, P ms 99.9th."
   const last = out.stdout.find((l) => / records sent, .* 99\.9th\./.test(l));
   const m = last && /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\).* (\d+) ms 50th, \d+ ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/.exec(last);
@@ -286,7 +127,9 @@ async function rdkafka<T>(mode: string, args: (string | number)[]): Promise<T> {
  * 6 partitions, one producer), not the full cross product (64 cells, hours): 100 B on one partition is
  * the per-record cost at its worst; acks=all (idempotent, the Java default), lz4 and three producers
  * each change one thing; the baseline writes a 1 GiB backlog that the consumer reads back; librdkafka
- * repeats the baseline; latency is measured on its own, far below saturation.
+ * repeats the baseline; latency is measured on its own, far below saturation. The cluster row (issue 13)
+ * is the acks=all row again on three brokers of each, every partition on all three (RF=3,
+ * min.insync.replicas=2): what replication costs each.
  */
 interface Workload {
   key: string;
@@ -302,6 +145,12 @@ interface Workload {
   quickRecords: number;
   /** Only end-to-end latency: EndToEndLatency (records round trips) and librdkafka at e2eRate for e2eSeconds. */
   e2e?: { rate: number; seconds: number; quickSeconds: number };
+  /**
+   * On a cluster of `brokers` (Target.startCluster), its topics replicated on every broker. Flat out, the
+   * producer's latency is mostly its own queue; so the acknowledgement latency is measured again at
+   * ackRate records/s for ackSeconds (quickAckSeconds), far below saturation.
+   */
+  cluster?: { brokers: number; minInsyncReplicas: number; ackRate: number; ackSeconds: number; quickAckSeconds: number };
   inQuick: boolean;
 }
 
@@ -315,6 +164,8 @@ const WORKLOADS: Workload[] = [
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
+  { ...base, key: 'cluster', name: '3 brokers: 1 KB, acks=all, RF=3, min ISR 2', acks: 'all', records: 600_000, quickRecords: 100_000,
+    cluster: { brokers: 3, minInsyncReplicas: 2, ackRate: 1000, ackSeconds: 20, quickAckSeconds: 5 } },
 ];
 
 interface Metrics {
@@ -324,6 +175,8 @@ interface Metrics {
   e2eAvg?: number; e2eP50?: number; e2eP99?: number;
   /** librdkafka at a fixed rate (sub-millisecond). */
   e2eRdP50?: number; e2eRdP99?: number; e2eRdP999?: number;
+  /** A cluster's acknowledgement latency at a fixed rate (ProducerPerformance, whole milliseconds). */
+  ackP50?: number; ackP99?: number; ackP999?: number;
   cpuSeconds: number; peakRssMb: number; startupMs: number;
 }
 
@@ -342,7 +195,7 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
     const rd = await rdkafka<{ latencyMs: { p50: number; p99: number; p999: number } }>('e2e', [b.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
     return { e2eAvg: tool.avg, e2eP50: tool.p50, e2eP99: tool.p99, e2eRdP50: rd.latencyMs.p50, e2eRdP99: rd.latencyMs.p99, e2eRdP999: rd.latencyMs.p999 };
   }
-  await createTopic(b.bootstrap, topic, w.partitions);
+  await createTopic(b.bootstrap, topic, w.partitions, w.cluster);
   if (w.client === 'rdkafka') {
     const p = await rdkafka<{ records: number; recordsPerSec: number; mbPerSec: number; latencyMs: { p50: number; p99: number; p999: number } }>(
       'produce', [b.bootstrap, topic, records, w.size, w.acks, w.compression]);
@@ -356,8 +209,14 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
   const sum = (f: (p: ProduceResult) => number) => ps.reduce((a, p) => a + f(p), 0);
   const worst = (f: (p: ProduceResult) => number) => Math.max(...ps.map(f));
   // Producers run side by side: throughputs add up; latency is the slowest producer's.
-  return { recordsPerSec: sum((p) => p.recordsPerSec), mbPerSec: sum((p) => p.mbPerSec),
+  const flatOut = { recordsPerSec: sum((p) => p.recordsPerSec), mbPerSec: sum((p) => p.mbPerSec),
     p50: worst((p) => p.p50), p99: worst((p) => p.p99), p999: worst((p) => p.p999), consumerMbPerSec: c.mbPerSec };
+  if (!w.cluster) return flatOut;
+  const ackTopic = `${topic}-ack-latency`;
+  await createTopic(b.bootstrap, ackTopic, w.partitions, w.cluster);
+  const seconds = quick ? w.cluster.quickAckSeconds : w.cluster.ackSeconds;
+  const ack = await producerPerformance(b.bootstrap, ackTopic, w.cluster.ackRate * seconds, w.size, w.acks, w.compression, w.cluster.ackRate);
+  return { ...flatOut, ackP50: ack.p50, ackP99: ack.p99, ackP999: ack.p999 };
 }
 
 async function runOnce(target: Target, w: Workload, round: number, args: Args): Promise<RoundResult> {
@@ -365,8 +224,9 @@ async function runOnce(target: Target, w: Workload, round: number, args: Args): 
   const res: RoundResult = { workload: w.key, target: target.name, round, ok: false, wallSeconds: 0 };
   let b: RunningTarget | undefined;
   try {
-    b = await target.start(`${w.key}-r${round}`);
-    await createTopic(b.bootstrap, 'bench-warmup', w.partitions);
+    const label = `${w.key}-r${round}`;
+    b = await (w.cluster ? target.startCluster(label, w.cluster.brokers) : target.start(label));
+    await createTopic(b.bootstrap, 'bench-warmup', w.partitions, w.cluster);
     await producerPerformance(b.bootstrap, 'bench-warmup', args.quick ? 50_000 : 200_000, 1024, w.acks, w.compression);
     const before = b.stats();
     const m = await measure(b, w, args.quick);
@@ -400,7 +260,7 @@ function median(xs: number[]): number {
 
 type MetricKey = keyof Metrics;
 const METRIC_KEYS: MetricKey[] = ['recordsPerSec', 'mbPerSec', 'p50', 'p99', 'p999', 'consumerMbPerSec', 'e2eAvg', 'e2eP50', 'e2eP99',
-  'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
+  'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'ackP50', 'ackP99', 'ackP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
 
 function summarize(rs: RoundResult[]): Partial<Record<MetricKey, number>> {
   const ok = rs.filter((r) => r.ok);
@@ -437,9 +297,12 @@ function markdown(workloads: Workload[], s: Summaries, targets: string[]): strin
     const k = s.get(w.key)![b] ?? {};
     const c = (key: MetricKey, d = 1) => cell(f[key], k[key], d);
     const broker = [c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)];
-    if (!w.e2e) {
-      return [[w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker]];
+    const flatOut = [w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker];
+    if (w.cluster) {
+      const rate = `${w.cluster.ackRate.toLocaleString('en-US')}/s`;
+      return [flatOut, [`${w.name}, ${rate}`, '', '', c('ackP50', 0), c('ackP99', 0), c('ackP999', 0), '', '', '', '']];
     }
+    if (!w.e2e) return [flatOut];
     // One broker run, two clients: librdkafka at a fixed rate, then Kafka's tool (whole milliseconds).
     return [
       [`${w.name}, librdkafka ${w.e2e.rate.toLocaleString('en-US')}/s`, '', '', c('e2eRdP50', 2), c('e2eRdP99', 2), c('e2eRdP999', 2), '', ...broker],
@@ -450,6 +313,11 @@ function markdown(workloads: Workload[], s: Summaries, targets: string[]): strin
 }
 
 // --------------------------------------------------------------------------------------------- main
+
+const CLUSTER_NOTE = `Cluster row: three brokers of each system (Fjord's with one etcd; Kafka's combined broker+controller ` +
+  `nodes, -Xmx1g each) and the load tools all share this machine's ${os.cpus().length} cores, so it measures what ` +
+  'replication costs on one box, not what three machines would do; CPU and peak RSS add up the cluster\'s processes ' +
+  '(Fjord\'s include etcd).';
 
 interface Args { quick: boolean; rounds: number; only?: string[]; targets: string[]; cpuProf: boolean; snapshot: boolean; out: string; md: string }
 
@@ -493,7 +361,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   const git = gitRevision(); // of what the snapshot was taken from, before anyone edits the tree
   const workloads = WORKLOADS.filter((w) => (args.only ? args.only.includes(w.key) : !args.quick || w.inQuick));
   if (!workloads.length) throw new Error(`--only matched no workload (have: ${WORKLOADS.map((w) => w.key).join(', ')})`);
-  if (!fs.existsSync(PYTHON)) throw new Error(`bench needs ${PYTHON} (compat/python/requirements.txt: confluent-kafka)`);
+  const needsPython = workloads.some((w) => w.client === 'rdkafka' || w.e2e);
+  if (needsPython && !fs.existsSync(PYTHON)) throw new Error(`bench needs ${PYTHON} (compat/python/requirements.txt: confluent-kafka)`);
   for (const what of ['fetch', 'fetch-tools']) {
     const r = spawnSync(KAFKA_SH, [what], { stdio: 'inherit', timeout: 900_000 });
     if (r.status !== 0) throw new Error(`apache-kafka.sh ${what} failed`);
@@ -503,6 +372,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   console.log(`bench: ${targets.map((t) => t.describe()).join(' vs ')}`);
   console.log(`bench: ${mode} run, ${args.rounds} round(s), ${workloads.length} workload(s); ${os.cpus().length} CPUs, load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
   if (load0[0] > 1) console.log(`bench: warning: the machine is busy (1-minute load ${load0[0].toFixed(2)}); numbers will be noisy`);
+  const clusterNote = workloads.some((w) => w.cluster) ? CLUSTER_NOTE : undefined;
+  if (clusterNote) console.log(`bench: ${clusterNote}`);
 
   const results: RoundResult[] = [];
   for (let round = 1; round <= args.rounds; round++) {
@@ -514,7 +385,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
         const m = r.metrics;
         console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
           ? `e2e p50 ${m!.e2eP50} ms p99 ${m!.e2eP99} ms (tool), p50 ${m!.e2eRdP50?.toFixed(2)} ms p99 ${m!.e2eRdP99?.toFixed(2)} ms (librdkafka) (${r.wallSeconds.toFixed(0)} s)`
-          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
+          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
       }
     }
   }
@@ -528,6 +399,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
       `${os.cpus().length}x ${os.cpus()[0]?.model.trim()}, load average ${load0[0].toFixed(2)} -> ${load1[0].toFixed(2)}, ${Math.round(durationS)} s`,
     '',
     markdown(workloads, summaries, targets.map((t) => t.name)),
+    ...(clusterNote ? ['', clusterNote] : []),
   ].join('\n');
   console.log(`\n${md}\n`);
   const failed = results.filter((r) => !r.ok);
