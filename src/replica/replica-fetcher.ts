@@ -100,6 +100,8 @@ export class ReplicaFetcher {
   private connection: LeaderConnection | undefined;
   private closed = false;
   private wakeUp: (() => void) | undefined;
+  /** After a failed round (connection, request): no new one before this time (replica.fetch.backoff.ms). */
+  private retryAt = 0;
   private readonly loop: Promise<void>;
   private readonly logger: Logger;
 
@@ -184,7 +186,8 @@ export class ReplicaFetcher {
         if (this.closed) break;
         this.logger.warn({ err }, `Error in the fetch from broker ${this.leaderId}; retrying in ${this.opts.config.fetchBackoffMs} ms`);
         this.dropConnection();
-        await this.pause(this.opts.config.fetchBackoffMs);
+        // A partition added meanwhile wakes the loop, but does not cut the backoff short.
+        this.retryAt = Date.now() + this.opts.config.fetchBackoffMs;
       }
     }
     this.dropConnection();
@@ -192,6 +195,11 @@ export class ReplicaFetcher {
 
   /** One round: connect if needed, truncate the partitions that must, fetch the others. */
   private async runOnce(): Promise<void> {
+    const backoff = this.retryAt - Date.now();
+    if (backoff > 0) {
+      await this.pause(backoff);
+      return;
+    }
     if (this.ready('truncating').length + this.ready('fetching').length === 0) {
       await this.pause(this.nextDelayMs());
       return;

@@ -11,6 +11,7 @@ import { readFully } from './file-io';
 import type { LocalLog } from './local-log';
 import type { LogSegment } from './log-segment';
 import { NO_TIMESTAMP } from './time-index';
+import { EMPTY_BUFFER } from '../protocol/primitives';
 import type { AbortedTxn } from './transaction-index';
 
 export interface ReadOptions {
@@ -88,7 +89,8 @@ export class LogReader {
         const result = await this.locate(fetchOffset, maxBytes, options);
         if (result.outOfRange) return result;
         const { ranges, size, ...rest } = result;
-        const records = (options.allocate ?? Buffer.allocUnsafe)(size);
+        // Nothing to read takes no buffer (a pooled one would sit idle through a long poll).
+        const records = size === 0 ? EMPTY_BUFFER : (options.allocate ?? Buffer.allocUnsafe)(size);
         let at = 0;
         for (const r of ranges) {
           const bytesRead = await readFully(r.file, records, at, r.length, r.position);
