@@ -209,26 +209,7 @@ async function startBroker(opts) {
   return {
     bootstrap: broker.bootstrap,
     close: async () => {
-      if (broker) await broker.close();
-
-  // 4. The cluster rows, each cell with its own cluster.
-  for (const c of clients) {
-    for (const s of clusterScenarios) {
-      const key = `${c.name}/${s}`;
-      let result;
-      if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
-      else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
-      else {
-        const r = await run(process.execPath, [CLUSTER_TEST, s, c.name, JSON.stringify(c.cmd('{bootstrap}', '{scenario}'))], { timeoutMs: CLUSTER_TIMEOUT_S * 1000 });
-        if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${CLUSTER_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
-        else if (r.code === 0) result = { status: 'pass' };
-        else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
-        console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
-        if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
-      }
-      results.set(key, result);
-    }
-  }
+      await broker.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -300,7 +281,26 @@ async function main() {
     }
   }
 
-  await broker.close();
+  if (broker) await broker.close();
+
+  // 4. The cluster rows, each cell with its own cluster.
+  for (const c of clients) {
+    for (const s of clusterScenarios) {
+      const key = `${c.name}/${s}`;
+      let result;
+      if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
+      else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
+      else {
+        const r = await run(process.execPath, [CLUSTER_TEST, s, c.name, JSON.stringify(c.cmd('{bootstrap}', '{scenario}'))], { timeoutMs: CLUSTER_TIMEOUT_S * 1000 });
+        if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${CLUSTER_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
+        else if (r.code === 0) result = { status: 'pass' };
+        else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
+        console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
+        if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+      }
+      results.set(key, result);
+    }
+  }
 
   // 5. The run-once scenarios, each with its own broker process.
   for (const o of once) {

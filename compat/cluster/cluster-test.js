@@ -106,13 +106,13 @@ function runClient(cmd, bootstrap, mode, extraArgs, { env = {}, onLine = () => {
 
 const outputTail = (out) => out.trim().split('\n').filter((l) => !l.startsWith('ack ')).slice(-12).join('\n');
 
-/** Waits until `id` is in the ISR of every partition of `topic`; returns the wait in ms. */
-async function waitRejoined(h, topic, id) {
+/** Waits until `id` is in (inIsr) or out of the ISR of every partition of `topic`; returns the wait in ms. */
+async function waitIsr(h, topic, id, inIsr) {
   const start = Date.now();
   for (;;) {
     const ps = await h.partitions(topic);
-    if (ps.every((p) => p.isr.includes(id))) return Date.now() - start;
-    check(Date.now() - start < ISR_BOUND_MS, `the restarted broker ${id} is not back in the ISR after ${ISR_BOUND_MS} ms: ${ps.map((p) => `${p.partitionId}: isr [${p.isr}]`).join(', ')}`);
+    if (ps.every((p) => p.isr.includes(id) === inIsr)) return Date.now() - start;
+    check(Date.now() - start < ISR_BOUND_MS, `broker ${id} is ${inIsr ? 'not back in' : 'still in'} the ISR after ${ISR_BOUND_MS} ms: ${ps.map((p) => `${p.partitionId}: isr [${p.isr}]`).join(', ')}`);
     await sleep(200);
   }
 }
@@ -157,8 +157,10 @@ async function failover(cluster, h, cmd) {
   }
   log(`read back ${records.length} records: every acknowledged one once, at its offset, in order`);
 
+  // Out of the ISR while dead (so that its return is seen), back in once restarted.
+  await waitIsr(h, topic, victim, false);
   await cluster.restart(victim);
-  log(`broker ${victim} restarted; back in the ISR of every partition after ${await waitRejoined(h, topic, victim)} ms`);
+  log(`broker ${victim} restarted; back in the ISR of every partition after ${await waitIsr(h, topic, victim, true)} ms`);
 }
 
 async function group(cluster, h, cmd) {
