@@ -42,6 +42,7 @@ const COUNT = 3000;
 const ISR_BOUND_MS = 30000;
 const CONTROLLER_BOUND_MS = 15000;
 const GROUP_RECORDS = 600;
+const TXN_PAUSE_MS = 300; // after each commit: 14 commits take 4 s or more, the kill lands mid-run
 const log = (msg) => console.log(`cluster: ${msg}`);
 
 class Failure extends Error {}
@@ -204,20 +205,27 @@ async function group(cluster, h, cmd) {
 
 async function txn(cluster, h, cmd) {
   const before = new Set(await h.admin.listTopics());
-  const client = runClient(cmd, cluster.bootstrap, 'txn-consume-transform-produce', [], { env: { FJORD_COMPAT_REPLICATION_FACTOR: '3' } });
+  const client = runClient(cmd, cluster.bootstrap, 'txn-consume-transform-produce', [], { env: { FJORD_COMPAT_REPLICATION_FACTOR: '3', FJORD_COMPAT_TXN_PAUSE_MS: String(TXN_PAUSE_MS) } });
   let done = false;
   client.exited.then(() => (done = true));
   // The input topic ("txn-in-..."), then the group's first committed offsets: a transaction has committed.
   let input;
   let groupId;
-  while (!done && !input) input = (await h.admin.listTopics()).find((t) => t.startsWith('txn-in') && !before.has(t));
   const committedSome = async () => {
-    if (!groupId) groupId = (await h.admin.listGroups()).groups.map((g) => g.groupId).find((g) => g.startsWith(input));
+    input ||= (await h.admin.listTopics()).find((t) => t.includes('-txn-in-') && !before.has(t));
+    if (input && !groupId) groupId = (await h.admin.listGroups()).groups.map((g) => g.groupId).find((g) => g.startsWith(input));
     if (!groupId) return false;
     const [t] = await h.admin.fetchOffsets({ groupId, topics: [input] });
     return t.partitions.some((p) => Number(p.offset) > 0);
   };
-  while (!done && !(await committedSome())) await sleep(50);
+  const deadline = Date.now() + 40000;
+  while (!done && !(await committedSome().catch(() => false))) {
+    if (Date.now() > deadline) {
+      client.child.kill('SIGKILL');
+      throw new Failure(`no committed transaction seen in 40 s (input topic ${input}, group ${groupId}): ${outputTail((await client.exited).out)}`);
+    }
+    await sleep(50);
+  }
   let victim = null;
   if (!done) {
     victim = await h.coordinatorOf('__transaction_state', `${input}-txn`);

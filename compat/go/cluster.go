@@ -27,6 +27,13 @@ func replicationFactor() int16 {
 	return 1
 }
 
+// txnPause is a pause after each committed transaction: the cluster rows (FJORD_COMPAT_TXN_PAUSE_MS) stretch
+// the transactional loop so that the harness can kill the transaction coordinator's broker mid-run.
+var txnPause = func() time.Duration {
+	ms, _ := strconv.Atoi(os.Getenv("FJORD_COMPAT_TXN_PAUSE_MS"))
+	return time.Duration(ms) * time.Millisecond
+}()
+
 // clusterProduce is the cluster-produce mode: an idempotent acks=all producer (kgo's defaults) sends count
 // records key "seq-<n>" at about 500/s through a partition leader's death and prints "ack <n> <partition>
 // <offset>" for each acknowledgement.

@@ -107,6 +107,7 @@ func transform(ctx context.Context, sess *kgo.GroupTransactSession, output strin
 		}
 		if committed {
 			txns.committed[t] = ids
+			time.Sleep(txnPause)
 		} else {
 			txns.aborted[t] = ids
 		}

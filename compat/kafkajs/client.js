@@ -203,6 +203,7 @@ async function txnConsumeTransformProduce(bootstrap, admin, kafka) {
       }
       await transaction.commit();
       txns.committed.set(t, is);
+      await new Promise((r) => setTimeout(r, txn.PAUSE_MS));
       resolveOffset(chunk[chunk.length - 1].offset); // the consumer's position (kafkajs commits nothing itself here)
     }
   };
@@ -357,7 +358,9 @@ if (process.argv[3] === 'cluster-produce') {
     process.exit(1);
   });
 } else main(scenarios, async (bootstrap, scenario) => {
-  const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+  const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING,
+    // Retries that outlast a broker's death in the cluster rows (its etcd lease, 2 s there, then an election).
+    retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2000 } });
   const admin = kafka.admin();
   await admin.connect();
   try {
