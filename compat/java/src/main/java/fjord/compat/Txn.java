@@ -105,7 +105,7 @@ final class Txn {
   }
 
   /** The consume-transform-produce loop: runs until every input record was written by a committed transaction. */
-  static Transactions transform(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer, String output) {
+  static Transactions transform(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer, String output) throws InterruptedException {
     Transactions txns = new Transactions();
     long deadline = System.currentTimeMillis() + LOOP_TIMEOUT_MS;
     for (int t = 1; !txns.complete(); ) {
