@@ -36,7 +36,7 @@ const { Kafka, logLevel } = require('kafkajs');
 const data = require('../lib/data');
 const kcat = require('../lib/kcat');
 const { jsonMember, waitFor, sleep } = require('../lib/group');
-const { FjordCluster } = require('./clusters');
+const { clusterFromEnv } = require('./clusters');
 
 const COUNT = 3000;
 const ISR_BOUND_MS = 30000;
@@ -292,7 +292,7 @@ async function main() {
     console.error('usage: cluster-test.js cluster-failover|cluster-group|cluster-txn CLIENT CMD_JSON | cluster-controller');
     process.exit(2);
   }
-  const cluster = new FjordCluster({ log });
+  const cluster = clusterFromEnv({ log });
   let h;
   let failed = false;
   try {
@@ -304,7 +304,7 @@ async function main() {
     failed = true;
     const causes = (e && e.errors ? e.errors : []).map((x) => `\n  ${x.name}: ${x.message}`).join('');
     console.log(`FAIL: ${e instanceof Failure ? e.message : e && e.stack ? e.stack : e}${causes}`);
-    for (const id of cluster.ids) if (cluster.brokers) console.log(`broker ${id} log tail:\n${cluster.tail(id)}`);
+    for (const id of cluster.ids) console.log(`broker ${id} log tail:\n${cluster.tail(id)}`);
   } finally {
     await h?.close().catch(() => {});
     await cluster.stop();
