@@ -63,7 +63,10 @@ const CLIENTS = [
     name: 'kafkajs',
     check: () => (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kafkajs/client.js'), b, s]],
-    na: { 'group-static': 'kafkajs has no static membership: it sends no group.instance.id' },
+    na: {
+      'group-static': 'kafkajs has no static membership: it sends no group.instance.id',
+      'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
+    },
   },
   {
     name: 'kcat',

@@ -42,6 +42,7 @@ const COUNT = 3000;
 const ISR_BOUND_MS = 30000;
 const CONTROLLER_BOUND_MS = 15000;
 const GROUP_RECORDS = 600;
+const TXN_CLIENT_BOUND_MS = 80000;
 const TXN_PAUSE_MS = 300; // after each commit: 14 commits take 4 s or more, the kill lands mid-run
 const log = (msg) => console.log(`cluster: ${msg}`);
 
@@ -105,7 +106,7 @@ function runClient(cmd, bootstrap, mode, extraArgs, { env = {}, onLine = () => {
   return { child, exited };
 }
 
-const outputTail = (out) => out.trim().split('\n').filter((l) => !l.startsWith('ack ')).slice(-12).join('\n');
+const outputTail = (out) => out.trim().split('\n').filter((l) => !l.startsWith('ack ')).slice(-40).join('\n');
 
 /** Waits until `id` is in (inIsr) or out of the ISR of every partition of `topic`; returns the wait in ms. */
 async function waitIsr(h, topic, id, inIsr) {
@@ -220,9 +221,16 @@ async function group(cluster, h, cmd) {
 
 async function txn(cluster, h, cmd) {
   const before = new Set(await h.admin.listTopics());
-  const client = runClient(cmd, cluster.bootstrap, 'txn-consume-transform-produce', [], { env: { FJORD_COMPAT_REPLICATION_FACTOR: '3', FJORD_COMPAT_TXN_PAUSE_MS: String(TXN_PAUSE_MS) } });
+  const client = runClient(cmd, cluster.bootstrap, 'txn-consume-transform-produce', [],
+    { env: { FJORD_COMPAT_REPLICATION_FACTOR: '3', FJORD_COMPAT_TXN_PAUSE_MS: String(TXN_PAUSE_MS), COMPAT_VERBOSE: '1', PYTHONFAULTHANDLER: '1' } });
   let done = false;
-  client.exited.then(() => (done = true));
+  // Bounded here, so that a hanging client's output makes the failure message: SIGABRT first, on which Python
+  // (faulthandler) and Go print every thread's stack.
+  const timer = setTimeout(() => {
+    client.child.kill('SIGABRT');
+    setTimeout(() => client.child.kill('SIGKILL'), 2000);
+  }, TXN_CLIENT_BOUND_MS);
+  client.exited.then(() => (done = true, clearTimeout(timer)));
   // The input topic ("txn-in-..."), then the group's first committed offsets: a transaction has committed.
   let input;
   let groupId;
@@ -249,7 +257,7 @@ async function txn(cluster, h, cmd) {
   }
   const { code, out } = await client.exited;
   check(victim !== null, `the client finished before a transaction was seen committed: no kill (exit ${code}): ${outputTail(out)}`);
-  check(code === 0, `the client failed (exit ${code}) after transaction coordinator ${victim} was killed: ${outputTail(out)}`);
+  check(code === 0, `the client ${code === null || code === 134 ? `hung: killed after ${TXN_CLIENT_BOUND_MS} ms` : `failed (exit ${code})`} after transaction coordinator ${victim} was killed: ${outputTail(out)}`);
   log(`client passed: ${out.trim().split('\n').filter((l) => !l.startsWith('%')).pop()}`); // its summary (not librdkafka's log lines)
 }
 
