@@ -178,7 +178,7 @@ function parseArgs(argv) {
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
   const selectors = [...new Set([...ONCE.map((o) => o.select), ...PREFIXES])];
-  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, ${selectors.join(', ')}`);
+  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -187,7 +187,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
   );
   process.exit(error ? 2 : 0);
 }
