@@ -17,6 +17,7 @@ const path = require('path');
 
 const DIR = __dirname;
 const ROOT = path.dirname(DIR);
+const CLUSTER_TEST = path.join(DIR, 'cluster/cluster-test.js');
 
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
   'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced', 'compaction', 'retention'];
@@ -30,10 +31,17 @@ const ONCE = [
   { name: 'crash: producer kill -9', select: 'crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'producer-kill']] },
   { name: 'crash: broker kill -9 mid-commit', select: 'txn-crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'txn-commit-kill']] },
   { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
+  { name: 'cluster-controller', select: 'cluster-controller', client: 'kafkajs', cmd: [process.execPath, [CLUSTER_TEST, 'cluster-controller']] },
 ];
 
+// The cluster rows, per client (cluster/cluster-test.js): each cell starts its own 3-broker cluster (one etcd,
+// a process per broker), runs the client program against it and SIGKILLs a broker mid-stream. `--scenario
+// cluster` selects them and cluster-controller.
+const CLUSTER_SCENARIOS = ['cluster-failover', 'cluster-group', 'cluster-txn'];
+const CLUSTER_TIMEOUT_S = 120;
+
 /** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*.) */
-const PREFIXES = ['group', 'txn'];
+const PREFIXES = ['group', 'txn', 'cluster'];
 const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || PREFIXES.some((p) => opts.scenarios.includes(p) && name.startsWith(`${p}-`));
 const ONCE_TIMEOUT_S = 150;
 
@@ -47,20 +55,28 @@ const GO_BIN = path.join(GO_DIR, 'fjord-compat-go');
  * check(): null if the client's toolchain is there, else the reason (counts as FAIL in every cell).
  * build: a command run once per harness run before any scenario.
  * cmd(bootstrap, scenario): [program, args].
- * na: { scenario: reason } for scenarios that the client cannot express at all.
+ * na: { scenario: reason } for scenarios that the client cannot express at all (cluster rows too).
  */
+const KCAT_NO_TXN = 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make';
 const CLIENTS = [
   {
     name: 'kafkajs',
     check: () => (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kafkajs/client.js'), b, s]],
-    na: { 'group-static': 'kafkajs has no static membership: it sends no group.instance.id' },
+    na: {
+      'group-static': 'kafkajs has no static membership: it sends no group.instance.id',
+      'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
+    },
   },
   {
     name: 'kcat',
     check: () => tool('kcat', ['-V'], 'kcat (apt-get install kcat)') || (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kcat/client.js'), b, s]],
-    na: Object.fromEntries(['txn-consume-transform-produce', 'txn-zombie-fenced'].map((s) => [s, 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make'])),
+    na: {
+      ...Object.fromEntries(['txn-consume-transform-produce', 'txn-zombie-fenced', 'cluster-txn'].map((s) => [s, KCAT_NO_TXN])),
+      'cluster-failover': 'kcat -P reports no offset per acknowledged record (confluent-kafka is librdkafka with delivery reports)',
+      'cluster-group': 'not wired: the cluster harness drives JSON-lines group members, kcat -G members are parsed in kcat/client.js',
+    },
   },
   {
     name: 'confluent-kafka',
@@ -71,11 +87,13 @@ const CLIENTS = [
     name: 'kafka-python',
     check: () => tool(PY, ['-c', 'import kafka'], 'Python kafka-python (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/kafka_python_client.py'), b, s]],
+    na: { 'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)' },
   },
   {
     name: 'java',
     check: () => tool('java', ['-version'], 'java (a JDK 17)') || tool('mvn', ['-v'], 'mvn (Maven)'),
     build: ['mvn', ['-q', '-B', '-f', path.join(JAVA_DIR, 'pom.xml'), 'package']],
+    na: { 'cluster-group': 'Java runs its group members as threads of one JVM (Group.java): it has no group-member process mode for the harness to drive' },
     cmd: (b, s) => ['java', ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp',
       `${JAVA_DIR}/target/classes${path.delimiter}${JAVA_DIR}/target/lib/*`, 'fjord.compat.Client', b, s]],
   },
@@ -160,7 +178,7 @@ function parseArgs(argv) {
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
   const selectors = [...new Set([...ONCE.map((o) => o.select), ...PREFIXES])];
-  for (const s of opts.scenarios || []) if (!SCENARIOS.includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${SCENARIOS.join(', ')}, ${selectors.join(', ')}`);
+  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -169,7 +187,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -215,6 +233,7 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const clients = CLIENTS.filter((c) => !opts.only || opts.only.includes(c.name));
   const scenarios = SCENARIOS.filter((s) => selected(opts, s));
+  const clusterScenarios = CLUSTER_SCENARIOS.filter((s) => selected(opts, s));
   const once = ONCE.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
   const results = new Map(); // "client/scenario" -> { status, message }
   const brokerErrors = [];
@@ -222,7 +241,7 @@ async function main() {
   // 1. Toolchains and builds, one at a time (builds are heavy on 2 cores).
   const unusable = new Map(); // client name -> reason
   for (const c of clients) {
-    if (!scenarios.length && !once.some((o) => o.client === c.name)) continue; // nothing to run with it
+    if (!scenarios.length && !clusterScenarios.length && !once.some((o) => o.client === c.name)) continue; // nothing to run with it
     let reason = c.check();
     if (!reason && c.build) {
       const [program, args, { cwd } = {}] = c.build;
@@ -239,8 +258,8 @@ async function main() {
     brokerErrors.push(e);
     console.error('compat: uncaught exception in the broker process:', e);
   });
-  const broker = await startBroker(opts);
-  console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
+  const broker = scenarios.length ? await startBroker(opts) : null;
+  if (broker) console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
 
   // 3. Scenarios.
   for (const c of clients) {
@@ -266,9 +285,28 @@ async function main() {
     }
   }
 
-  await broker.close();
+  if (broker) await broker.close();
 
-  // 4. The run-once scenarios, each with its own broker process.
+  // 4. The cluster rows, each cell with its own cluster.
+  for (const c of clients) {
+    for (const s of clusterScenarios) {
+      const key = `${c.name}/${s}`;
+      let result;
+      if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
+      else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
+      else {
+        const r = await run(process.execPath, [CLUSTER_TEST, s, c.name, JSON.stringify(c.cmd('{bootstrap}', '{scenario}'))], { timeoutMs: CLUSTER_TIMEOUT_S * 1000 });
+        if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${CLUSTER_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
+        else if (r.code === 0) result = { status: 'pass' };
+        else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
+        console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
+        if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+      }
+      results.set(key, result);
+    }
+  }
+
+  // 5. The run-once scenarios, each with its own broker process.
   for (const o of once) {
     const key = `${o.client}/${o.name}`;
     let result;
@@ -284,9 +322,9 @@ async function main() {
     results.set(key, result);
   }
 
-  // 5. Report.
+  // 6. Report.
   console.log('');
-  printMatrix([...scenarios, ...once.map((o) => o.name)], clients, results);
+  printMatrix([...scenarios, ...clusterScenarios, ...once.map((o) => o.name)], clients, results);
   const failures = [...results].filter(([, r]) => r.status === 'FAIL');
   if (failures.length || brokerErrors.length) console.log('\nFailures:');
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);

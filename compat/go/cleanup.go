@@ -189,7 +189,7 @@ func retention(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 
 // readBehind returns the first n records a consumer reads when it starts at offset with auto.offset.reset=earliest.
 func readBehind(ctx context.Context, bootstrap, topic string, offset int64, n int) ([]*kgo.Record, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond),
+	cl, err := kgo.NewClient(seeds(bootstrap), kgo.MetadataMinAge(100*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(offset)}}),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

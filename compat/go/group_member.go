@@ -62,7 +62,7 @@ func groupMember(bootstrap string, o memberOpts) error {
 		}
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(bootstrap), kgo.ClientID("fjord-compat-go-" + o.Name), kgo.MetadataMinAge(100 * time.Millisecond),
+		seeds(bootstrap), kgo.ClientID("fjord-compat-go-" + o.Name), kgo.MetadataMinAge(100 * time.Millisecond),
 		kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.SessionTimeout(time.Duration(o.SessionMs) * time.Millisecond), kgo.HeartbeatInterval(heartbeatMs * time.Millisecond),
 		kgo.RebalanceTimeout(rebalanceTimeoutMs * time.Millisecond), kgo.AutoCommitInterval(commitIntervalMs * time.Millisecond),

@@ -117,7 +117,7 @@ func adminTopics(ctx context.Context, _ string, adm *kadm.Client) error {
 
 func createTopic(ctx context.Context, adm *kadm.Client, prefix string, partitions int32, configs map[string]*string) (string, error) {
 	name := fmt.Sprintf("compat-go-%s-%d", prefix, time.Now().UnixNano())
-	created, err := adm.CreateTopics(ctx, partitions, 1, configs, name)
+	created, err := adm.CreateTopics(ctx, partitions, replicationFactor(), configs, name)
 	if err == nil {
 		if r, _ := created.On(name, nil); r.Err != nil {
 			err = fmt.Errorf("%w (%s)", r.Err, r.ErrMessage)
@@ -131,7 +131,7 @@ func createTopic(ctx context.Context, adm *kadm.Client, prefix string, partition
 
 // produce sends every record with a fresh client and waits for every acknowledgement.
 func produce(ctx context.Context, bootstrap string, records []*kgo.Record, opts ...kgo.Opt) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100 * time.Millisecond), kgo.ProducerLinger(5 * time.Millisecond)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{seeds(bootstrap), kgo.MetadataMinAge(100 * time.Millisecond), kgo.ProducerLinger(5 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func consumeAll(ctx context.Context, bootstrap string, adm *kadm.Client, topic s
 			left[p] = end.Offset
 		}
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100 * time.Millisecond), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets})}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{seeds(bootstrap), kgo.MetadataMinAge(100 * time.Millisecond), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets})}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -303,6 +303,14 @@ func retry(timeout time.Duration, f func() error) error {
 }
 
 func main() {
+	if len(os.Args) == 5 && os.Args[2] == "cluster-produce" { // the cluster-failover row's producer (cluster.go)
+		count, _ := strconv.Atoi(os.Args[4])
+		if err := clusterProduce(os.Args[1], os.Args[3], count); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 4 && os.Args[2] == "group-member" { // a member process of a group scenario (group_member.go)
 		var o memberOpts
 		if err := json.Unmarshal([]byte(os.Args[3]), &o); err != nil {
@@ -326,7 +334,7 @@ func main() {
 		os.Exit(3) // "not applicable" to the harness
 	}
 	// A short metadata min age: the default 5 s makes each metadata-refreshing retry wait 5 s.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond))
+	cl, err := kgo.NewClient(seeds(bootstrap), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kgo.NewClient:", err)
 		os.Exit(1)

@@ -107,6 +107,7 @@ func transform(ctx context.Context, sess *kgo.GroupTransactSession, output strin
 		}
 		if committed {
 			txns.committed[t] = ids
+			time.Sleep(txnPause)
 		} else {
 			txns.aborted[t] = ids
 		}
@@ -173,7 +174,7 @@ func txnConsumeTransformProduce(ctx context.Context, bootstrap string, adm *kadm
 		return err
 	}
 	group := input + "-group"
-	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond),
+	sess, err := kgo.NewGroupTransactSession(seeds(bootstrap), kgo.MetadataMinAge(100*time.Millisecond),
 		kgo.TransactionalID(input+"-txn"), kgo.ConsumerGroup(group), kgo.ConsumeTopics(input),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.ProducerLinger(5*time.Millisecond))
@@ -257,7 +258,7 @@ func txnConsumeTransformProduce(ctx context.Context, bootstrap string, adm *kadm
 }
 
 func txnProducer(bootstrap, transactionalID string) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(100*time.Millisecond), kgo.TransactionalID(transactionalID),
+	cl, err := kgo.NewClient(seeds(bootstrap), kgo.MetadataMinAge(100*time.Millisecond), kgo.TransactionalID(transactionalID),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return nil, err

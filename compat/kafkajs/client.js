@@ -36,7 +36,8 @@ async function adminTopics(bootstrap, admin) {
 
 async function createTopic(admin, prefix, numPartitions, configEntries = []) {
   const topic = `compat-kafkajs-${prefix}-${Date.now()}`;
-  await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true });
+  const replicationFactor = Number(process.env.FJORD_COMPAT_REPLICATION_FACTOR || 1); // 3 in the cluster rows
+  await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor, configEntries }], waitForLeaders: true });
   return topic;
 }
 
@@ -112,7 +113,7 @@ async function idempotent(bootstrap, admin, kafka) {
 /** group-member mode: one kafkajs consumer in a group, events as JSON lines on stdout, "close" on stdin. */
 async function groupMember(bootstrap, opts) {
   const out = (e) => process.stdout.write(`${JSON.stringify(e)}\n`);
-  const kafka = new Kafka({ clientId: `fjord-compat-kafkajs-${opts.name}`, brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({ clientId: `fjord-compat-kafkajs-${opts.name}`, brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({
     groupId: opts.group,
     sessionTimeout: opts.sessionMs,
@@ -202,6 +203,7 @@ async function txnConsumeTransformProduce(bootstrap, admin, kafka) {
       }
       await transaction.commit();
       txns.committed.set(t, is);
+      await new Promise((r) => setTimeout(r, txn.PAUSE_MS));
       resolveOffset(chunk[chunk.length - 1].offset); // the consumer's position (kafkajs commits nothing itself here)
     }
   };
@@ -305,6 +307,29 @@ function cleanupAdapter(bootstrap, admin, kafka) {
   };
 }
 
+// ----- the cluster rows (../cluster/cluster-test.js drives them): cluster-produce mode, an idempotent acks=all
+// producer printing "ack <n> <partition> <offset>" for every record acknowledged, through a leader's death.
+
+/** cluster-produce mode: COUNT records key "seq-<n>" to partition n % 3, 10 a send, one send at a time. */
+async function clusterProduce(bootstrap, topic, count) {
+  const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING,
+    retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  for (let n = 0; n < count; n += 10) {
+    const batch = Array.from({ length: Math.min(10, count - n) }, (_, j) => n + j);
+    const acks = await producer.send({ topic, acks: -1, messages: batch.map((i) => ({ key: `seq-${i}`, value: String(i), partition: i % 3 })) });
+    const base = new Map(acks.map((a) => [a.partition, Number(a.baseOffset)]));
+    for (const i of batch) {
+      const p = i % 3;
+      process.stdout.write(`ack ${i} ${p} ${base.get(p)}\n`);
+      base.set(p, base.get(p) + 1); // the next record of the batch on this partition
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await producer.disconnect();
+}
+
 const scenarios = {
   connect,
   'admin-topics': adminTopics,
@@ -322,13 +347,20 @@ const scenarios = {
   retention: (bootstrap, admin, kafka) => cleanup.retention(cleanupAdapter(bootstrap, admin, kafka)),
 };
 
-if (process.argv[3] === 'group-member') {
+if (process.argv[3] === 'cluster-produce') {
+  clusterProduce(process.argv[2], process.argv[4], Number(process.argv[5])).then(() => process.exit(0), (e) => {
+    console.error(`FAIL: ${describe(e)}`);
+    process.exit(1);
+  });
+} else if (process.argv[3] === 'group-member') {
   groupMember(process.argv[2], JSON.parse(process.argv[4])).catch((e) => {
     process.stdout.write(`${JSON.stringify({ ev: 'error', error: `${e.name}: ${e.message}` })}\n`);
     process.exit(1);
   });
 } else main(scenarios, async (bootstrap, scenario) => {
-  const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+  const kafka = new Kafka({ clientId: 'fjord-compat-kafkajs', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING,
+    // Retries that outlast a broker's death in the cluster rows (its etcd lease, 2 s there, then an election).
+    retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2000 } });
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -38,6 +38,9 @@ const RECORDS_PER_TXN = 10;
 const ABORT_EVERY = 3; // transaction t is aborted when t % ABORT_EVERY === 0
 const END_KEY = 'end';
 const LOOP_TIMEOUT_MS = 30000;
+// A pause after each commit: the cluster rows (FJORD_COMPAT_TXN_PAUSE_MS) stretch the loop so that the harness
+// can kill the transaction coordinator's broker mid-run.
+const PAUSE_MS = Number(process.env.FJORD_COMPAT_TXN_PAUSE_MS || 0);
 
 const outputValue = (i, t) => `out-${i}:txn-${t}`;
 const aborts = (t) => t % ABORT_EVERY === 0;
@@ -138,4 +141,4 @@ function verifyFenced(fenceError, fencing, committedAfterFence, committedRead, u
   return `A fenced: ${fenceError}; read_committed ["b-0"], read_uncommitted ["a-0","b-0"]`;
 }
 
-module.exports = { INPUT_RECORDS, PARTITIONS, RECORDS_PER_TXN, END_KEY, LOOP_TIMEOUT_MS, outputValue, aborts, Transactions, verifyTransformed, verifyFenced };
+module.exports = { INPUT_RECORDS, PARTITIONS, RECORDS_PER_TXN, END_KEY, LOOP_TIMEOUT_MS, PAUSE_MS, outputValue, aborts, Transactions, verifyTransformed, verifyFenced };

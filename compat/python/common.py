@@ -1,6 +1,11 @@
 """Helpers shared by the Python client programs."""
+import os
 import sys
 import time
+
+# The replication factor of the topics a scenario creates: 3 when the cluster rows run a scenario
+# (compat/cluster/cluster-test.js), else 1.
+REPLICATION_FACTOR = int(os.environ.get("FJORD_COMPAT_REPLICATION_FACTOR", "1"))
 
 
 def check(ok, message):
@@ -36,3 +41,13 @@ def main(scenarios, run):
     except Exception as e:  # noqa: BLE001 - any client error is a failure
         print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)
+
+
+def run_mode(f, *args):
+    """Runs a mode other than a scenario (e.g. cluster-produce): exits 0, or 1 after a FAIL line."""
+    try:
+        f(*args)
+    except Exception as e:  # noqa: BLE001 - any client error is a failure
+        print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)

@@ -10,7 +10,7 @@ import cleanup
 import data
 import group
 import txn
-from common import check, main, retry
+from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
 
 def connect(bootstrap, admin):
@@ -39,7 +39,7 @@ def admin_topics(bootstrap, admin):
 
 def create_topic(admin, prefix, partitions, config=None):
     name = data.topic_name("confluent", prefix)
-    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
+    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=REPLICATION_FACTOR, config=config or {})],
                         operation_timeout=15)[name].result(timeout=30)
     return name
 
@@ -309,6 +309,28 @@ class CleanupAdapter(cleanup.Adapter):
             consumer.close()
 
 
+def cluster_produce(bootstrap, topic, count):
+    """cluster-produce mode (compat/cluster/cluster-test.js): an idempotent acks=all producer sends COUNT records
+    key "seq-<n>" at about 500/s through a partition leader's death; prints "ack <n> <partition> <offset>" for each
+    acknowledgement."""
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                         "message.timeout.ms": 60000, "reconnect.backoff.ms": 100, "reconnect.backoff.max.ms": 500, "retry.backoff.ms": 100})
+    failed = []
+
+    def report(err, msg):
+        if err:
+            failed.append(f"{msg.key().decode()}: {err}")
+        else:
+            print(f"ack {msg.key().decode()[4:]} {msg.partition()} {msg.offset()}", flush=True)
+    for n in range(int(count)):
+        producer.produce(topic, str(n).encode(), f"seq-{n}".encode(), on_delivery=report)
+        producer.poll(0)
+        if n % 10 == 9:
+            time.sleep(0.02)
+    left = producer.flush(90)
+    check(not failed and not left, f"{len(failed)} deliveries failed, {left} undelivered: {failed[:5]}")
+
+
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
     if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
@@ -318,7 +340,9 @@ def run(bootstrap, scenario):
     return scenario(bootstrap, admin)
 
 
-if __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
+if __name__ == "__main__" and sys.argv[2:3] == ["cluster-produce"]:
+    run_mode(cluster_produce, sys.argv[1], sys.argv[3], sys.argv[4])
+elif __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
     group_member(sys.argv[1], json.loads(sys.argv[3]))
 elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,

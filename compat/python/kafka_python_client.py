@@ -11,7 +11,7 @@ import cleanup
 import data
 import group
 import txn
-from common import check, main, retry
+from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
 
 def connect(bootstrap, admin):
@@ -44,7 +44,7 @@ def admin_topics(bootstrap, admin):
 
 def create_topic(admin, prefix, partitions, config=None):
     name = data.topic_name("kafka-python", prefix)
-    response = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1, topic_configs=config or {})])
+    response = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=REPLICATION_FACTOR, topic_configs=config or {})])
     errors = [t for t in response.topic_errors if t[1] != 0]
     check(not errors, f"CreateTopics errors: {errors}")
     return name
@@ -286,6 +286,28 @@ class CleanupAdapter(cleanup.Adapter):
             consumer.close()
 
 
+def cluster_produce(bootstrap, topic, count):
+    """cluster-produce mode (compat/cluster/cluster-test.js): an idempotent acks=all producer sends COUNT records
+    key "seq-<n>" at about 500/s through a partition leader's death; prints "ack <n> <partition> <offset>" for each
+    acknowledgement."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all", linger_ms=5,
+                             delivery_timeout_ms=60000, reconnect_backoff_ms=100, reconnect_backoff_max_ms=500, retry_backoff_ms=100)
+    failed = []
+
+    def acked(n):
+        return lambda md: print(f"ack {n} {md.partition} {md.offset}", flush=True)
+
+    def error(n):
+        return lambda e: failed.append(f"seq-{n}: {type(e).__name__}: {e}")
+    for n in range(int(count)):
+        producer.send(topic, key=f"seq-{n}".encode(), value=str(n).encode()).add_callback(acked(n)).add_errback(error(n))
+        if n % 10 == 9:
+            time.sleep(0.02)
+    producer.flush(90)
+    producer.close()
+    check(not failed, f"{len(failed)} deliveries failed: {failed[:5]}")
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
@@ -298,7 +320,9 @@ def run(bootstrap, scenario):
         admin.close()
 
 
-if __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
+if __name__ == "__main__" and sys.argv[2:3] == ["cluster-produce"]:
+    run_mode(cluster_produce, sys.argv[1], sys.argv[3], sys.argv[4])
+elif __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
     group_member(sys.argv[1], json.loads(sys.argv[3]))
 elif __name__ == "__main__":
     main({"connect": connect, "admin-topics": admin_topics, "produce-consume": produce_consume, "compression": compression,

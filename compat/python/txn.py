@@ -4,6 +4,7 @@
 A client program hands in an adapter (see TxnAdapter below) whose transactional producer and group consumer are
 the client's own; the loop, the zombie's steps and the checks are here.
 """
+import os
 import re
 import time
 
@@ -16,6 +17,9 @@ RECORDS_PER_TXN = 10
 ABORT_EVERY = 3  # transaction t is aborted when t % ABORT_EVERY == 0
 END_KEY = b"end"
 LOOP_TIMEOUT_S = 30
+# A pause after each commit: the cluster rows (FJORD_COMPAT_TXN_PAUSE_MS) stretch the loop so that the harness
+# can kill the transaction coordinator's broker mid-run.
+PAUSE_S = int(os.environ.get("FJORD_COMPAT_TXN_PAUSE_MS", "0")) / 1000
 
 
 def output_value(i, t):
@@ -68,6 +72,7 @@ def transform(session):
         else:
             session.commit()
             txns.committed[t] = ids
+            time.sleep(PAUSE_S)
     return txns
 
 

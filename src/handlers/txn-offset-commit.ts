@@ -15,7 +15,9 @@
 // - With transaction.partition.verification.enable (the default), the transaction coordinator must
 //   have the group's __consumer_offsets partition in the producer's transaction (AddOffsetsToTxn),
 //   else every partition gets TRANSACTION_ABORTABLE (v4) or INVALID_TXN_STATE, and nothing is
-//   written: offsets no marker would ever end would stay pending.
+//   written: offsets no marker would ever end would stay pending. Not in a cluster (as Produce's check,
+//   see broker.ts): the transactional id's coordinator may be another broker, and the local one would
+//   answer NOT_COORDINATOR, turned into NOT_ENOUGH_REPLICAS, for ever.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
@@ -28,7 +30,7 @@ import { commitKnownPartitions } from './shared/commit-partitions';
 import { defineHandler } from './handler';
 
 export interface TxnOffsetCommitServices {
-  readonly config: Pick<BrokerConfig, 'getBool'>;
+  readonly config: Pick<BrokerConfig, 'getBool' | 'etcdConnect'>;
   readonly controller: Pick<Controller, 'topic'>;
   readonly groups: Pick<GroupCoordinator, 'partitionFor' | 'commitTxnOffsets'>;
   readonly transactions: Pick<TransactionCoordinator, 'verifyTransactionalWrite'>;
@@ -49,7 +51,7 @@ export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersio
       topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
       leaderEpoch: v >= 2 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
     }), async (partitions) => {
-      if (s.config.getBool('transaction.partition.verification.enable')) {
+      if (s.config.etcdConnect === null && s.config.getBool('transaction.partition.verification.enable')) {
         const refused = s.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
           GROUP_METADATA_TOPIC_NAME, s.groups.partitionFor(req.groupId), v >= 4);
         if (refused !== ErrorCode.NONE) return partitions.map(() => refused);

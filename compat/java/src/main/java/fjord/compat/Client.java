@@ -78,7 +78,7 @@ public final class Client {
 
   String createTopic(String prefix, int partitions, Map<String, String> configs) throws Exception {
     String name = "compat-java-" + prefix + "-" + System.nanoTime();
-    admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs))).all().get();
+    admin.createTopics(List.of(new NewTopic(name, partitions, Cluster.replicationFactor()).configs(configs))).all().get();
     return name;
   }
 
@@ -221,6 +221,15 @@ public final class Client {
   }
 
   public static void main(String[] args) {
+    if (args.length == 4 && args[1].equals("cluster-produce")) { // the cluster-failover row's producer
+      try {
+        Cluster.produce(args[0], args[2], Integer.parseInt(args[3]));
+      } catch (Throwable e) {
+        System.err.println("FAIL: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     if (args.length != 2) {
       System.err.println("usage: Client BOOTSTRAP SCENARIO");
       System.exit(2);

@@ -42,6 +42,8 @@ final class Txn {
   static final int ABORT_EVERY = 3; // transaction t is aborted when t % ABORT_EVERY == 0
   static final String END_KEY = "end";
   static final long LOOP_TIMEOUT_MS = 30_000;
+  /** A pause after each commit: the cluster rows stretch the loop so that the harness can kill the coordinator mid-run. */
+  static final long PAUSE_MS = Long.parseLong(System.getenv().getOrDefault("FJORD_COMPAT_TXN_PAUSE_MS", "0"));
   static final Pattern OUTPUT = Pattern.compile("out-(\\d+):txn-(\\d+)");
 
   private final Client client;
@@ -103,7 +105,7 @@ final class Txn {
   }
 
   /** The consume-transform-produce loop: runs until every input record was written by a committed transaction. */
-  static Transactions transform(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer, String output) {
+  static Transactions transform(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer, String output) throws InterruptedException {
     Transactions txns = new Transactions();
     long deadline = System.currentTimeMillis() + LOOP_TIMEOUT_MS;
     for (int t = 1; !txns.complete(); ) {
@@ -130,6 +132,7 @@ final class Txn {
       } else {
         producer.commitTransaction();
         txns.committed.put(t, ids);
+        Thread.sleep(PAUSE_MS);
       }
       t++;
     }
