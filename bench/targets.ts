@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { ApiKey } from '../src/protocol/generated';
 import type { MetadataResponse } from '../src/protocol/generated/MetadataResponse';
-import { startEtcd } from '../src/local-etcd';
+import { freePort, startEtcd } from '../src/local-etcd';
 import { RawClient } from '../test/helpers/raw-client';
 import { childPids, procStats, type ProcStats } from './proc-stats';
 
@@ -44,17 +44,6 @@ export interface Target {
   dispose?(): void;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** One ApiVersions v0 round trip on a fresh connection: true if answered with our correlation id and no error. */
 function apiVersionsOnce(host: string, port: number, correlationId: number): Promise<boolean> {

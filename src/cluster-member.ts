@@ -13,7 +13,6 @@
 //
 // Changes are applied one round at a time; a change seen during a round starts another after it,
 // from the cache as it is then, so rounds never interleave and the last one sees the last state.
-import * as net from 'node:net';
 import type { Logger } from 'pino';
 import { ErrorCode } from './common/errors';
 import type { BrokerConfig } from './config/broker-config';
@@ -30,6 +29,7 @@ import { ReplicaManager } from './replica/replica-manager';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
+import { freePort } from './local-etcd';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {
@@ -178,6 +178,7 @@ export interface ClusterParts {
 export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
   const nodeId = config.nodeId;
   const advertised = config.advertisedListener;
+  // The registration names the port before the listener opens: a free one is picked for port 0.
   const port = config.listener.port === 0 ? await freePort(config.listener.host) : config.listener.port;
   const connect = config.etcdConnect!;
   const etcd = await EtcdCluster.start({
@@ -239,16 +240,4 @@ async function alterPartition(etcd: EtcdCluster, controller: Controller, nodeId:
   const result = await etcd.alterPartitionState(id, partition, proposal.partitionEpoch,
     { leader: nodeId, leaderEpoch: proposal.leaderEpoch, isr: proposal.isr });
   return result.ok ? { state: result.state } : { errorCode: ErrorCode.INVALID_UPDATE_VERSION, state: result.current ?? undefined };
-}
-
-/** A port free on `host` now (the registration must name the port before the listener opens). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host === '' ? undefined : host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

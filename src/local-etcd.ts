@@ -34,13 +34,24 @@ export interface RunningEtcd {
 
 const READY_TIMEOUT_MS = 15_000;
 
-/** A free loopback port, as the OS hands one out for port 0. */
-export async function freePort(): Promise<number> {
+/** A port free on `host` now (loopback by default, '' for every interface), as the OS hands one out for port 0. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host === '' ? undefined : host, resolve);
+  });
   const port = (server.address() as net.AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** SIGKILLs a child process unless it has exited already, and waits for its exit. */
+export async function killProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGKILL');
+  await exited;
 }
 
 async function waitHealthy(clientUrl: string, proc: ChildProcess, log: () => string): Promise<void> {
@@ -122,12 +133,8 @@ class Member implements EtcdMember {
 
   async kill(): Promise<void> {
     const proc = this.proc;
-    if (!proc) return;
     this.proc = null;
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGKILL');
-    await exited;
+    if (proc) await killProcess(proc);
   }
 }
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import { freePort, startEtcdCluster, type RunningEtcd } from '../../src/local-etcd';
+import { freePort, killProcess, startEtcdCluster, type RunningEtcd } from '../../src/local-etcd';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
 /** Broker settings for quick failover (lease TTL 2 s, ISR shrink after 3 s). */
@@ -53,12 +53,8 @@ class BrokerProcess {
 
   async kill(): Promise<void> {
     const proc = this.proc;
-    if (!proc) return;
     this.proc = null;
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGKILL');
-    await exited;
+    if (proc) await killProcess(proc);
   }
 
   /** Cuts the broker off from clients, the other brokers and etcd, or heals it. */

@@ -11,15 +11,9 @@ import {
 import type { TopicAssignment } from '../../src/cluster/etcd/layout';
 import { withEtcd } from '../helpers/etcd';
 import { rejection } from '../helpers/rejection';
+import { eventually as waitFor } from '../helpers/eventually';
 
-/** Polls `check` until it holds (a watch delivers changes asynchronously). */
-async function eventually(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const eventually = (check: () => boolean, what: string, timeoutMs = 8000) => waitFor(check, what, timeoutMs);
 
 describe('cluster/etcd-cluster (against a real etcd)', function () {
   this.timeout(30_000);

@@ -13,14 +13,9 @@ import { EtcdCluster } from '../../src/cluster/etcd/etcd-cluster';
 import { EtcdMetadata } from '../../src/cluster/etcd/etcd-metadata';
 import type { PartitionRecord } from '../../src/cluster/metadata-store';
 import { withEtcd } from '../helpers/etcd';
+import { eventually as waitFor } from '../helpers/eventually';
 
-async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const eventually = (check: () => boolean, what: string, timeoutMs = 10_000) => waitFor(check, what, timeoutMs);
 
 const topic = (name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string> = {}): NewTopic =>
   ({ name, numPartitions, replicationFactor, assignments: [], configs });

@@ -4,14 +4,9 @@ import { expect } from 'chai';
 import { Etcd3 } from 'etcd3';
 import { EtcdCluster } from '../../src/cluster/etcd/etcd-cluster';
 import { withEtcd } from '../helpers/etcd';
+import { eventually as waitFor } from '../helpers/eventually';
 
-async function eventually(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const eventually = (check: () => boolean, what: string, timeoutMs = 15_000) => waitFor(check, what, timeoutMs);
 
 describe('cluster/etcd over a 3-member etcd', function () {
   this.timeout(60_000);

@@ -4,21 +4,13 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { startCluster } from '../../src/local-cluster';
+import { freePort } from '../../src/local-etcd';
 
 const FJORD = path.resolve(__dirname, '../../../bin/fjord');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const client = (bootstrap: string) => new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100 } });
 
