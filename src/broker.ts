@@ -12,6 +12,7 @@ import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
+import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
@@ -65,6 +66,8 @@ export interface BrokerParts {
   controller: Controller;
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
+  /** The cluster's feature flags (UpdateFeatures, ApiVersions; transaction.version, group.version). */
+  features: Features;
   /** A single broker's metadata store (its tests change leader epochs through it). */
   store?: MetadataStore;
   /** In a cluster: transaction markers for partitions other brokers lead. */
@@ -78,6 +81,7 @@ export class Broker {
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly producerIds: ProducerIdManager;
+  readonly features: Features;
   readonly store: MetadataStore | undefined;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
@@ -90,7 +94,7 @@ export class Broker {
     readonly log: Logger,
     parts: BrokerParts,
   ) {
-    ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds } = parts);
+    ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
@@ -149,8 +153,9 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
     const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
     const controller = new Controller(new LocalMetadata(store, self, replicas), config);
     const producerIds = await ProducerIdManager.open(config.dataDir);
+    const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, store },
+      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
       port: config.listener.port,
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -177,10 +182,17 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
  */
 async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
   const joined = await joinCluster(config, log);
+  const features = await Features.start(etcdFeatureLevels(joined.etcd), config.nodeId).catch(async (e: unknown) => {
+    await joined.stopController();
+    await joined.replicas.close();
+    joined.remoteMarkers.close();
+    await joined.etcd.close();
+    throw e;
+  });
   let member: ClusterMember | undefined;
   let stopped = false;
   return {
-    parts: { ...joined },
+    parts: { ...joined, features },
     port: joined.port,
     listening: () => undefined,
     start: async (broker) => {

@@ -1,6 +1,6 @@
 /**
- * Durable cluster metadata (topics, partitions, topic configs) in the data
- * directory.
+ * Durable cluster metadata (topics, partitions, topic configs, the finalized
+ * feature levels) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -143,7 +143,12 @@ interface SnapshotState {
   nodeId: number;
   version: number;
   topics: TopicRecord[];
+  /** Absent in snapshots written before features were kept (and until they are first set). */
+  finalizedFeatures?: FeatureLevels;
 }
+
+/** Finalized feature levels by feature name (src/cluster/features.ts). */
+export type FeatureLevels = Readonly<Record<string, number>>;
 
 interface Waiter {
   target: number;
@@ -163,6 +168,7 @@ export class MetadataStore {
 
   private readonly byName = new Map<string, TopicRecord>();
   private readonly byId = new Map<string, TopicRecord>();
+  private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -255,6 +261,7 @@ export class MetadataStore {
         store.byName.set(t.name, frozen);
         store.byId.set(t.id, frozen);
       }
+      store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -311,6 +318,11 @@ export class MetadataStore {
 
   listTopics(): TopicRecord[] {
     return this.topics();
+  }
+
+  /** The finalized feature levels as last set (the same object until the next set); undefined: never set. */
+  get finalizedFeatures(): FeatureLevels | undefined {
+    return this.features;
   }
 
   // ------------------------------------------------------------------ mutations
@@ -403,6 +415,14 @@ export class MetadataStore {
     return this.replace(t, { ...t, partitions });
   }
 
+  /** Replaces the finalized feature levels (validated by the caller: features.ts). */
+  setFinalizedFeatures(levels: FeatureLevels): FeatureLevels {
+    this.checkWritable();
+    this.features = Object.freeze({ ...levels });
+    this.changed();
+    return this.features;
+  }
+
   /**
    * Resolves once every mutation made so far is on disk (fsync'ed snapshot
    * renamed into place). Rejects if a write failed.
@@ -456,7 +476,7 @@ export class MetadataStore {
   }
 
   private snapshotState(): SnapshotState {
-    return { clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics() };
+    return { clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), finalizedFeatures: this.features };
   }
 
   private async writeLoop(): Promise<void> {
@@ -495,6 +515,8 @@ function stateBody(state: SnapshotState): string {
       partitions: t.partitions.map((p) => ({ index: p.index, replicas: p.replicas, leaderEpoch: p.leaderEpoch })),
       configs: t.configs,
     })),
+    // Only when set, so that a snapshot written before features were kept keeps its checksum.
+    ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
   });
 }
 
@@ -520,6 +542,10 @@ function readSnapshot(file: string): SnapshotState {
   const s = d.state as SnapshotState;
   if (typeof s.clusterId !== 'string' || !Number.isInteger(s.nodeId) || !Number.isInteger(s.version) || !Array.isArray(s.topics)) {
     throw bad('missing fields');
+  }
+  if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
+    !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
+    throw bad('bad finalized features');
   }
   const sum = crypto.createHash('sha256').update(stateBody(s)).digest('hex');
   if (sum !== d.sha256) throw bad('checksum mismatch');

@@ -2,7 +2,7 @@
 // ApiVersions and its services in BrokerServices: what the broker must provide.
 import type { ApiKey } from '../protocol/generated';
 import type { ApiHandler, HandlerDefinition } from './handler';
-import { apiVersions } from './api-versions';
+import { apiVersions, type ApiVersionsServices } from './api-versions';
 // Topics, records and the cluster.
 import { produce } from './produce';
 import { fetch } from './fetch';
@@ -20,6 +20,7 @@ import { describeCluster } from './describe-cluster';
 import { describeLogDirs } from './describe-log-dirs';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
+import { updateFeatures } from './update-features';
 // Consumer groups (src/group): the classic group coordinator.
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
@@ -44,7 +45,7 @@ import { listTransactions } from './list-transactions';
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
-  describeProducers, initProducerId,
+  describeProducers, initProducerId, updateFeatures,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
@@ -53,12 +54,12 @@ const definitions = [
 type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? S : never;
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
-/** Every handler's services together (the intersection of their interfaces). */
-export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number]>>;
+/** Every handler's services together (the intersection of their interfaces); ApiVersions' list is made here. */
+export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number]>> & Omit<ApiVersionsServices, 'servedApis'>;
 
 /** Handlers bound to their services: what the router dispatches to. */
 export function createHandlers(services: BrokerServices): ApiHandler[] {
   // Each definition is its API's key and version range: the list ApiVersions answers with.
   const servedApis = [apiVersions, ...definitions].sort((a, b) => a.apiKey - b.apiKey);
-  return [apiVersions.bind({ servedApis }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
+  return [apiVersions.bind({ servedApis, features: services.features }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
 }

@@ -33,6 +33,7 @@ import type { Endpoint } from '../../config/broker-config';
 import type { EtcdConnect } from '../../config/etcd-connect';
 import {
   CLUSTER_ID_KEY,
+  FEATURES_KEY,
   PRODUCER_IDS_END_KEY,
   CONTROLLER_EPOCH_KEY,
   CONTROLLER_KEY,
@@ -297,6 +298,19 @@ export class EtcdCluster extends EventEmitter {
       .else(this.kv.get(CLUSTER_ID_KEY))
       .commit();
     return res.succeeded ? candidate : res.responses[0].response_range.kvs[0].value.toString();
+  }
+
+  /**
+   * UpdateFeatures from any broker (and the first broker's defaults): puts the finalized feature
+   * levels if their key is still at `expectedModRevision` (0: absent). Resolves whether it was
+   * written; either way the cache reflects etcd as of the answer.
+   */
+  async putFinalizedFeatures(levels: Readonly<Record<string, number>>, expectedModRevision: number): Promise<boolean> {
+    const res = await this.kv.if(FEATURES_KEY, 'Mod', '==', expectedModRevision)
+      .then(this.kv.put(FEATURES_KEY).value(JSON.stringify(levels)))
+      .commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
   }
 
   /**

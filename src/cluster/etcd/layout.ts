@@ -8,6 +8,7 @@
  *   /controller_epoch                    the last controller epoch, a decimal number (never leased)
  *   /cluster_id                          the cluster's id, set by the first broker (Kafka's /cluster/id)
  *   /producer_ids_end                    the end of the last block of producer ids handed out
+ *   /features                            the finalized feature levels, {name: level} (set by the first broker)
  *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
  *
@@ -56,6 +57,7 @@ export const CONTROLLER_KEY = '/controller';
 export const CONTROLLER_EPOCH_KEY = '/controller_epoch';
 export const CLUSTER_ID_KEY = '/cluster_id';
 export const PRODUCER_IDS_END_KEY = '/producer_ids_end';
+export const FEATURES_KEY = '/features';
 export const brokerKey = (id: number): string => `/brokers/ids/${id}`;
 export const topicKey = (name: string): string => `/topics/${name}`;
 /** Every partition state of a topic lives under this; deleting a topic deletes the range. */
@@ -68,6 +70,7 @@ export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
   | { kind: 'controller' }
   | { kind: 'controllerEpoch' }
+  | { kind: 'features' }
   | { kind: 'topic'; name: string }
   | { kind: 'partitionState'; topicId: string; partition: number };
 
@@ -79,6 +82,7 @@ const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 export function parseMetadataKey(key: string): MetadataKey | null {
   if (key === CONTROLLER_KEY) return { kind: 'controller' };
   if (key === CONTROLLER_EPOCH_KEY) return { kind: 'controllerEpoch' };
+  if (key === FEATURES_KEY) return { kind: 'features' };
   let m = BROKER_RE.exec(key);
   if (m) return { kind: 'broker', brokerId: Number(m[1]) };
   m = TOPIC_RE.exec(key);

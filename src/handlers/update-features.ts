@@ -1,0 +1,37 @@
+// UpdateFeatures (key 57), versions 0-2.
+// - Changes the cluster's finalized feature levels (src/cluster/features.ts: Kafka 4.4's rules and
+//   messages); in a cluster the change goes to etcd and every broker sees it.
+// - v0: AllowDowngrade means a safe downgrade, else an upgrade; v1+: UpgradeType (1 upgrade,
+//   2 safe downgrade, 3 unsafe downgrade, anything else refused) and ValidateOnly.
+// - All or nothing: the first feature refused fails the request with INVALID_UPDATE_VERSION and
+//   Kafka's "The update failed for all features since..." message, with no per-feature results.
+// - Success: v0-1 list each requested feature with NONE (message "NONE", as Kafka's
+//   Errors.NONE.message()); v2 has no results.
+// - etcd out of reach (a cluster): FEATURE_UPDATE_FAILED.
+import { ApiKey } from '../protocol/generated';
+import { ErrorCode } from '../common/errors';
+import { UpgradeType, type Features, type UpdateResult } from '../cluster/features';
+import { defineHandler } from './handler';
+
+export interface UpdateFeaturesServices {
+  readonly features: Pick<Features, 'update'>;
+}
+
+export const updateFeatures = defineHandler(ApiKey.UpdateFeatures, { minVersion: 0, maxVersion: 2 }, (s: UpdateFeaturesServices) => async (req, ctx) => {
+  const updates = req.featureUpdates.map((u) => ({
+    feature: u.feature,
+    level: u.maxVersionLevel,
+    upgradeType: ctx.apiVersion === 0 ? (u.allowDowngrade ? UpgradeType.SAFE_DOWNGRADE : UpgradeType.UPGRADE) : u.upgradeType ?? UpgradeType.UPGRADE,
+  }));
+  const result: UpdateResult = await s.features.update(updates, req.validateOnly ?? false).catch((err: Error) => ({
+    errorCode: ErrorCode.FEATURE_UPDATE_FAILED, errorMessage: `Unable to update finalized features: ${err.message}`,
+  }));
+  const succeeded = result.errorCode === ErrorCode.NONE;
+  return {
+    throttleTimeMs: 0,
+    ...result,
+    results: succeeded && ctx.apiVersion < 2
+      ? updates.map(({ feature }) => ({ feature, errorCode: ErrorCode.NONE, errorMessage: 'NONE' }))
+      : [],
+  };
+});
