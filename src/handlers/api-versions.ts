@@ -4,8 +4,6 @@
 //   cluster's finalized levels (features at level 0 are not listed) and their epoch;
 //   ZkMigrationReady false. Below v4 a supported feature whose minimum is 0 is left out, as Kafka
 //   does (KAFKA-17011: older clients cannot read a minimum of 0).
-// - v3+: a ClientSoftwareName or ClientSoftwareVersion that is empty or not of letters, digits,
-//   '-' and '.' (starting and ending with a letter or digit) is INVALID_REQUEST, as in Kafka.
 // - An ApiVersions version we do not know is answered in the v0 format with UNSUPPORTED_VERSION
 //   and our ranges (KIP-511), so the client can retry with a version we serve; the connection
 //   sends that answer (apiVersionsUnsupported) without decoding the request it cannot read.
@@ -27,15 +25,9 @@ export interface ApiVersionsServices {
   readonly features: Pick<Features, 'supported' | 'finalized'>;
 }
 
-/** Kafka's ApiVersionsRequest.isValid pattern for the client's software name and version. */
-const SOFTWARE_NAME_OR_VERSION = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
-
 export const apiVersions = defineHandler(ApiKey.ApiVersions, { minVersion: 0, maxVersion: 4 },
-  (s: ApiVersionsServices) => (req, ctx): ApiVersionsResponse => {
+  (s: ApiVersionsServices) => (_req, ctx): ApiVersionsResponse => {
     if (ctx.apiVersion < 3) return { errorCode: ErrorCode.NONE, apiKeys: ranges(s.servedApis), throttleTimeMs: 0 };
-    if (!SOFTWARE_NAME_OR_VERSION.test(req.clientSoftwareName ?? '') || !SOFTWARE_NAME_OR_VERSION.test(req.clientSoftwareVersion ?? '')) {
-      return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys: [], throttleTimeMs: 0 };
-    }
     const { levels, epoch } = s.features.finalized();
     return {
       errorCode: ErrorCode.NONE,

@@ -8,7 +8,10 @@
 // - Success: v0-1 list each requested feature with NONE (message "NONE", as Kafka's
 //   Errors.NONE.message()); v2 has no results.
 // - etcd out of reach (a cluster): FEATURE_UPDATE_FAILED.
+// - A message that would not fit a protocol string (it quotes a feature name of the maximum length)
+//   is cut to fit: Kafka could not send it at all.
 import { ApiKey } from '../protocol/generated';
+import { MAX_STRING_LENGTH } from '../protocol/encoding';
 import { ErrorCode } from '../common/errors';
 import { UpgradeType, type Features, type UpdateResult } from '../cluster/features';
 import { defineHandler } from './handler';
@@ -29,9 +32,18 @@ export const updateFeatures = defineHandler(ApiKey.UpdateFeatures, { minVersion:
   const succeeded = result.errorCode === ErrorCode.NONE;
   return {
     throttleTimeMs: 0,
-    ...result,
+    errorCode: result.errorCode,
+    errorMessage: result.errorMessage === null ? null : fitted(result.errorMessage),
     results: succeeded && ctx.apiVersion < 2
       ? updates.map(({ feature }) => ({ feature, errorCode: ErrorCode.NONE, errorMessage: 'NONE' }))
       : [],
   };
 });
+
+function fitted(message: string): string {
+  let fitting = message;
+  for (let excess = Buffer.byteLength(fitting) - MAX_STRING_LENGTH; excess > 0; excess = Buffer.byteLength(fitting) - MAX_STRING_LENGTH) {
+    fitting = fitting.slice(0, fitting.length - Math.ceil(excess / 4));
+  }
+  return fitting;
+}
