@@ -61,5 +61,5 @@ export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number
 export function createHandlers(services: BrokerServices): ApiHandler[] {
   // Each definition is its API's key and version range: the list ApiVersions answers with.
   const servedApis = [apiVersions, ...definitions].sort((a, b) => a.apiKey - b.apiKey);
-  return [apiVersions.bind({ servedApis, features: services.features }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
+  return [apiVersions.bind({ servedApis, features: services.features, clusterId: services.clusterId, nodeId: services.nodeId }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
 }

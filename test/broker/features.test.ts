@@ -13,10 +13,10 @@ import { RawClient } from '../helpers/raw-client';
 
 const SOFTWARE = { clientSoftwareName: 'features-test', clientSoftwareVersion: '1.0' };
 
-async function apiVersions(port: number, version: number): Promise<ApiVersionsResponse> {
+async function apiVersions(port: number, version: number, target: { clusterId?: string; nodeId?: number } = {}): Promise<ApiVersionsResponse> {
   const c = await RawClient.connect(port);
   try {
-    return await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, version, SOFTWARE);
+    return await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, version, { ...SOFTWARE, ...target });
   } finally {
     c.close();
   }
@@ -66,6 +66,23 @@ describe('features on the wire', function () {
     const v2 = await apiVersions(broker!.port, 2);
     expect(v2.apiKeys.find((k) => k.apiKey === ApiKey.UpdateFeatures)).to.deep.include({ minVersion: 0, maxVersion: 2 });
     expect(v2.supportedFeatures ?? []).to.deep.equal([]);
+  });
+
+  it('ApiVersions v5 answers a client that names this cluster and node, and sends one that names another to rebootstrap', async () => {
+    const { clusterId, nodeId } = broker!.broker;
+    const named = await apiVersions(broker!.port, 5, { clusterId, nodeId });
+    expect(named.errorCode).to.equal(ErrorCode.NONE);
+    expect(named.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)).to.deep.include({ minVersion: 0, maxVersion: 5 });
+    expect(finalizedOf(named)).to.have.property('metadata.version');
+    expect((await apiVersions(broker!.port, 5)).errorCode).to.equal(ErrorCode.NONE);
+    for (const wrong of [{ clusterId, nodeId: nodeId + 1 }, { clusterId: 'another-cluster', nodeId }, { clusterId, nodeId: -2 }]) {
+      const res = await apiVersions(broker!.port, 5, wrong);
+      expect([res.errorCode, res.apiKeys.length, res.supportedFeatures ?? []], JSON.stringify(wrong)).to.deep.equal([ErrorCode.REBOOTSTRAP_REQUIRED, 0, []]);
+    }
+    for (const half of [{ clusterId }, { nodeId }]) {
+      const res = await apiVersions(broker!.port, 5, half);
+      expect([res.errorCode, res.apiKeys.length], JSON.stringify(half)).to.deep.equal([ErrorCode.INVALID_REQUEST, 0]);
+    }
   });
 
   it('UpdateFeatures v1 validateOnly answers NONE per feature and changes nothing; v2 answers with no results', async () => {
