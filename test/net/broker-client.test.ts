@@ -44,7 +44,7 @@ describe('BrokerClient (the inter-broker client)', function () {
   it('negotiates versions: the peer\'s ranges, and the highest version both sides support', async () => {
     const c = await connect();
     expect(c.peerVersionRange(ApiKey.Metadata)).to.deep.equal({ minVersion: 0, maxVersion: 12 });
-    expect(c.peerVersionRange(ApiKey.ApiVersions)).to.deep.equal({ minVersion: 0, maxVersion: 4 });
+    expect(c.peerVersionRange(ApiKey.ApiVersions)).to.deep.equal({ minVersion: 0, maxVersion: 5 });
     expect(c.usableVersion(ApiKey.Metadata)).to.equal(12);
     expect(c.usableVersion(ApiKey.Fetch)).to.equal(17);
     // The codec's latest InitProducerId version (6) is marked unstable, as in Kafka 4.4: we do not send it.

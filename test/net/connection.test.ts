@@ -26,7 +26,7 @@ describe('connection handling', function () {
       expect(res.errorCode).to.equal(ErrorCode.NONE);
       const served = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
       expect(served.get(ApiKey.Metadata)).to.deep.equal([0, 12]);
-      expect(served.get(ApiKey.ApiVersions)).to.deep.equal([0, 4]);
+      expect(served.get(ApiKey.ApiVersions)).to.deep.equal([0, 5]);
       expect(served.get(ApiKey.CreateTopics)).to.deep.equal([0, 7]);
       expect(served.get(ApiKey.Produce), 'v0 advertised for librdkafka, as Kafka 4 does').to.deep.equal([0, 11]);
       expect(served.get(ApiKey.JoinGroup)).to.deep.equal([0, 9]);
@@ -44,7 +44,7 @@ describe('connection handling', function () {
     const { correlationId, body } = await c.receive<ApiVersionsResponse>(ApiKey.ApiVersions, 0);
     expect(correlationId).to.equal(77);
     expect(body.errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
-    expect(body.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)).to.include({ minVersion: 0, maxVersion: 4 });
+    expect(body.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)).to.include({ minVersion: 0, maxVersion: 5 });
     // The connection stays open: the client retries with a version we serve.
     const retry = await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, 0, {});
     expect(retry.errorCode).to.equal(ErrorCode.NONE);
