@@ -140,10 +140,22 @@ export class Features extends EventEmitter {
     });
   }
 
-  /** Reads the levels; a new cluster's are set to the defaults first (by whichever broker comes first). */
+  /**
+   * Reads the levels; a new cluster's are set to the defaults first (by whichever broker comes first).
+   * Throws, as a Kafka broker refuses to register, if a level is finalized that this broker does not
+   * support (a cluster a newer version finalized).
+   */
   static async start(store: FeatureLevelsStore, nodeId: number): Promise<Features> {
     if (store.read().levels === undefined) await store.write(undefined, DEFAULT_FEATURE_LEVELS);
-    return new Features(store, nodeId);
+    const features = new Features(store, nodeId);
+    for (const [name, level] of Object.entries(features.finalized().levels)) {
+      const supported: VersionRange = SUPPORTED_FEATURES.find((f) => f.name === name) ?? { minVersion: 0, maxVersion: 0 };
+      if (level < supported.minVersion || level > supported.maxVersion) {
+        throw new Error(`Unable to start: this broker does not support finalized version ${level} of ${name}. ` +
+          `It supports versions ${versionRange(supported)}.`);
+      }
+    }
+    return features;
   }
 
   supported(): readonly SupportedFeature[] {

@@ -129,6 +129,16 @@ describe('cluster/features: a single broker\'s levels in its MetadataStore', () 
     await store.close();
   });
 
+  it('refuses to start on levels this broker does not support (a newer version finalized them)', async () => {
+    const store = await MetadataStore.open(dir, 0);
+    store.setFinalizedFeatures({ 'metadata.version': 34, 'transaction.version': 2 });
+    let refusal: Error | undefined;
+    await Features.start(storeFeatureLevels(store), 0).catch((e: Error) => { refusal = e; });
+    expect(refusal?.message).to.equal('Unable to start: this broker does not support finalized version 34 of metadata.version. ' +
+      'It supports versions 7-33.');
+    await store.close();
+  });
+
   it('reads a snapshot written before features were kept (its checksum still holds) as a new cluster', async () => {
     let store = await MetadataStore.open(dir, 0);
     store.createTopic('old', [[0]]);
