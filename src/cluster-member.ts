@@ -22,6 +22,7 @@ import { EtcdCluster } from './cluster/etcd/etcd-cluster';
 import { EtcdMetadata } from './cluster/etcd/etcd-metadata';
 import type { MetadataCache } from './cluster/etcd/metadata-cache';
 import { generateClusterId, type TopicRecord } from './cluster/metadata-store';
+import { SUPPORTED_FEATURES } from './cluster/features';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
@@ -185,6 +186,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     connect, nodeId, logger: log,
     endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
     rack: (config.get('broker.rack') as string | null), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+    supportedFeatures: [...SUPPORTED_FEATURES],
   }).catch((err: Error) => {
     // A duplicate node id says so itself; anything else here is etcd out of reach.
     if (err.name === 'DuplicateBrokerError') throw err;

@@ -79,6 +79,14 @@ export interface FeatureLevelsStore {
   write(expected: FeatureLevels | undefined, next: FeatureLevels): Promise<boolean>;
   /** Calls `listener` after any metadata change (the levels may be the same). */
   onChange(listener: () => void): void;
+  /** The registered brokers and the features each supports (a cluster's; a single broker has only itself). */
+  brokers(): BrokerFeatures[];
+}
+
+/** A broker's supported features as it registered them (undefined: it registered none, a broker from before features). */
+export interface BrokerFeatures {
+  readonly brokerId: number;
+  readonly supported: readonly SupportedFeature[] | undefined;
 }
 
 /** The single broker's levels: its MetadataStore, durable before a write resolves. */
@@ -94,6 +102,7 @@ export function storeFeatureLevels(store: MetadataStore): FeatureLevelsStore {
       return true;
     },
     onChange: (listener) => listeners.push(listener),
+    brokers: () => [],
   };
 }
 
@@ -107,6 +116,7 @@ export function etcdFeatureLevels(cluster: EtcdCluster): FeatureLevelsStore {
       return cluster.putFinalizedFeatures(next, cache.finalizedFeaturesModRevision());
     },
     onChange: (listener) => cache.on('change', listener),
+    brokers: () => cache.brokers().map((b) => ({ brokerId: b.brokerId, supported: b.supportedFeatures })),
   };
 }
 
@@ -149,7 +159,7 @@ export class Features extends EventEmitter {
     if (store.read().levels === undefined) await store.write(undefined, DEFAULT_FEATURE_LEVELS);
     const features = new Features(store, nodeId);
     for (const [name, level] of Object.entries(features.finalized().levels)) {
-      const supported: VersionRange = SUPPORTED_FEATURES.find((f) => f.name === name) ?? { minVersion: 0, maxVersion: 0 };
+      const supported = rangeOf(SUPPORTED_FEATURES, name);
       if (level < supported.minVersion || level > supported.maxVersion) {
         throw new Error(`Unable to start: this broker does not support finalized version ${level} of ${name}. ` +
           `It supports versions ${versionRange(supported)}.`);
@@ -187,7 +197,7 @@ export class Features extends EventEmitter {
     for (let attempt = 1; ; attempt++) {
       const { levels } = this.store.read();
       const current = levels ?? DEFAULT_FEATURE_LEVELS;
-      const planned = planUpdates(current, updates, this.nodeId);
+      const planned = planUpdates(current, updates, this.nodeId, this.store.brokers());
       if (!planned.ok) return { errorCode: ErrorCode.INVALID_UPDATE_VERSION, errorMessage: REFUSED_PREFIX + planned.message };
       if (validateOnly || sameLevels(current, planned.levels) || await this.store.write(levels, planned.levels)) {
         return { errorCode: ErrorCode.NONE, errorMessage: null };
@@ -206,13 +216,14 @@ function sameLevels(a: FeatureLevels, b: FeatureLevels): boolean {
 
 /**
  * The levels after `updates`, or the refusal of the first one Kafka's FeatureControlManager would
- * refuse, with its message. `controllerId` names the node in "Local controller N" as Kafka does.
+ * refuse, with its message. `controllerId` names the node in "Local controller N" as Kafka does;
+ * every registered broker must support the new level too ("Broker N ...").
  */
-export function planUpdates(current: FeatureLevels, updates: readonly FeatureUpdate[], controllerId: number):
-  { ok: true; levels: FeatureLevels } | { ok: false; message: string } {
+export function planUpdates(current: FeatureLevels, updates: readonly FeatureUpdate[], controllerId: number,
+  brokers: readonly BrokerFeatures[] = []): { ok: true; levels: FeatureLevels } | { ok: false; message: string } {
   const next: Record<string, number> = { ...current };
   for (const update of updates) {
-    const refusal = refusalOf(update, current[update.feature] ?? 0, controllerId);
+    const refusal = refusalOf(update, current[update.feature] ?? 0, controllerId, brokers);
     if (refusal !== null) return { ok: false, message: refusal };
     if (update.level === 0) delete next[update.feature];
     else next[update.feature] = update.level;
@@ -220,18 +231,16 @@ export function planUpdates(current: FeatureLevels, updates: readonly FeatureUpd
   return { ok: true, levels: next };
 }
 
-function refusalOf({ feature, level, upgradeType }: FeatureUpdate, currentLevel: number, controllerId: number): string | null {
+function refusalOf({ feature, level, upgradeType }: FeatureUpdate, currentLevel: number, controllerId: number,
+  brokers: readonly BrokerFeatures[]): string | null {
   const invalid = (reason: string) => `Invalid update version ${level} for feature ${feature}. ${reason}`;
   if (upgradeType < UpgradeType.UPGRADE || upgradeType > UpgradeType.UNSAFE_DOWNGRADE) {
     return invalid('The controller does not support the given upgrade type.');
   }
   if (level < 0) return invalid('A feature version cannot be less than 0.');
-  const supported: VersionRange = SUPPORTED_FEATURES.find((f) => f.name === feature) ?? { minVersion: 0, maxVersion: 0 };
-  if (level < supported.minVersion || level > supported.maxVersion) {
-    const what = `Local controller ${controllerId}`;
-    return invalid(supported.maxVersion === 0 ? `${what} does not support this feature.`
-      : `${what} only supports versions ${versionRange(supported)}`);
-  }
+  const unsupported = reasonNotSupported(level, `Local controller ${controllerId}`, rangeOf(SUPPORTED_FEATURES, feature)) ??
+    brokers.map((b) => reasonNotSupported(level, `Broker ${b.brokerId}`, rangeOf(b.supported ?? [], feature))).find((r) => r !== null);
+  if (unsupported) return invalid(unsupported);
   if (level < currentLevel && upgradeType === UpgradeType.UPGRADE) {
     return invalid("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.");
   }
@@ -247,6 +256,17 @@ function refusalOf({ feature, level, upgradeType }: FeatureUpdate, currentLevel:
   }
   if (!SUPPORTED_FEATURES.some((f) => f.name === feature)) return invalid(`Feature ${feature} not found.`);
   return null;
+}
+
+/** A feature's range in a list of supported features; 0-0 (Kafka's DISABLED) if it is not there. */
+function rangeOf(supported: readonly SupportedFeature[], name: string): VersionRange {
+  return supported.find((f) => f.name === name) ?? { minVersion: 0, maxVersion: 0 };
+}
+
+/** Kafka's QuorumFeatures.reasonNotSupported: why `what` cannot take `level`, or null. */
+function reasonNotSupported(level: number, what: string, range: VersionRange): string | null {
+  if (level >= range.minVersion && level <= range.maxVersion) return null;
+  return range.maxVersion === 0 ? `${what} does not support this feature.` : `${what} only supports versions ${versionRange(range)}`;
 }
 
 /** Kafka's MetadataVersion.checkIfMetadataChanged for a downgrade: a format change above `to`, up to `from`. */

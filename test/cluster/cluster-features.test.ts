@@ -8,6 +8,7 @@ import type { UpdateFeaturesResponse } from '../../src/protocol/generated/Update
 import { ErrorCode } from '../../src/common/errors';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import type { FinalizedFeatures } from '../../src/cluster/features';
+import { EtcdCluster } from '../../src/cluster/etcd/etcd-cluster';
 import { startEtcd, type RunningEtcd } from '../helpers/etcd';
 import { eventually } from '../helpers/eventually';
 import { RawClient } from '../helpers/raw-client';
@@ -75,6 +76,27 @@ describe('features in a cluster of two brokers on etcd', function () {
       await eventually(() => brokers[i]!.broker.features.groupVersion() === 0 && brokers[i]!.broker.features.transactionVersion() === 2,
         `broker ${i} sees both updates`, 10_000);
     }
+  });
+
+  it('refuses a level a registered broker does not support, and allows it once that broker is gone', async () => {
+    expect((await update(0, 'transaction.version', 1, 2)).errorCode).to.equal(ErrorCode.NONE);
+    // A broker of a version that supports transaction.version up to 1 only (just its registration).
+    const older = await EtcdCluster.start({
+      connect: { endpoints: [etcd!.connect], prefix: '' }, nodeId: 7, sessionTimeoutMs: 6000,
+      endpoints: [{ name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 1 }],
+      supportedFeatures: [{ name: 'metadata.version', minVersion: 7, maxVersion: 33 }, { name: 'transaction.version', minVersion: 0, maxVersion: 1 }],
+    });
+    try {
+      await eventually(() => brokers[0]!.broker.controller.brokers().some((b) => b.nodeId === 7), 'broker 0 sees broker 7', 10_000);
+      const refused = await update(0, 'transaction.version', 2, 1);
+      expect(refused.errorCode).to.equal(ErrorCode.INVALID_UPDATE_VERSION);
+      expect(refused.errorMessage).to.equal('The update failed for all features since the following feature had an error: ' +
+        'Invalid update version 2 for feature transaction.version. Broker 7 only supports versions 0-1');
+    } finally {
+      await older.close();
+    }
+    await eventually(() => !brokers[0]!.broker.controller.brokers().some((b) => b.nodeId === 7), 'broker 7 gone', 10_000);
+    expect((await update(0, 'transaction.version', 2, 1)).errorCode).to.equal(ErrorCode.NONE);
   });
 
   it('a restarted broker keeps the cluster\'s levels (no defaults written over them)', async () => {

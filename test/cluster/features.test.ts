@@ -66,6 +66,23 @@ describe('cluster/features: the update rules', () => {
     expect(verdict(defaults, 'kraft.version', 0)).to.equal('ok');
   });
 
+  it('refuses a level some registered broker does not support, naming it as Kafka does', () => {
+    const brokers = [
+      { brokerId: 0, supported: [{ name: 'transaction.version', minVersion: 0, maxVersion: 2 }] },
+      { brokerId: 2, supported: [{ name: 'transaction.version', minVersion: 0, maxVersion: 1 }] },
+      { brokerId: 3, supported: undefined },
+    ];
+    const refusal = (feature: string, level: number, among: typeof brokers) => {
+      const planned = planUpdates({ 'metadata.version': 33 }, [{ feature, level, upgradeType: UPGRADE }], 0, among);
+      return planned.ok ? 'ok' : planned.message;
+    };
+    expect(refusal('transaction.version', 2, brokers)).to.equal(
+      'Invalid update version 2 for feature transaction.version. Broker 2 only supports versions 0-1');
+    expect(refusal('transaction.version', 1, brokers)).to.equal(
+      'Invalid update version 1 for feature transaction.version. Broker 3 does not support this feature.');
+    expect(refusal('transaction.version', 2, brokers.slice(0, 1))).to.equal('ok');
+  });
+
   it('applies every update of a request together, a level 0 removing the feature, or none when one is refused', () => {
     const both = planUpdates(defaults, [
       { feature: 'transaction.version', level: 1, upgradeType: SAFE_DOWNGRADE },

@@ -56,6 +56,8 @@ export interface EtcdClusterOptions {
   /** The broker's advertised listeners, as clients and other brokers reach it. */
   endpoints: Endpoint[];
   rack?: string | null;
+  /** The feature versions this broker supports, registered for UpdateFeatures' checks on every broker. */
+  supportedFeatures?: BrokerRegistration['supportedFeatures'];
   /** broker.session.timeout.ms: the registration lease's TTL (rounded up to whole seconds). */
   sessionTimeoutMs: number;
   /** Deadline of each etcd request (default 5000 ms). */
@@ -346,6 +348,7 @@ export class EtcdCluster extends EventEmitter {
       incarnationId: this.incarnationId,
       endpoints: this.options.endpoints.map((e) => ({ ...e })),
       rack: this.options.rack ?? null,
+      supportedFeatures: this.options.supportedFeatures?.map((f) => ({ ...f })),
     };
     const res = await this.kv
       .if(key, 'Create', '==', 0)

@@ -26,6 +26,8 @@ export interface BrokerRegistration {
   incarnationId: string;
   endpoints: Endpoint[];
   rack: string | null;
+  /** The feature versions it supports (Kafka's registration has them); absent: a broker from before features. */
+  supportedFeatures?: { name: string; minVersion: number; maxVersion: number }[];
 }
 
 export interface ControllerRecord {
