@@ -54,7 +54,7 @@ export const DEFAULT_FEATURE_LEVELS: FeatureLevels = Object.freeze({
 /** The metadata.version levels (7-33) that changed the metadata format: Kafka's didMetadataChange. */
 const METADATA_CHANGED_AT = new Set([7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33]);
 
-/** UpdateFeatures' upgrade types (v1+; v0's AllowDowngrade means SAFE_DOWNGRADE). */
+/** UpdateFeatures' upgrade types (v1+; a v0 request's are all UPGRADE). */
 export const UpgradeType = { UPGRADE: 1, SAFE_DOWNGRADE: 2, UNSAFE_DOWNGRADE: 3 } as const;
 
 export interface FeatureUpdate {

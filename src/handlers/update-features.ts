@@ -1,8 +1,9 @@
 // UpdateFeatures (key 57), versions 0-2.
 // - Changes the cluster's finalized feature levels (src/cluster/features.ts: Kafka 4.4's rules and
 //   messages); in a cluster the change goes to etcd and every broker sees it.
-// - v0: AllowDowngrade means a safe downgrade, else an upgrade; v1+: UpgradeType (1 upgrade,
-//   2 safe downgrade, 3 unsafe downgrade, anything else refused) and ValidateOnly.
+// - v1+: UpgradeType (1 upgrade, 2 safe downgrade, 3 unsafe downgrade, anything else refused) and
+//   ValidateOnly. v0's AllowDowngrade is ignored, as Kafka 4.4's controller ignores it (it reads only
+//   UpgradeType, whose default is upgrade): a v0 request cannot downgrade.
 // - All or nothing: the first feature refused fails the request with INVALID_UPDATE_VERSION and
 //   Kafka's "The update failed for all features since..." message, with no per-feature results.
 // - Success: v0-1 list each requested feature with NONE (message "NONE", as Kafka's
@@ -24,7 +25,7 @@ export const updateFeatures = defineHandler(ApiKey.UpdateFeatures, { minVersion:
   const updates = req.featureUpdates.map((u) => ({
     feature: u.feature,
     level: u.maxVersionLevel,
-    upgradeType: ctx.apiVersion === 0 ? (u.allowDowngrade ? UpgradeType.SAFE_DOWNGRADE : UpgradeType.UPGRADE) : u.upgradeType ?? UpgradeType.UPGRADE,
+    upgradeType: u.upgradeType ?? UpgradeType.UPGRADE,
   }));
   const result: UpdateResult = await s.features.update(updates, req.validateOnly ?? false).catch((err: Error) => ({
     errorCode: ErrorCode.FEATURE_UPDATE_FAILED, errorMessage: `Unable to update finalized features: ${err.message}`,

@@ -113,10 +113,20 @@ describe('features on the wire', function () {
     }
   });
 
-  it('v0 AllowDowngrade downgrades transaction.version; the epoch rises; the level is kept across a restart', async () => {
-    const before = await apiVersions(broker!.port, 4);
+  it('v0 cannot downgrade: AllowDowngrade is ignored, as Kafka 4.4 ignores it', async () => {
     const res = await updateFeatures(broker!.port, 0, {
       featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, allowDowngrade: true }],
+    });
+    expect(res.errorCode).to.equal(ErrorCode.INVALID_UPDATE_VERSION);
+    expect(res.errorMessage).to.match(/Invalid update version 1 for feature transaction.version. Can't downgrade the version of this feature without/);
+    const same = await updateFeatures(broker!.port, 0, { featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, allowDowngrade: true }] });
+    expect(same.results).to.deep.equal([{ feature: 'transaction.version', errorCode: ErrorCode.NONE, errorMessage: 'NONE' }]);
+  });
+
+  it('v1 SAFE_DOWNGRADE downgrades transaction.version; the epoch rises; the level is kept across a restart', async () => {
+    const before = await apiVersions(broker!.port, 4);
+    const res = await updateFeatures(broker!.port, 1, {
+      featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, upgradeType: 2 }],
     });
     expect(res).to.deep.include({ errorCode: ErrorCode.NONE });
     expect(res.results).to.deep.equal([{ feature: 'transaction.version', errorCode: ErrorCode.NONE, errorMessage: 'NONE' }]);
