@@ -222,7 +222,7 @@ function sameLevels(a: FeatureLevels, b: FeatureLevels): boolean {
 export function planUpdates(current: FeatureLevels, updates: readonly FeatureUpdate[], controllerId: number,
   brokers: readonly BrokerFeatures[] = []): { ok: true; levels: FeatureLevels } | { ok: false; message: string } {
   const next: Record<string, number> = { ...current };
-  for (const update of updates) {
+  for (const update of inJavaHashMapOrder(updates)) {
     const refusal = refusalOf(update, current[update.feature] ?? 0, controllerId, brokers);
     if (refusal !== null) return { ok: false, message: refusal };
     if (update.level === 0) delete next[update.feature];
@@ -256,6 +256,31 @@ function refusalOf({ feature, level, upgradeType }: FeatureUpdate, currentLevel:
   }
   if (!SUPPORTED_FEATURES.some((f) => f.name === feature)) return invalid(`Feature ${feature} not found.`);
   return null;
+}
+
+/**
+ * The updates as Kafka's controller walks them: put in a java.util.HashMap by feature name (a name
+ * given twice keeps its first place and its last update), then iterated bucket by bucket, which
+ * decides which refusal a request with several refused features gets.
+ */
+function inJavaHashMapOrder(updates: readonly FeatureUpdate[]): FeatureUpdate[] {
+  const byName = new Map<string, FeatureUpdate>();
+  for (const update of updates) byName.set(update.feature, update);
+  let capacity = 16; // HashMap's default, doubled while more than 3/4 full
+  while (byName.size > capacity * 0.75) capacity *= 2;
+  const bucketOf = (name: string) => {
+    const hash = javaStringHash(name);
+    return (hash ^ (hash >>> 16)) & (capacity - 1);
+  };
+  // Array.prototype.sort is stable: within a bucket, insertion order.
+  return [...byName.values()].sort((a, b) => bucketOf(a.feature) - bucketOf(b.feature));
+}
+
+/** Java's String.hashCode (over UTF-16 code units, as JavaScript strings are). */
+function javaStringHash(s: string): number {
+  let hash = 0;
+  for (let i = 0; i < s.length; i++) hash = (Math.imul(hash, 31) + s.charCodeAt(i)) | 0;
+  return hash;
 }
 
 /** A feature's range in a list of supported features; 0-0 (Kafka's DISABLED) if it is not there. */

@@ -66,6 +66,15 @@ describe('cluster/features: the update rules', () => {
     expect(verdict(defaults, 'kraft.version', 0)).to.equal('ok');
   });
 
+  it('reports the refusal of the first refused feature in the order of Kafka\'s HashMap, as the 4.4 oracle does', () => {
+    const planned = planUpdates(defaults, [
+      { feature: 'transaction.version', level: 0, upgradeType: UPGRADE },
+      { feature: 'group.version', level: 5, upgradeType: UPGRADE },
+    ], 1);
+    expect(planned).to.deep.equal({ ok: false,
+      message: 'Invalid update version 5 for feature group.version. Local controller 1 only supports versions 0-1' });
+  });
+
   it('refuses a level some registered broker does not support, naming it as Kafka does', () => {
     const brokers = [
       { brokerId: 0, supported: [{ name: 'transaction.version', minVersion: 0, maxVersion: 2 }] },
