@@ -10,6 +10,8 @@ import type { UpdateFeaturesResponse } from '../../src/protocol/generated/Update
 import { ErrorCode } from '../../src/common/errors';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { RawClient } from '../helpers/raw-client';
+import { updateFeatures as updateFeaturesHandler } from '../../src/handlers/update-features';
+import type { RequestContext } from '../../src/handlers/handler';
 
 const SOFTWARE = { clientSoftwareName: 'features-test', clientSoftwareVersion: '1.0' };
 
@@ -151,5 +153,17 @@ describe('features on the wire', function () {
     expect(res.errorCode).to.equal(ErrorCode.NONE);
     expect(finalizedOf(await apiVersions(broker!.port, 4))).to.not.have.property('group.version');
     expect(broker!.broker.features.groupVersion()).to.equal(0);
+  });
+});
+
+describe('UpdateFeatures when the levels cannot be written', () => {
+  it('answers FEATURE_UPDATE_FAILED (etcd out of reach), never a closed connection', async () => {
+    const handler = updateFeaturesHandler.bind({ features: { update: () => Promise.reject(new Error('etcd: deadline exceeded')) } });
+    const res = await handler.handle({ featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, allowDowngrade: false, upgradeType: 2 }] },
+      { apiVersion: 1 } as RequestContext);
+    expect(res).to.deep.equal({
+      throttleTimeMs: 0, errorCode: ErrorCode.FEATURE_UPDATE_FAILED,
+      errorMessage: 'Unable to update finalized features: etcd: deadline exceeded', results: [],
+    });
   });
 });
