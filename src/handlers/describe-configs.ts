@@ -1,6 +1,7 @@
 // DescribeConfigs (key 32), versions 0-4.
 // - TOPIC: every topic config with its effective value; source TOPIC_CONFIG for overrides,
-//   else the broker synonym's source (STATIC_BROKER_CONFIG or DEFAULT_CONFIG).
+//   else the broker synonym's source (STATIC_BROKER_CONFIG or DEFAULT_CONFIG). An illegal name
+//   is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
 // - BROKER: this node's configs (resource name = node id); "" names the cluster-wide dynamic
 //   defaults, of which Fjord has none. Another id is INVALID_REQUEST.
 // - BROKER_LOGGER: the root logger's level.
@@ -18,6 +19,7 @@ import { ConfigSource, ConfigType, type BrokerConfig, type ConfigEntry } from '.
 import { describeGroupConfigs } from '../config/group-config';
 import { describeTopicConfigs } from '../config/topic-config';
 import type { Controller } from '../cluster/controller';
+import { validateTopicName } from '../cluster/topic-names';
 import { ResourceType, checkBrokerResource, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
@@ -48,6 +50,8 @@ function describeResource(
   });
   switch (r.resourceType) {
     case ResourceType.TOPIC: {
+      const invalidName = validateTopicName(r.resourceName);
+      if (invalidName) return result(ErrorCode.INVALID_TOPIC_EXCEPTION, invalidName, []);
       const topic = s.controller.topic(r.resourceName);
       if (!topic) return result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, '', []);
       return result(ErrorCode.NONE, '', describeTopicConfigs(s.config, topic.configs, r.configurationKeys, opts));

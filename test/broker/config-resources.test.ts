@@ -94,6 +94,24 @@ describe('config resources (Kafka 4.4)', function () {
     });
   });
 
+  it('DescribeConfigs answers bad resources with Kafka 4.4\'s codes and messages, "" on success', async () => {
+    const node = running.broker.config.nodeId;
+    const cases: [number, string, number, string][] = [
+      [2, 'a b', ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"],
+      [2, '', ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name is invalid: the empty string is not allowed'],
+      [2, 'no-such-topic', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ''],
+      [4, '7', ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${node} or empty string, but received 7`],
+      [4, '', ErrorCode.NONE, ''],
+      [8, '7', ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${node} but received 7`],
+      [8, '', ErrorCode.INVALID_REQUEST, 'Broker id must not be empty'],
+      [16, 'some-subscription', ErrorCode.NONE, ''],
+    ];
+    const res = await c.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, {
+      resources: cases.map(([resourceType, resourceName]) => ({ resourceType, resourceName, configurationKeys: null })), includeSynonyms: false, includeDocumentation: false,
+    });
+    expect(res.results.map((r) => [r.resourceType, r.resourceName, r.errorCode, r.errorMessage])).to.deep.equal(cases);
+  });
+
   describe('ListConfigResources', () => {
     const list = async (version: number, resourceTypes: number[] = []) =>
       c.request<ListConfigResourcesResponse>(ApiKey.ListConfigResources, version, { resourceTypes });

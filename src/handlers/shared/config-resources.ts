@@ -11,13 +11,16 @@ export const enum ResourceType {
   GROUP = 32,
 }
 
-/** A BROKER / BROKER_LOGGER resource must name this node, or "" for cluster-wide defaults. */
+/** A BROKER resource must name this node, or "" for cluster-wide defaults; a BROKER_LOGGER one, this node. */
 export function checkBrokerResource(name: string, nodeId: number, allowEmpty: boolean): Outcome | null {
   if (allowEmpty && name === '') return null;
   if (name === String(nodeId)) return null;
+  if (name === '') return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Broker id must not be empty' };
   return {
     errorCode: ErrorCode.INVALID_REQUEST,
-    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${quoteInMessage(name)}`,
+    errorMessage: allowEmpty
+      ? `Unexpected broker id, expected ${nodeId} or empty string, but received ${quoteInMessage(name)}`
+      : `Unexpected broker id, expected ${nodeId} but received ${quoteInMessage(name)}`,
   };
 }
 
