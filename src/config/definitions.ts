@@ -19,8 +19,8 @@ export enum ConfigSource {
   STATIC_BROKER_CONFIG = 4,
   DEFAULT_CONFIG = 5,
   DYNAMIC_BROKER_LOGGER_CONFIG = 6,
-  CLIENT_METRICS_CONFIG = 7,
-  GROUP_CONFIG = 8,
+  DYNAMIC_CLIENT_METRICS_CONFIG = 7,
+  DYNAMIC_GROUP_CONFIG = 8,
 }
 
 /** DescribeConfigsResponse.ConfigType ids (DescribeConfigs v3+). */

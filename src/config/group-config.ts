@@ -134,7 +134,7 @@ function defaultValue(key: GroupConfigKey, broker: BrokerConfig): string | null 
 
 /**
  * DescribeConfigs entries of a GROUP resource, as Kafka 4.4 answers: every group config (or those
- * in `keys`), the override with source GROUP_CONFIG, else the default with DEFAULT_CONFIG; the
+ * in `keys`), the override with source DYNAMIC_GROUP_CONFIG, else the default with DEFAULT_CONFIG; the
  * synonyms are the override, then the broker synonym's settings (or the config's own default).
  */
 export function describeGroupConfigs(
@@ -151,12 +151,12 @@ export function describeGroupConfigs(
       ? broker.synonymsOf(key.brokerSynonym)
       : [{ name, value: key.defaultString, source: ConfigSource.DEFAULT_CONFIG }];
     if (key.name === 'streams.assignor.name') for (const s of synonyms) s.value = s.value?.split(',')[0] ?? null;
-    if (raw !== undefined) synonyms.unshift({ name, value: raw, source: ConfigSource.GROUP_CONFIG });
+    if (raw !== undefined) synonyms.unshift({ name, value: raw, source: ConfigSource.DYNAMIC_GROUP_CONFIG });
     return {
       name,
       value: raw ?? defaultValue(key, broker),
       readOnly: false,
-      source: raw !== undefined ? ConfigSource.GROUP_CONFIG : ConfigSource.DEFAULT_CONFIG,
+      source: raw !== undefined ? ConfigSource.DYNAMIC_GROUP_CONFIG : ConfigSource.DEFAULT_CONFIG,
       isSensitive: false,
       synonyms: opts.includeSynonyms ? synonyms : [],
       configType: key.configType,

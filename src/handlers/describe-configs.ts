@@ -5,7 +5,7 @@
 // - BROKER: this node's configs (resource name = node id); "" names the cluster-wide dynamic
 //   defaults, of which Fjord has none. Another id is INVALID_REQUEST.
 // - BROKER_LOGGER: the root logger's level.
-// - GROUP: every group config, the group's override (GROUP_CONFIG) or the broker's default, whether
+// - GROUP: every group config, the group's override (DYNAMIC_GROUP_CONFIG) or the broker's default, whether
 //   or not the group exists; an empty name is INVALID_REQUEST.
 // - CLIENT_METRICS: Fjord has no client metrics subscriptions: no configs.
 // - Synonyms from v1 when asked, documentation from v3 when asked; isDefault at v0 only.

@@ -44,7 +44,7 @@ describe('config resources (Kafka 4.4)', function () {
   const describeGroup = async (name: string, keys: string[] | null = null) =>
     (await c.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: GROUP, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false })).results[0];
   const overrides = async (name: string) =>
-    Object.fromEntries((await describeGroup(name)).configs.filter((e) => e.configSource === ConfigSource.GROUP_CONFIG).map((e) => [e.name, e.value]));
+    Object.fromEntries((await describeGroup(name)).configs.filter((e) => e.configSource === ConfigSource.DYNAMIC_GROUP_CONFIG).map((e) => [e.name, e.value]));
 
   describe('GROUP resources', () => {
     it('sets and deletes a group\'s configs, whether or not the group exists, and describes them', async () => {
@@ -56,9 +56,9 @@ describe('config resources (Kafka 4.4)', function () {
       expect(described).to.include({ errorCode: ErrorCode.NONE, errorMessage: '' });
       expect(described.configs).to.have.length(1);
       expect(described.configs[0]).to.deep.include({
-        value: '50000', configSource: ConfigSource.GROUP_CONFIG,
+        value: '50000', configSource: ConfigSource.DYNAMIC_GROUP_CONFIG,
         synonyms: [
-          { name: 'consumer.session.timeout.ms', value: '50000', source: ConfigSource.GROUP_CONFIG },
+          { name: 'consumer.session.timeout.ms', value: '50000', source: ConfigSource.DYNAMIC_GROUP_CONFIG },
           { name: 'group.consumer.session.timeout.ms', value: '45000', source: ConfigSource.DEFAULT_CONFIG },
         ],
       });

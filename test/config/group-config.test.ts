@@ -68,9 +68,9 @@ describe('config/group-config', () => {
     const by = new Map(entries.map((e) => [e.name, e]));
     expect(entries).to.have.length(21);
     expect(by.get('consumer.session.timeout.ms')).to.deep.include({
-      value: '50000', source: ConfigSource.GROUP_CONFIG, readOnly: false, configType: ConfigType.INT,
+      value: '50000', source: ConfigSource.DYNAMIC_GROUP_CONFIG, readOnly: false, configType: ConfigType.INT,
       synonyms: [
-        { name: 'consumer.session.timeout.ms', value: '50000', source: ConfigSource.GROUP_CONFIG },
+        { name: 'consumer.session.timeout.ms', value: '50000', source: ConfigSource.DYNAMIC_GROUP_CONFIG },
         { name: 'group.consumer.session.timeout.ms', value: '45000', source: ConfigSource.DEFAULT_CONFIG },
       ],
     });
