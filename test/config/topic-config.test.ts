@@ -142,6 +142,21 @@ describe('config/topic-config', () => {
   });
 
   describe('resolveTopicConfig', () => {
+    it('takes internal.segment.bytes over segment.bytes, and opens a segment.bytes set under older bounds', () => {
+      expect(resolveTopicConfig(undefined, { 'segment.bytes': '2000000', 'internal.segment.bytes': '4096' }).segmentBytes).to.equal(4096);
+      expect(resolveTopicConfig(undefined, { 'segment.bytes': '200' }).segmentBytes).to.equal(200);
+      expect(validateTopicConfigs({ 'segment.bytes': '200' })).to.deep.equal({
+        name: 'segment.bytes', message: 'Invalid value 200 for configuration segment.bytes: Value must be at least 1048576',
+      });
+    });
+
+    it('never lists internal.segment.bytes, as Kafka lists no internal config', () => {
+      const overrides = { 'internal.segment.bytes': '4096' };
+      expect(effectiveTopicConfig(undefined, overrides).map((e) => e.name)).not.to.include('internal.segment.bytes');
+      expect(effectiveTopicConfig(undefined, overrides, { names: ['internal.segment.bytes'] })).to.deep.equal([]);
+      expect(createTopicConfigs(undefined, overrides).map((e) => e.name)).not.to.include('internal.segment.bytes');
+    });
+
     it('gives the log layer typed effective values from broker defaults and overrides', () => {
       const broker = new BrokerConfig({ 'log.retention.minutes': '5', 'log.roll.hours': '1', 'log.segment.bytes': '2097152' });
       const c = resolveTopicConfig(broker, { 'cleanup.policy': 'compact', 'max.message.bytes': '100' });
