@@ -9,9 +9,11 @@ import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { AlterConfigsResponse } from '../../src/protocol/generated/AlterConfigsResponse';
+import type { DeleteGroupsResponse } from '../../src/protocol/generated/DeleteGroupsResponse';
 import type { DescribeConfigsResponse } from '../../src/protocol/generated/DescribeConfigsResponse';
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse';
 import type { ListConfigResourcesResponse } from '../../src/protocol/generated/ListConfigResourcesResponse';
+import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { ConfigSource } from '../../src/config/definitions';
@@ -82,6 +84,18 @@ describe('config resources (Kafka 4.4)', function () {
       expect(await incrementalAlter('bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '55000' }], true)).to.include({ errorCode: ErrorCode.NONE });
       expect(await overrides('bounds')).to.deep.equal({});
       expect(await describeGroup('')).to.deep.include({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Group name must not be empty' });
+    });
+
+    it("outlive their group: deleting the group leaves them, as in Kafka", async () => {
+      await running.broker.controller.createTopic({ name: 'committed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+      const commit = await c.request<OffsetCommitResponse>(ApiKey.OffsetCommit, 8, {
+        groupId: 'orders-app', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        topics: [{ name: 'committed', partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+      });
+      expect(commit.topics[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+      const deleted = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 2, { groupsNames: ['orders-app'] });
+      expect(deleted.results[0]).to.include({ groupId: 'orders-app', errorCode: ErrorCode.NONE });
+      expect(await overrides('orders-app')).to.deep.equal({ 'consumer.session.timeout.ms': '50000' });
     });
 
     it('AlterConfigs replaces the whole set', async () => {
