@@ -1,6 +1,7 @@
-// The one place where topics are created, deleted, grown and reconfigured, and groups' configs set. Handlers (CreateTopics,
-// Metadata's auto-creation, DeleteTopics, CreatePartitions, AlterConfigs...) call it and turn its
-// results into their own response shapes; the rules and Kafka's error codes live here.
+// The one place where topics are created, deleted, grown and reconfigured, and where groups' configs
+// are set. Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// AlterConfigs...) call it and turn its results into their own response shapes; the rules and
+// Kafka's error codes live here.
 //
 // Operations that change topics (create, delete, create partitions, alter configs) run one at a
 // time, in the order they arrive, as Kafka's controller applies them from its event queue: each

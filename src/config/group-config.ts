@@ -188,12 +188,12 @@ export function consumerGroupConfig(broker: BrokerConfig, overrides: GroupConfig
 export function applyGroupConfigOps(
   current: GroupConfigMap,
   ops: ReadonlyArray<{ name: string; op: number; value: string | null }>,
-): Record<string, string> | GroupConfigError {
-  const next: Record<string, string> = { ...current };
+): { configs: Record<string, string> } | { error: GroupConfigError } {
+  const configs: Record<string, string> = { ...current };
   for (const { name, op, value } of ops) {
-    if (op === 0) next[name] = value!;
-    else if (op === 1) delete next[name];
-    else return { message: `Can't ${op === 2 ? 'APPEND' : 'SUBTRACT'} to key ${name} because its type is not LIST.` };
+    if (op === 0) configs[name] = value!;
+    else if (op === 1) delete configs[name];
+    else return { error: { message: `Can't ${op === 2 ? 'APPEND' : 'SUBTRACT'} to key ${name} because its type is not LIST.` } };
   }
-  return next;
+  return { configs };
 }

@@ -56,7 +56,7 @@ async function alterResource(s: IncrementalAlterConfigsServices, r: AlterConfigs
       const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
       return s.controller.setGroupConfigs(r.resourceName, (current) => {
         const applied = applyGroupConfigOps(current, ops);
-        return 'message' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.message } : applied;
+        return 'error' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message } : applied.configs;
       }, validateOnly);
     }
     case ResourceType.BROKER:

@@ -73,6 +73,7 @@ describe('config resources (Kafka 4.4)', function () {
       const refusals: [string, { name: string; configOperation: number; value: string | null }[], number, string][] = [
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '30000' }], ErrorCode.INVALID_CONFIG, 'consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.'],
         ['bounds', [{ name: 'nope', configOperation: SET, value: '1' }], ErrorCode.INVALID_CONFIG, 'Unknown group config name: nope'],
+        ['bounds', [{ name: 'message', configOperation: SET, value: 'x' }], ErrorCode.INVALID_CONFIG, 'Unknown group config name: message'],
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: 2, value: '50000' }], ErrorCode.INVALID_CONFIG, "Can't APPEND to key consumer.session.timeout.ms because its type is not LIST."],
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: null }], ErrorCode.INVALID_REQUEST, 'Null value not supported for : consumer.session.timeout.ms'],
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '46000' }, { name: 'consumer.session.timeout.ms', configOperation: SET, value: '47000' }], ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys'],

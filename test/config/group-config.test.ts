@@ -55,11 +55,11 @@ describe('config/group-config', () => {
   it('APPEND and SUBTRACT are refused for every group config, as Kafka does; SET and DELETE edit the overrides', () => {
     expect(applyGroupConfigOps({ 'consumer.session.timeout.ms': '50000' }, [
       { name: 'consumer.heartbeat.interval.ms', op: 0, value: '6000' }, { name: 'consumer.session.timeout.ms', op: 1, value: null },
-    ])).to.deep.equal({ 'consumer.heartbeat.interval.ms': '6000' });
+    ])).to.deep.equal({ configs: { 'consumer.heartbeat.interval.ms': '6000' } });
     expect(applyGroupConfigOps({}, [{ name: 'streams.rack.aware.assignment.tags', op: 2, value: 'a' }]))
-      .to.deep.equal({ message: "Can't APPEND to key streams.rack.aware.assignment.tags because its type is not LIST." });
+      .to.deep.equal({ error: { message: "Can't APPEND to key streams.rack.aware.assignment.tags because its type is not LIST." } });
     expect(applyGroupConfigOps({}, [{ name: 'nope', op: 3, value: 'x' }]))
-      .to.deep.equal({ message: "Can't SUBTRACT to key nope because its type is not LIST." });
+      .to.deep.equal({ error: { message: "Can't SUBTRACT to key nope because its type is not LIST." } });
   });
 
   it('describes overrides as GROUP_CONFIG over the broker synonym, defaults as DEFAULT_CONFIG', () => {
