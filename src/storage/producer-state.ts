@@ -89,6 +89,12 @@ export interface TxnMarker {
   producerEpoch: number;
   coordinatorEpoch: number;
   commit: boolean;
+  /**
+   * The transaction's client transaction version (WriteTxnMarkers v2; absent: before 2). From 2
+   * (KIP-890 part 2) the coordinator bumped the epoch for the marker, so the leader wants it above the
+   * producer's.
+   */
+  transactionVersion?: number;
 }
 
 /** A transaction a marker ends (Kafka's CompletedTxn, with the LSO it leaves behind). */
@@ -236,14 +242,16 @@ export class ProducerStateManager {
   /**
    * Decides whether a marker about to be written at `offset` is accepted
    * (Kafka: ProducerAppendInfo.appendEndTxnMarker's checkProducerEpoch and
-   * checkCoordinatorEpoch) and which transaction it ends. Changes nothing.
+   * checkCoordinatorEpoch: from transaction version 2, the marker's epoch must be above the producer's)
+   * and which transaction it ends. Changes nothing.
    */
   checkMarker(marker: TxnMarker, offset: number, origin: AppendOrigin = 'coordinator'): MarkerCheck {
     const entry = this.producers.get(marker.producerId);
     if (origin !== 'replication' && entry !== undefined) {
-      if (marker.producerEpoch < entry.producerEpoch) {
+      const bumped = (marker.transactionVersion ?? 0) >= 2;
+      if (bumped ? marker.producerEpoch <= entry.producerEpoch : marker.producerEpoch < entry.producerEpoch) {
         return error('INVALID_PRODUCER_EPOCH',
-          `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is smaller than the last seen epoch ${entry.producerEpoch}`);
+          `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is ${bumped ? 'not above' : 'smaller than'} the last seen epoch ${entry.producerEpoch}`);
       }
       if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
         return error('TRANSACTION_COORDINATOR_FENCED',

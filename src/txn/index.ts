@@ -22,9 +22,11 @@ export { LocalTxnMarkerChannel, type TxnMarkerChannel } from './markers';
 /**
  * The coordinator, writing markers to the partitions this broker leads itself and to the others
  * through `remoteMarkers` (cluster mode; without it, markers for partitions led elsewhere wait).
+ * `transactionVersion` is the finalized transaction.version feature level (Kafka 4's default is 2).
  */
 export function createTransactionCoordinator(config: BrokerConfig, controller: Controller, replicas: ReplicaManager,
-  groups: GroupCoordinator, producerIds: ProducerIdManager, log: Logger, remoteMarkers?: TxnMarkerChannel): TransactionCoordinator {
+  groups: GroupCoordinator, producerIds: ProducerIdManager, log: Logger, remoteMarkers?: TxnMarkerChannel,
+  transactionVersion: () => number = () => 2): TransactionCoordinator {
   const txnLog = log.child({ component: 'transaction-coordinator' });
   const local = new LocalTxnMarkerChannel({ nodeId: config.nodeId, controller, replicas, groups });
   return new TransactionCoordinator({
@@ -32,8 +34,9 @@ export function createTransactionCoordinator(config: BrokerConfig, controller: C
     transactionalIdExpirationMs: config.getInt('transactional.id.expiration.ms'),
     abortTimedOutIntervalMs: config.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
     removeExpiredIntervalMs: config.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
+    transactionVersion,
   }, new TxnMarkerRouter(config.nodeId, controller, local, remoteMarkers, txnLog), producerIds,
-  new TransactionStateLog(replicas, controller, txnLog), txnLog);
+  new TransactionStateLog(replicas, controller, transactionVersion, txnLog), txnLog);
 }
 
 /**
