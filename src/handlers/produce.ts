@@ -1,4 +1,4 @@
-// Produce (key 0), versions 3-11 served; 0-2 advertised and refused, as Kafka 4 does.
+// Produce (key 0), versions 3-12 served; 0-2 advertised and refused, as Kafka 4 does.
 // - Advertising v0 matters: librdkafka up to 2.11 silently stops compressing when a broker's
 //   lowest Produce version is above 0 (KAFKA-18659). Requests at v0-2 get UNSUPPORTED_VERSION
 //   for every partition.
@@ -16,6 +16,10 @@
 //   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
 //   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
 //   INVALID_PRODUCER_EPOCH, a transaction being ended NOT_ENOUGH_REPLICAS (which clients retry).
+// - v12+ is a transaction version 2 producer (KIP-890 part 2), which sends no AddPartitionsToTxn: its
+//   first transactional batch on a partition has the coordinator add the partition to its transaction
+//   before the append (same errors). A write from a transaction already ended meets the marker's
+//   bumped epoch: INVALID_PRODUCER_EPOCH.
 // - A partition still loading at start-up (after a crash, being recovered) answers
 //   NOT_LEADER_OR_FOLLOWER, as Kafka does for a partition it does not host yet: clients retry.
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
@@ -35,7 +39,7 @@ export interface ProduceServices {
   readonly replicas: Pick<ReplicaManager, 'leaderPartition' | 'partitionLoading' | 'append' | 'checkEnoughReplicasForAppend' | 'waitForInSyncReplicas'>;
 }
 
-export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 11 },
+export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 12 },
   (s: ProduceServices) => async (req, ctx): Promise<ProduceResponse | null> => {
     const nowMs = Date.now();
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION

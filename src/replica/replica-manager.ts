@@ -34,7 +34,7 @@ import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../common/errors';
 import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
 import {
-  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation,
+  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidationError, type RecordValidationOk,
 } from '../records/records';
 import { LogManager, StorageError, partitionKey, type PartitionLog } from '../storage';
 import { producerBatchOf, type TxnMarker } from '../storage/producer-state';
@@ -47,8 +47,8 @@ import {
 import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
 import { PartitionReplicas } from './partition-replicas';
 import {
-  failedAppend, NO_LEADER_EPOCH, refusedAppend, type AppendOptions, type AppendResult, type LeaderPartition, type Partition,
-  type PartitionAppend, type TransactionVerifier,
+  failedAppend, FIRST_ADDING_PRODUCE_VERSION, NO_LEADER_EPOCH, refusedAppend, type AppendOptions, type AppendResult, type LeaderPartition,
+  type Partition, type PartitionAppend, type TransactionPartitionAdder, type TransactionVerifier,
 } from './partition';
 import {
   DelayedProduce, type PartitionAssignment, type ReplicationOptions,
@@ -62,9 +62,13 @@ import type { FollowerPartition } from './replica-fetcher';
 const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
 
 export {
-  failedAppend, NO_LEADER_EPOCH, type AppendOptions, type AppendResult, type LeaderPartition, type Partition, type PartitionAppend,
-  type TransactionVerifier, type TxnMarker,
+  failedAppend, FIRST_ADDING_PRODUCE_VERSION, NO_LEADER_EPOCH, type AppendOptions, type AppendResult, type LeaderPartition, type Partition,
+  type PartitionAppend, type TransactionPartitionAdder, type TransactionVerifier, type TxnMarker,
 } from './partition';
+
+/** What an append waits for before its turn: its records' validation, its partition's addition to a transaction. */
+type AppendCheck = Pick<RecordValidationOk, 'ok'> | RecordValidationError;
+const CHECKED: AppendCheck = { ok: true };
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
@@ -84,6 +88,8 @@ export class ReplicaManager implements TopicStorage {
   private readonly roleChanges = new Map<string, Promise<void>>();
   /** Set by the broker while transaction.partition.verification.enable is true. */
   verifyTransaction: TransactionVerifier | undefined;
+  /** Set by the broker: adds the partitions of transaction version 2 writes to their transactions. */
+  addToTransaction: TransactionPartitionAdder | undefined;
 
   private readonly expiryTimer: NodeJS.Timeout;
 
@@ -513,7 +519,8 @@ export class ReplicaManager implements TopicStorage {
    * decompressed and its records checked off the event loop, started here, and the append queues for
    * its turn (a promise); so does any append while the partition has appends queued. Otherwise
    * everything up to the write is synchronous. The place in the partition's order is taken at call
-   * time either way.
+   * time either way. A transaction version 2 producer's first transactional write to the partition
+   * (Produce v12+) first has the partition added to its transaction, and queues behind that.
    */
   append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
     const config = partition.log.config;
@@ -532,16 +539,33 @@ export class ReplicaManager implements TopicStorage {
     // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
     // would fail at its offset forever). The batch is still stored as sent, never re-compressed. A large
     // compressed batch (or any zstd one on Node 20) is checked off the event loop while the append queues.
+    let checked: Promise<AppendCheck> | undefined;
     if (batch.compression !== Compression.NONE || config.compact) {
       const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
-      const checked = validateRecordsInline(records, batch, checks);
-      if (checked === null) {
-        return this.queue(partition, validateRecords(records, batch, checks), () => this.write(partition, bytes, batch, leaderEpoch, opts));
-      }
-      if (!checked.ok) return refusedAppend(checked);
+      const inline = validateRecordsInline(records, batch, checks);
+      if (inline === null) checked = validateRecords(records, batch, checks);
+      else if (!inline.ok) return refusedAppend(inline);
     }
-    if (partition.appendQueue) return this.queue(partition, undefined, () => this.write(partition, bytes, batch, leaderEpoch, opts));
+    if (batch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION) {
+      const added = this.addPartitionToTransaction(partition, batch, opts);
+      if (added) checked = checked ? Promise.all([checked, added]).then(([a, b]) => (a.ok ? b : a)) : added;
+    }
+    if (checked || partition.appendQueue) return this.queue(partition, checked, () => this.write(partition, bytes, batch, leaderEpoch, opts));
     return this.write(partition, bytes, batch, leaderEpoch, opts);
+  }
+
+  /**
+   * Kafka's ReplicaManager with the ADD_PARTITION operation: unless the producer already has a
+   * transaction open here at this epoch, the transaction coordinator adds the partition to its
+   * transaction; undefined when there is nothing to add. A write that lands after its transaction
+   * ended meets the marker's bumped epoch and is refused by the producer-state check.
+   */
+  private addPartitionToTransaction(partition: Partition, batch: BatchInfo, opts: AppendOptions): Promise<AppendCheck> | undefined {
+    if (!this.addToTransaction || !opts.transactionalId || (opts.origin ?? 'client') !== 'client') return undefined;
+    if (partition.log.producerState.hasOngoingTransaction(batch.producerId, batch.producerEpoch)) return undefined;
+    return this.addToTransaction(opts.transactionalId, batch.producerId, batch.producerEpoch, partition.topic, partition.index)
+      .then((errorCode): AppendCheck => (errorCode === ErrorCode.NONE ? CHECKED
+        : { ok: false, errorCode, errorMessage: 'the partition could not be added to the transaction', recordErrors: [] }));
   }
 
   /**
@@ -550,7 +574,7 @@ export class ReplicaManager implements TopicStorage {
    * there, and the appends behind go on. An append whose partition was deleted while it waited fails
    * as Kafka's ReplicaManager answers for a partition it does not host.
    */
-  private queue(partition: Partition, checked: Promise<RecordValidation> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
+  private queue(partition: Partition, checked: Promise<AppendCheck> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
     const queue = (partition.appendQueue ??= { last: Promise.resolve(), waiting: 0 });
     queue.waiting++;
     const result = Promise.all([checked, queue.last]).then(([valid]) => {

@@ -113,6 +113,27 @@ export function producerFencedForVersion(errorCode: number, apiVersion: number, 
   return errorCode === ErrorCode.PRODUCER_FENCED && apiVersion < firstVersionWithFenced ? ErrorCode.INVALID_PRODUCER_EPOCH : errorCode;
 }
 
+/**
+ * The coordinator's answer to a partition leader's verification or addition, as the writer (Produce,
+ * TxnOffsetCommit) answers it: Kafka's AddPartitionsToTxnManager and ReplicaManager turn a fenced
+ * producer into INVALID_PRODUCER_EPOCH, and errors that only mean "not now" into NOT_ENOUGH_REPLICAS,
+ * which every client retries.
+ */
+export function transactionalWriteError(errorCode: number): number {
+  switch (errorCode) {
+    case ErrorCode.PRODUCER_FENCED:
+      return ErrorCode.INVALID_PRODUCER_EPOCH;
+    case ErrorCode.CONCURRENT_TRANSACTIONS:
+    case ErrorCode.NETWORK_EXCEPTION:
+    case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+    case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode.NOT_COORDINATOR:
+      return ErrorCode.NOT_ENOUGH_REPLICAS;
+    default:
+      return errorCode;
+  }
+}
+
 const initError = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
 const endError = initError;
 
@@ -426,18 +447,7 @@ export class TransactionCoordinator {
     transactionAbortable: boolean): number {
     const missing = transactionAbortable ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
     const answer = this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], missing);
-    const errorCode = typeof answer === 'number' ? answer : answer[0];
-    switch (errorCode) {
-      case ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH;
-      case ErrorCode.CONCURRENT_TRANSACTIONS:
-      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
-      case ErrorCode.NOT_COORDINATOR:
-        return ErrorCode.NOT_ENOUGH_REPLICAS;
-      default:
-        return errorCode;
-    }
+    return transactionalWriteError(typeof answer === 'number' ? answer : answer[0]);
   }
 
   /**

@@ -13,10 +13,13 @@ import type { GroupCoordinator } from '../group';
 import type { ReplicaManager } from '../replica/replica-manager';
 import { TransactionCoordinator } from './coordinator';
 import { LocalTxnMarkerChannel, TxnMarkerRouter, type TxnMarkerChannel } from './markers';
+import { TxnPartitionAdds } from './partition-adds';
+import { EPOCH_BUMP_TRANSACTION_VERSION } from './transaction-metadata';
 import type { ProducerIdManager } from './producer-ids';
 import { TRANSACTION_STATE_TOPIC, TransactionStateLog } from './transaction-state-log';
 
 export { TransactionCoordinator } from './coordinator';
+export { TxnPartitionAdds } from './partition-adds';
 export { LocalTxnMarkerChannel, type TxnMarkerChannel } from './markers';
 
 /**
@@ -37,6 +40,12 @@ export function createTransactionCoordinator(config: BrokerConfig, controller: C
     transactionVersion,
   }, new TxnMarkerRouter(config.nodeId, controller, local, remoteMarkers, txnLog), producerIds,
   new TransactionStateLog(replicas, controller, transactionVersion, txnLog), txnLog);
+}
+
+/** The partition leaders' adds of transaction version 2 writes, to this broker's coordinator. */
+export function createTxnPartitionAdds(coordinator: TransactionCoordinator): TxnPartitionAdds {
+  return new TxnPartitionAdds((transactionalId, producerId, producerEpoch, partitions) =>
+    coordinator.addPartitions(transactionalId, producerId, producerEpoch, partitions, EPOCH_BUMP_TRANSACTION_VERSION));
 }
 
 /**
