@@ -10,6 +10,8 @@ import type { EndTxnResponse } from '../../src/protocol/generated/EndTxnResponse
 import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import type { InitProducerIdResponse } from '../../src/protocol/generated/InitProducerIdResponse';
+import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
+import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, decodeRecords } from '../../src/records/records';
@@ -26,6 +28,7 @@ describe('transactions, transaction version 2 (wire)', function () {
 
   before(async () => {
     raw = await RawClient.connect(broker.current().port);
+    for (let i = 0; i < 200 && !broker.current().broker.groups.isActive(); i++) await new Promise((r) => setTimeout(r, 10));
     await broker.current().broker.controller.createTopic({ name: 'v2', numPartitions: 2, replicationFactor: 1, assignments: [], configs: {} }, false);
     for (let i = 0; i < 200; i++) {
       const found = await raw.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 3, { key: 'any', keyType: 1, coordinatorKeys: [] });
@@ -86,8 +89,9 @@ describe('transactions, transaction version 2 (wire)', function () {
       const control = (batch.readInt16BE(21) & 0x20) !== 0;
       const producerId = Number(batch.readBigInt64BE(43));
       for (const t of abortedFrom) if (t.producerId === producerId && t.firstOffset <= baseOffset) skipping.add(producerId);
-      if (control && skipping.delete(producerId)) abortedFrom = abortedFrom.filter((t) => t.producerId !== producerId || t.firstOffset > baseOffset);
-      else if (!skipping.has(producerId)) for (const r of await decodeRecords(batch)) values.push(r.value!.toString());
+      if (control) {
+        if (skipping.delete(producerId)) abortedFrom = abortedFrom.filter((t) => t.producerId !== producerId || t.firstOffset > baseOffset);
+      } else if (!skipping.has(producerId)) for (const r of await decodeRecords(batch)) values.push(r.value!.toString());
       at += size;
     }
     return { lastStableOffset: Number(p.lastStableOffset), values };
@@ -147,5 +151,39 @@ describe('transactions, transaction version 2 (wire)', function () {
     expect(await produce('mix-2', v2, 1, 1, ['v2-b'])).to.equal(ErrorCode.NONE);
     expect(await endTxn('mix-2', v2, 1, true)).to.deep.include({ errorCode: ErrorCode.NONE, producerEpoch: 2 });
     expect((await readCommitted(1)).values).to.deep.equal([...before, 'v1-a', 'v2-a', 'v2-b']);
+  });
+
+  it('TxnOffsetCommit v5 adds the group\'s offsets partition (no AddOffsetsToTxn); v6 names the topic by id', async () => {
+    const pid = await initProducerId('tv2-offsets');
+    const topicId = broker.current().broker.controller.topic('v2')!.id;
+    const commitOffset = (version: number, offset: bigint, epoch: number, topic: { name?: string; topicId?: string } = { name: 'v2' }) =>
+      raw.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, version, {
+        transactionalId: 'tv2-offsets', groupId: 'tv2-group', producerId: pid, producerEpoch: epoch,
+        generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        topics: [{ ...topic, partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+      }).then((res) => res.topics[0].partitions[0].errorCode);
+    const committed = async () => {
+      const res = await raw.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 7, {
+        groupId: 'tv2-group', topics: [{ name: 'v2', partitionIndexes: [1] }], requireStable: true, groups: [],
+      });
+      const p = res.topics[0].partitions[0];
+      return [Number(p.committedOffset), p.errorCode];
+    };
+
+    expect(await commitOffset(5, 7n, 0)).to.equal(ErrorCode.NONE);
+    expect((await describe('tv2-offsets')).topics).to.deep.equal([
+      { topic: '__consumer_offsets', partitions: [broker.current().broker.groups.partitionFor('tv2-group')] },
+    ]);
+    expect(await committed()).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    expect(await endTxn('tv2-offsets', pid, 0, true)).to.deep.include({ errorCode: ErrorCode.NONE, producerEpoch: 1 });
+    expect(await committed()).to.deep.equal([7, ErrorCode.NONE]);
+
+    // v6, by topic id; an unknown id is UNKNOWN_TOPIC_ID. Then an abort drops the offsets.
+    expect(await commitOffset(6, 9n, 1, { topicId: '0000000000000000000000000000abcd' })).to.equal(ErrorCode.UNKNOWN_TOPIC_ID);
+    expect(await commitOffset(6, 9n, 1, { topicId })).to.equal(ErrorCode.NONE);
+    expect(await endTxn('tv2-offsets', pid, 1, false)).to.deep.include({ errorCode: ErrorCode.NONE, producerEpoch: 2 });
+    expect(await committed()).to.deep.equal([7, ErrorCode.NONE]);
+    // The ended transaction's producer epoch is fenced.
+    expect(await commitOffset(5, 11n, 1)).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
   });
 });
