@@ -28,7 +28,7 @@ describe('connection handling', function () {
       expect(served.get(ApiKey.Metadata)).to.deep.equal([0, 12]);
       expect(served.get(ApiKey.ApiVersions)).to.deep.equal([0, 4]);
       expect(served.get(ApiKey.CreateTopics)).to.deep.equal([0, 7]);
-      expect(served.get(ApiKey.Produce), 'v0 advertised for librdkafka, as Kafka 4 does').to.deep.equal([0, 11]);
+      expect(served.get(ApiKey.Produce), 'v0 advertised for librdkafka, as Kafka 4 does').to.deep.equal([0, 12]);
       expect(served.get(ApiKey.JoinGroup)).to.deep.equal([0, 9]);
       expect(served.get(ApiKey.EndTxn)).to.deep.equal([0, 5]);
       expect(served.has(ApiKey.DescribeAcls), 'ACLs have no handler yet').to.equal(false);
