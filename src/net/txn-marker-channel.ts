@@ -6,6 +6,7 @@
 //   is lost or the broker's endpoint changes.
 // - Markers queued for a broker in the same turn of the event loop go in one request (Kafka drains
 //   its per-broker queue into one WriteTxnMarkers request the same way).
+// - v2 carries the transaction's version (a peer at v1 is sent none: it checks the epoch as before 2).
 // - One try only: a lost connection is NETWORK_EXCEPTION, no answer in time REQUEST_TIMED_OUT, for
 //   each of that request's partitions; what to retry is the caller's decision (TxnMarkerRouter).
 import type { Logger } from 'pino';
@@ -141,7 +142,7 @@ function markerEntry(marker: TxnMarker, partitions: readonly TopicPartition[]): 
   for (const tp of partitions) byTopic.set(tp.topic, [...byTopic.get(tp.topic) ?? [], tp.partition]);
   return {
     producerId: BigInt(marker.producerId), producerEpoch: marker.producerEpoch, transactionResult: marker.commit,
-    coordinatorEpoch: marker.coordinatorEpoch, topics: [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+    coordinatorEpoch: marker.coordinatorEpoch, transactionVersion: marker.transactionVersion ?? 0, topics: [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
   };
 }
 

@@ -12,6 +12,7 @@ import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindC
 import type { InitProducerIdResponse } from '../../src/protocol/generated/InitProducerIdResponse';
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
 import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse';
+import type { WriteTxnMarkersResponse } from '../../src/protocol/generated/WriteTxnMarkersResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { buildBatchSync, decodeRecords } from '../../src/records/records';
@@ -185,5 +186,25 @@ describe('transactions, transaction version 2 (wire)', function () {
     expect(await committed()).to.deep.equal([7, ErrorCode.NONE]);
     // The ended transaction's producer epoch is fenced.
     expect(await commitOffset(5, 11n, 1)).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
+  });
+
+  it('WriteTxnMarkers v2 of a version 2 transaction wants an epoch above the producer\'s; v1 takes the same epoch', async () => {
+    const pid = await initProducerId('tv2-markers');
+    expect(await produce('tv2-markers', pid, 0, 1, ['m'])).to.equal(ErrorCode.NONE);
+    expect(await endTxn('tv2-markers', pid, 0, true)).to.deep.include({ errorCode: ErrorCode.NONE, producerEpoch: 1 });
+    const { broker: b } = broker.current();
+    const coordinatorEpoch = b.controller.topic('__transaction_state')!.partitions[b.transactions.partitionFor('tv2-markers')].leaderEpoch;
+    const writeMarker = async (version: number, producerEpoch: number, transactionVersion: number) => {
+      const res = await raw.request<WriteTxnMarkersResponse>(ApiKey.WriteTxnMarkers, version, {
+        markers: [{ producerId: pid, producerEpoch, transactionResult: true, coordinatorEpoch, transactionVersion, topics: [{ name: 'v2', partitionIndexes: [1] }] }],
+      });
+      return res.markers[0].topics[0].partitions[0].errorCode;
+    };
+    // The partition saw the commit marker at epoch 1.
+    expect(await writeMarker(2, 1, 2)).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(await writeMarker(1, 1, 0)).to.equal(ErrorCode.NONE);
+    expect(await writeMarker(2, 1, 1)).to.equal(ErrorCode.NONE);
+    expect(await writeMarker(2, 0, 1)).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(await writeMarker(2, 2, 2)).to.equal(ErrorCode.NONE);
   });
 });
