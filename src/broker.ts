@@ -22,7 +22,8 @@ import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
 import { attachOffsetsTopic, createGroupCoordinator, ensureOffsetsTopic, startGroupCoordinator, type GroupCoordinator } from './group';
 import {
-  createTransactionCoordinator, createTxnPartitionAdds, TransactionCoordinatorStarter, type TransactionCoordinator, type TxnPartitionAdds,
+  createTransactionCoordinator, createTxnPartitionAdds, TransactionCoordinatorStarter, type RemotePartitionAdds, type TransactionCoordinator,
+  type TxnPartitionAdds,
 } from './txn';
 import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
@@ -71,6 +72,8 @@ export interface BrokerParts {
   store?: MetadataStore;
   /** In a cluster: transaction markers for partitions other brokers lead. */
   remoteMarkers?: TxnMarkerChannel;
+  /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
+  remotePartitionAdds?: RemotePartitionAdds;
 }
 
 export class Broker {
@@ -109,8 +112,8 @@ export class Broker {
         this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
     // Transaction version 2 writes (Produce v12+, TxnOffsetCommit v5+) have their partitions added by
-    // the coordinator; in a cluster only the ids this broker coordinates, for now.
-    this.partitionAdds = createTxnPartitionAdds(this.transactions);
+    // the ids' coordinators.
+    this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
     this.router = new Router(createHandlers(this));
@@ -222,6 +225,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     },
     close: async () => {
       joined.remoteMarkers.close();
+      joined.remotePartitionAdds.close();
       await joined.etcd.close();
     },
   };

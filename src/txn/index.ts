@@ -14,7 +14,8 @@ import type { ReplicaManager } from '../replica/replica-manager';
 import { TransactionCoordinator } from './coordinator';
 import { LocalTxnMarkerChannel, TxnMarkerRouter, type TxnMarkerChannel } from './markers';
 import { TxnPartitionAdds } from './partition-adds';
-import { EPOCH_BUMP_TRANSACTION_VERSION } from './transaction-metadata';
+import { EPOCH_BUMP_TRANSACTION_VERSION, type TopicPartition } from './transaction-metadata';
+import { ErrorCode } from '../common/errors';
 import type { ProducerIdManager } from './producer-ids';
 import { TRANSACTION_STATE_TOPIC, TransactionStateLog } from './transaction-state-log';
 
@@ -42,10 +43,26 @@ export function createTransactionCoordinator(config: BrokerConfig, controller: C
   new TransactionStateLog(replicas, controller, transactionVersion, txnLog), txnLog);
 }
 
-/** The partition leaders' adds of transaction version 2 writes, to this broker's coordinator. */
-export function createTxnPartitionAdds(coordinator: TransactionCoordinator): TxnPartitionAdds {
-  return new TxnPartitionAdds((transactionalId, producerId, producerEpoch, partitions) =>
-    coordinator.addPartitions(transactionalId, producerId, producerEpoch, partitions, EPOCH_BUMP_TRANSACTION_VERSION));
+/** Adds partitions to a transaction another broker coordinates (AddPartitionsToTxn v4+, src/net/txn-partition-adds.ts). */
+export interface RemotePartitionAdds {
+  add(coordinatorId: number, transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly TopicPartition[]): Promise<number>;
+}
+
+/**
+ * The partition leaders' adds of transaction version 2 writes: to this broker's coordinator when it
+ * leads the id's __transaction_state partition (always on a single broker, which has no `remote`), else
+ * to the broker that does.
+ */
+export function createTxnPartitionAdds(coordinator: TransactionCoordinator, nodeId: number, metadata: Pick<Controller, 'topic'>,
+  remote?: RemotePartitionAdds): TxnPartitionAdds {
+  return new TxnPartitionAdds((transactionalId, producerId, producerEpoch, partitions) => {
+    const leader = metadata.topic(TRANSACTION_STATE_TOPIC)?.partitions[coordinator.partitionFor(transactionalId)]?.leader;
+    if (!remote || leader === nodeId) {
+      return coordinator.addPartitions(transactionalId, producerId, producerEpoch, partitions, EPOCH_BUMP_TRANSACTION_VERSION);
+    }
+    if (leader === undefined || leader < 0) return Promise.resolve(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    return remote.add(leader, transactionalId, producerId, producerEpoch, partitions);
+  });
 }
 
 /**
