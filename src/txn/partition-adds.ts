@@ -45,7 +45,6 @@ export class TxnPartitionAdds {
 
   /** Sends what is pending once this turn is over; then whatever was asked for meanwhile, until nothing is. */
   private sendNext(key: string, producer: ProducerAdds, transactionalId: string, producerId: number, producerEpoch: number): void {
-    // The batch of this turn closes when it is taken, in the next one.
     producer.inFlight = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const pending = producer.next!;
       producer.next = undefined;
