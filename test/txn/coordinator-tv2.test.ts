@@ -101,6 +101,18 @@ describe('txn/coordinator, transaction version 2', () => {
     expect(await c.addPartitions('t', 1000, 0, [T1], TV2)).to.equal(ErrorCode.NONE);
   });
 
+  it('finishes a commit prepared before a crash that moves to the next producer id', async () => {
+    store.durable.set('t', {
+      producerId: 5, previousProducerId: 5, nextProducerId: 1000, producerEpoch: 32767, transactionTimeoutMs: 60_000,
+      state: TransactionState.PrepareCommit, partitions: [T0], lastUpdateTimestampMs: 0, startTimestampMs: 0, clientTransactionVersion: 2,
+    });
+    const c = await start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(markers.written[0]).to.include({ producerId: 5, producerEpoch: 32767, transactionVersion: 2 });
+    expect(store.durable.get('t')).to.include({ state: TransactionState.CompleteCommit, producerId: 1000, producerEpoch: 0, previousProducerId: 5 });
+    expect(await c.endTransaction('t', 5, 32766, true, TV2)).to.deep.equal({ errorCode: 0, producerId: 1000, producerEpoch: 0 });
+  });
+
   it('finishes a transaction prepared before a crash with its bumped epoch and version', async () => {
     const c = await start();
     const { producerId } = await c.initProducerId('t', 60_000, null);
