@@ -18,7 +18,7 @@ import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { TopicPartition } from '../txn/transaction-metadata';
+import { EPOCH_BUMP_TRANSACTION_VERSION, type TopicPartition } from '../txn/transaction-metadata';
 import { defineHandler } from './handler';
 
 export interface AddPartitionsToTxnServices {
@@ -64,7 +64,8 @@ async function addToTransaction(
     const answer = t.verifyOnly
       ? s.transactions.verifyPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
         v >= 5 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE)
-      : await s.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions, v >= 4 ? 2 : 0);
+      : await s.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
+        v >= 4 ? EPOCH_BUMP_TRANSACTION_VERSION : 0);
     errors = typeof answer === 'number' ? partitions.map(() => producerFencedForVersion(answer, v, 2)) : answer;
   }
   let i = 0;

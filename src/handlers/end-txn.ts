@@ -14,6 +14,7 @@
 import { ApiKey } from '../protocol/generated';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
+import { EPOCH_BUMP_TRANSACTION_VERSION } from '../txn/transaction-metadata';
 import { defineHandler } from './handler';
 
 export interface EndTxnServices {
@@ -21,7 +22,7 @@ export interface EndTxnServices {
 }
 
 export const endTxn = defineHandler(ApiKey.EndTxn, { minVersion: 0, maxVersion: 5 }, (s: EndTxnServices) => async (req, ctx) => {
-  const clientTransactionVersion = ctx.apiVersion >= 5 ? 2 : 0;
+  const clientTransactionVersion = ctx.apiVersion >= 5 ? EPOCH_BUMP_TRANSACTION_VERSION : 0;
   const ended = await s.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed,
     clientTransactionVersion);
   return {
