@@ -43,6 +43,8 @@ import { ErrorCode } from '../common/errors';
 export const NO_PRODUCER_ID = -1;
 export const NO_PRODUCER_EPOCH = -1;
 const NO_SEQUENCE = -1;
+/** Short.MAX_VALUE: the epoch of a transaction version 2 end whose producer moves to a new id. */
+const MAX_PRODUCER_EPOCH = 32767;
 const INT32_MAX = 2 ** 31 - 1;
 /** Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN, which is also the client's max.in.flight for idempotence. */
 export const NUM_BATCHES_TO_RETAIN = 5;
@@ -242,14 +244,19 @@ export class ProducerStateManager {
   /**
    * Decides whether a marker about to be written at `offset` is accepted
    * (Kafka: ProducerAppendInfo.appendEndTxnMarker's checkProducerEpoch and
-   * checkCoordinatorEpoch: from transaction version 2, the marker's epoch must be above the producer's)
+   * checkCoordinatorEpoch: from transaction version 2, the marker's epoch must be above the producer's,
+   * but for a retry)
    * and which transaction it ends. Changes nothing.
    */
   checkMarker(marker: TxnMarker, offset: number, origin: AppendOrigin = 'coordinator'): MarkerCheck {
     const entry = this.producers.get(marker.producerId);
     if (origin !== 'replication' && entry !== undefined) {
       const bumped = (marker.transactionVersion ?? 0) >= 2;
-      if (bumped ? marker.producerEpoch <= entry.producerEpoch : marker.producerEpoch < entry.producerEpoch) {
+      // As Kafka 4.4: a version 2 marker at the current epoch is a retry of one already written when no
+      // transaction is open (or the epoch is the last one), and is written again.
+      const retried = bumped && marker.producerEpoch === entry.producerEpoch
+        && (entry.currentTxnFirstOffset === null || marker.producerEpoch === MAX_PRODUCER_EPOCH);
+      if (!retried && (bumped ? marker.producerEpoch <= entry.producerEpoch : marker.producerEpoch < entry.producerEpoch)) {
         return error('INVALID_PRODUCER_EPOCH',
           `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is ${bumped ? 'not above' : 'smaller than'} the last seen epoch ${entry.producerEpoch}`);
       }
