@@ -598,7 +598,8 @@ export class ReplicaManager implements TopicStorage {
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
-      const check = log.producerState.checkBatch(producerBatch, opts.origin);
+      const transactionV2 = producerBatch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION;
+      const check = log.producerState.checkBatch(producerBatch, opts.origin, transactionV2);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset, lastOffset: check.lastOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,

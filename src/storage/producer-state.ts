@@ -173,9 +173,10 @@ export class ProducerStateManager {
   /**
    * Decides what to do with a batch before it is appended (Kafka:
    * UnifiedLog.analyzeAndValidateProducerState, then ProducerAppendInfo's
-   * checkProducerEpoch, checkSequence and appendDataBatch). Changes nothing.
+   * checkProducerEpoch, checkSequence and appendDataBatch). `transactionV2`: a transactional batch of
+   * a transaction version 2 producer (Produce v12+). Changes nothing.
    */
-  checkBatch(b: ProducerBatch, origin: AppendOrigin = 'client'): BatchCheck {
+  checkBatch(b: ProducerBatch, origin: AppendOrigin = 'client', transactionV2 = false): BatchCheck {
     if (b.producerId === NO_PRODUCER_ID) return OK;
     const entry = this.producers.get(b.producerId);
     const currentEpoch = entry?.producerEpoch ?? NO_PRODUCER_EPOCH;
@@ -192,6 +193,13 @@ export class ProducerStateManager {
         'INVALID_PRODUCER_EPOCH',
         `Epoch of producer ${b.producerId} is ${b.producerEpoch}, which is smaller than the last seen epoch ${currentEpoch}`,
       );
+    }
+
+    // Kafka 4.4's checkSequence: a transaction version 2 producer (its epoch bumped at every end) starts
+    // every partition it has no batches on at sequence 0, so no lost write goes unnoticed.
+    if (transactionV2 && origin === 'client' && b.baseSequence !== 0 && (entry === undefined || entry.batches.length === 0)) {
+      return error('OUT_OF_ORDER_SEQUENCE_NUMBER',
+        `Invalid sequence number for producer ${b.producerId}: ${b.baseSequence} (incoming seq. number); expected 0 for a transaction version 2 producer with no state here`);
     }
 
     if (origin === 'client') {

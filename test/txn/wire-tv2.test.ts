@@ -127,7 +127,10 @@ describe('transactions, transaction version 2 (wire)', function () {
     await initProducerId('tv2-b'); // epoch 1 fences epoch 0
     expect(await produce('tv2-b', pid, 0, 0, ['zombie'])).to.equal(ErrorCode.INVALID_PRODUCER_EPOCH);
     expect(await produce('tv2-b', pid + 1000n, 0, 0, ['stranger'])).to.equal(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
-    expect(await describe('tv2-b')).to.include({ transactionState: 'Empty' });
+    // The current epoch, but not from sequence 0 on a partition it has not written to.
+    sequences.set(`${pid}:1:1`, 5);
+    expect(await produce('tv2-b', pid, 1, 1, ['gap'])).to.equal(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(await describe('tv2-b')).to.include({ transactionState: 'Ongoing' });
   });
 
   it('serves a version 1 producer alongside a version 2 one on the same partition', async () => {
