@@ -37,7 +37,7 @@ import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
 import {
-  EPOCH_BUMP_TRANSACTION_VERSION, TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition,
+  EPOCH_BUMP_TRANSACTION_VERSION, MAX_PRODUCER_EPOCH, TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition,
   type TxnTransit,
 } from './transaction-metadata';
 import type { TransactionLogValue } from './transaction-log-records';
@@ -492,7 +492,9 @@ export class TransactionCoordinator {
           ? { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch }
           : endError(decision.answer);
       }
-      const rotates = bumps && !isEpochFence && meta.isProducerEpochExhausted;
+      // An end that bumps the last epoch moves to a new producer id; so does the abort of a fence that
+      // took the last epoch (the abort's own bump then stays at it).
+      const rotates = bumps && (isEpochFence ? producerEpoch >= MAX_PRODUCER_EPOCH : meta.isProducerEpochExhausted);
       if (rotates && spareId === undefined) {
         spareId = await this.producerIds.nextId();
         continue;
@@ -552,7 +554,7 @@ export class TransactionCoordinator {
    */
   private decideEndV2(meta: TransactionMetadata, producerId: number, producerEpoch: number, commit: boolean, fromClient: boolean,
     isEpochFence: boolean): EndDecision {
-    const retryOnOverflow = !isEpochFence && meta.lastProducerId === producerId && producerEpoch === 32767 - 1 && meta.producerEpoch === 0;
+    const retryOnOverflow = !isEpochFence && meta.lastProducerId === producerId && producerEpoch === MAX_PRODUCER_EPOCH - 1 && meta.producerEpoch === 0;
     const retryOnEpochBump = !isEpochFence && meta.producerEpoch === producerEpoch + 1;
     const isRetry = retryOnEpochBump || retryOnOverflow;
     let validEpoch: boolean;

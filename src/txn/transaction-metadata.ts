@@ -63,8 +63,11 @@ export interface TxnTransit {
 /** The first transaction version that bumps the epoch at every transaction end (KIP-890 part 2). */
 export const EPOCH_BUMP_TRANSACTION_VERSION = 2;
 
+/** Short.MAX_VALUE: the last epoch of a producer id. */
+export const MAX_PRODUCER_EPOCH = 32767;
+
 /** Kafka's TransactionMetadata.isEpochExhausted: the last two epochs are kept for fencing. */
-export const isEpochExhausted = (epoch: number): boolean => epoch >= 32767 - 1;
+export const isEpochExhausted = (epoch: number): boolean => epoch >= MAX_PRODUCER_EPOCH - 1;
 
 /** An error code instead of a transit. */
 export type Prepared = TxnTransit | { errorCode: number };
@@ -204,7 +207,7 @@ export class TransactionMetadata {
     const bump = clientTransactionVersion >= EPOCH_BUMP_TRANSACTION_VERSION;
     return this.prepareTransitionTo({
       ...this.current(), state: next, clientTransactionVersion, nextProducerId, txnLastUpdateTimestamp: nowMs,
-      producerEpoch: bump ? this.producerEpoch + 1 : this.producerEpoch,
+      producerEpoch: bump ? Math.min(this.producerEpoch + 1, MAX_PRODUCER_EPOCH) : this.producerEpoch,
       lastProducerEpoch: bump ? this.producerEpoch : this.lastProducerEpoch,
       txnStartTimestamp: noPartitionAdded ? nowMs : this.txnStartTimestamp,
     });

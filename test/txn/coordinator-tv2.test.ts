@@ -113,6 +113,18 @@ describe('txn/coordinator, transaction version 2', () => {
     expect(await c.endTransaction('t', 5, 32766, true, TV2)).to.deep.equal({ errorCode: 0, producerId: 1000, producerEpoch: 0 });
   });
 
+  it('moves to a new producer id when a fence takes the last epoch, the abort staying at it', async () => {
+    store.durable.set('t', {
+      producerId: 5, previousProducerId: 5, nextProducerId: -1, producerEpoch: 32766, transactionTimeoutMs: 60_000,
+      state: TransactionState.Ongoing, partitions: [T0], lastUpdateTimestampMs: 0, startTimestampMs: 0, clientTransactionVersion: 2,
+    });
+    const c = await start();
+    expect((await c.initProducerId('t', 60_000, null)).errorCode).to.equal(ErrorCode.CONCURRENT_TRANSACTIONS);
+    expect(markers.written[0]).to.include({ producerId: 5, producerEpoch: 32767, commit: false });
+    expect(c.describe('t')).to.include({ state: 'CompleteAbort', producerId: 1000, producerEpoch: 0 });
+    expect(await c.initProducerId('t', 60_000, null)).to.deep.equal({ errorCode: 0, producerId: 1000, producerEpoch: 1 });
+  });
+
   it('finishes a transaction prepared before a crash with its bumped epoch and version', async () => {
     const c = await start();
     const { producerId } = await c.initProducerId('t', 60_000, null);
