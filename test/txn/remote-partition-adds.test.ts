@@ -50,6 +50,33 @@ describe('txn: partition adds to a remote transaction coordinator (AddPartitions
     expect(await adds.add(b.nodeId + 7, 'remote-a', pid, 0, [{ topic: 'ra', partition: 0 }])).to.equal(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   });
 
+  it('sends the adds of one turn in one request; of two for one id, the lower epoch is fenced', async () => {
+    const { broker: b } = coordinator.current();
+    let requests = 0;
+    const router = b.router;
+    const handler = router.handler.bind(router);
+    router.handler = (apiKey) => {
+      if (apiKey === ApiKey.AddPartitionsToTxn) requests++;
+      return handler(apiKey);
+    };
+    const pids: number[] = [];
+    for (const id of ['remote-b', 'remote-c']) {
+      const init = await raw.request<InitProducerIdResponse>(ApiKey.InitProducerId, 5, {
+        transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1,
+      });
+      pids.push(Number(init.producerId));
+    }
+    const answers = await Promise.all([
+      adds.add(b.nodeId, 'remote-b', pids[0], 0, [{ topic: 'ra', partition: 0 }]),
+      adds.add(b.nodeId, 'remote-c', pids[1], 1, [{ topic: 'ra', partition: 1 }]),
+      adds.add(b.nodeId, 'remote-c', pids[1], 0, [{ topic: 'ra', partition: 0 }]),
+    ]);
+    router.handler = handler;
+    expect(answers).to.deep.equal([ErrorCode.NONE, ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH]);
+    expect(requests).to.equal(1);
+    expect(b.transactions.describe('remote-b').state).to.equal('Ongoing');
+  });
+
   it('routes an add to the broker leading the id\'s __transaction_state partition, and maps its answer for the writer', async () => {
     const { broker: b } = coordinator.current();
     const sent: number[] = [];
