@@ -41,6 +41,7 @@ import { endTxn } from './end-txn';
 import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
+import { listConfigResources } from './list-config-resources';
 // ACLs: no authorizer yet, so SECURITY_DISABLED as Kafka answers without one.
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
@@ -53,6 +54,7 @@ const definitions = [
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
+  listConfigResources,
   describeAcls, createAcls, deleteAcls,
 ] as const;
 
