@@ -149,6 +149,10 @@ describe('Kafka 4.4 versions of the APIs', function () {
     ]);
     const v5 = await c.request<DescribeGroupsResponse>(ApiKey.DescribeGroups, 5, { groups: ['nobody'], includeAuthorizedOperations: false });
     expect(v5.groups.map((g) => [g.errorCode, g.groupState])).to.deep.equal([[ErrorCode.NONE, 'Dead']]);
+    // A group id of 32 KB is quoted in part, so that the message still fits a protocol string.
+    const long = 'g'.repeat(32000);
+    const quoted = await c.request<DescribeGroupsResponse>(ApiKey.DescribeGroups, 6, { groups: [long], includeAuthorizedOperations: false });
+    expect(quoted.groups[0].errorMessage).to.equal(`Group ${'g'.repeat(1000)}... (32000 characters) not found.`);
   });
 
   it('DeleteGroups 3: each error with its message', async () => {
@@ -158,6 +162,8 @@ describe('Kafka 4.4 versions of the APIs', function () {
       ['nobody', ErrorCode.GROUP_ID_NOT_FOUND, 'Group nobody not found.'],
       ['deleted', ErrorCode.NONE, null],
     ]);
+    const long = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 3, { groupsNames: ['d'.repeat(32000)] });
+    expect(long.results[0].errorMessage).to.match(/^Group d{1000}\.\.\. \(32000 characters\) not found\.$/);
   });
 
   it('DescribeLogDirs 5: the dir is not cordoned', async () => {
