@@ -5,7 +5,8 @@
 //   the TransactionalIdPattern matches whole; an empty list, -1, or a null or empty pattern filters
 //   nothing. Filter names that are no state come back in unknownStateFilters.
 // - The pattern is a regular expression as Kafka's RE2/J reads it (src/common/re2-pattern.ts says
-//   where JavaScript's differs); one it cannot compile answers INVALID_REGULAR_EXPRESSION.
+//   where JavaScript's differs); one it cannot compile answers INVALID_REGULAR_EXPRESSION, and so
+//   does one whose backtracking could stall the broker (a repeated group holding a repetition).
 // - COORDINATOR_LOAD_IN_PROGRESS while __transaction_state loads (before the pattern is looked at).
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';

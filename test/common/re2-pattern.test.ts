@@ -26,6 +26,17 @@ describe('compileRe2Pattern', () => {
     expect(matches('[\\1]', '\u0001')).to.equal(true);
   });
 
+  it('refuses a repeated group holding a repetition or an alternation, which could backtrack for ever', () => {
+    for (const pattern of ['(a+)+b', '(a|aa)*c', '(.*)*', '((ab)*)+', '(?:x|y){2,}', '(?P<n>\\d+)*']) {
+      expect(compileRe2Pattern(pattern), pattern).to.equal(null);
+    }
+    expect(matches('(ab)+', 'abab')).to.equal(true);
+    expect(matches('(orders|payments)-\\d+', 'payments-7')).to.equal(true);
+    expect(matches('(a*)?b', 'aab')).to.equal(true);
+    expect(matches('x{2,3}', 'xxx')).to.equal(true);
+    expect(matches('[(a+)]+', '(a+)')).to.equal(true);
+  });
+
   it('refuses what RE2/J refuses: lookaround, backreferences, bad syntax; and inline flags it cannot translate', () => {
     for (const pattern of ['(?=a)a', '(?!a).', '(?<=a)b', '(?<!a)b', '(a)\\1', '(?<n>a)\\k<n>', 'a(', '[a', '*a', 'a(?i)b', '(?U)a']) {
       expect(compileRe2Pattern(pattern), pattern).to.equal(null);
