@@ -31,7 +31,7 @@ export interface GroupOverview {
 
 export interface GroupDescription {
   errorCode: number;
-  /** More than the code says, for DescribeGroups v6+ (absent: the handler's default for the code). */
+  /** More than the code says, for DescribeGroups v6+ (absent: none, or the handler's for an unknown group). */
   errorMessage?: string;
   groupId: string;
   state: string;

@@ -155,15 +155,13 @@ describe('Kafka 4.4 versions of the APIs', function () {
     expect(quoted.groups[0].errorMessage).to.equal(`Group ${'g'.repeat(1000)}... (32000 characters) not found.`);
   });
 
-  it('DeleteGroups 3: each error with its message', async () => {
+  it('DeleteGroups 3: GROUP_ID_NOT_FOUND with no message, as Kafka 4.4 answers', async () => {
     await commitOffset('deleted');
     const res = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 3, { groupsNames: ['nobody', 'deleted'] });
     expect(res.results.map((r) => [r.groupId, r.errorCode, r.errorMessage])).to.deep.equal([
-      ['nobody', ErrorCode.GROUP_ID_NOT_FOUND, 'Group nobody not found.'],
+      ['nobody', ErrorCode.GROUP_ID_NOT_FOUND, null],
       ['deleted', ErrorCode.NONE, null],
     ]);
-    const long = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 3, { groupsNames: ['d'.repeat(32000)] });
-    expect(long.results[0].errorMessage).to.match(/^Group d{1000}\.\.\. \(32000 characters\) not found\.$/);
   });
 
   it('DescribeLogDirs 5: the dir is not cordoned', async () => {
