@@ -374,7 +374,8 @@ export class ReplicaManager implements TopicStorage {
    * passes, then reads again. A read_committed wait counts the bytes appended to a partition only
    * once its last stable offset has moved, so it wakes when a marker ends the transaction it waits
    * behind (Kafka counts the bytes below the LSO: with a large minBytes, data appended before the
-   * wait began is not counted here).
+   * wait began is not counted here). A follower that reported a high watermark below the leader's
+   * (Fetch v18+, KIP-1166) is answered at once, and a wait ends when the leader's passes it.
    */
   async fetchMessages(params: FetchParams, partitions: readonly FetchPartition[]): Promise<FetchPartitionResult[]> {
     const replicaId = params.replicaId ?? -1;
@@ -398,7 +399,8 @@ export class ReplicaManager implements TopicStorage {
     let results = await readWithinBudget(partitions, params.maxBytes, read);
     const available = results.reduce((n, r) => n + r.records.length, 0);
     const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
-    if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && partitions.length > 0) {
+    const followerBehind = results.some((r, i) => r.highWatermark > (partitions[i].replicaHighWatermark ?? Infinity));
+    if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && !followerBehind && partitions.length > 0) {
       await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation);
       results = await readWithinBudget(partitions, params.maxBytes, read);
     }
@@ -407,21 +409,24 @@ export class ReplicaManager implements TopicStorage {
 
   /**
    * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
-   * last stable offset moved), a partition disappears or is replaced, or the wait ends.
+   * last stable offset moved), a partition disappears or is replaced, its high watermark passes the
+   * one the follower reported, or the wait ends.
    */
   private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, isolation: FetchIsolation): Promise<void> {
     // Bytes appended count once the bound of what the fetch may read has moved past them: the last
     // stable offset for read_committed, a replicated partition's high watermark for other consumers.
     const bound = (p: Partition): number =>
       isolation === 'txn-committed' ? p.log.lastStableOffset : isolation === 'high-watermark' && p.role ? p.log.highWatermark : -1;
-    const watched = partitions.map((p) => this.partition(p.topic, p.partition)).map((partition) => ({
+    const watched = partitions.map((p) => ({ p, partition: this.partition(p.topic, p.partition) })).map(({ p, partition }) => ({
       partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: partition ? bound(partition) : -1,
+      replicaHighWatermark: p.replicaHighWatermark ?? Infinity,
     }));
     const readableBytesSince = (): number | undefined => {
       let added = 0;
       for (const w of watched) {
         if (!w.partition) continue;
         if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
+        if (w.partition.log.highWatermark > w.replicaHighWatermark) return undefined;
         // Bytes behind an open transaction (or not yet replicated) are not readable yet.
         if (w.lsoAtStart >= 0 && bound(w.partition) === w.lsoAtStart) continue;
         added += w.partition.appendedBytes - w.appendedAtStart;
