@@ -262,6 +262,7 @@ public final class Client {
         case "group-consume-consumer" -> Group.both(client, "consumer", Group::consume);
         case "group-rebalance-consumer" -> Group.both(client, "consumer", Group::rebalance);
         case "group-static-consumer" -> Group.both(client, "consumer", Group::staticMembership);
+        case "group-migration" -> System.out.println(Group.migration(client));
         case "txn-consume-transform-produce" -> System.out.println(new Txn(client).consumeTransformProduce());
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         case "compaction" -> new Cleanup(client).compaction();

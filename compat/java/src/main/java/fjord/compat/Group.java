@@ -499,6 +499,67 @@ final class Group {
   }
 
   /**
+   * group-migration (run once): a group migrates online from the classic protocol to the consumer protocol while it
+   * consumes, as KIP-848 upgrades a group (group.consumer.migration.policy, Kafka's default "bidirectional"). Three
+   * classic members (the ConsumerPartitionAssignor protocol "consumer", cooperative-sticky) read records 0..299; then,
+   * one at a time, a member closes (commit, LeaveGroup) and a consumer-protocol member (the broker's uniform assignor)
+   * takes its place, and 100 more records are produced and read. Pass: every record read; the 100 produced after the
+   * last switch read once each (earlier ones may be read again around a switch: from the last commit); from the first
+   * switch on, the group is a consumer group (Admin describeConsumerGroups: type CONSUMER; Kafka converts the group
+   * when the first consumer-protocol member joins), and it ends with three members on the consumer protocol.
+   */
+  static String migration(Client client) throws Exception {
+    Group classic = new Group(client, "classic", "cooperative-sticky");
+    Group consumer = new Group(client, "consumer", "uniform");
+    String topic = classic.topic("gm");
+    String group = topic + "-group";
+    List<Member> members = new ArrayList<>(); // the current ones
+    List<Member> all = new ArrayList<>();
+    try {
+      for (String n : List.of("c0", "c1", "c2")) members.add(classic.new Member(n, topic, group, SESSION_MS, null));
+      all.addAll(members);
+      classic.produce(topic, 0, 300);
+      waitFor(() -> read(all, 0, 300).size() == 300, 30_000, "the three classic members did not read records 0..299", all);
+      waitSettled(members, 30_000, "the classic group did not settle with three members owning all 6 partitions");
+      checkNoDuplicates(all, 0, 300);
+      int next = 300;
+      for (int i = 0; i < members.size(); i++) {
+        members.get(i).close();
+        Member m = consumer.new Member("k" + i, topic, group, SESSION_MS, null);
+        members.set(i, m);
+        all.add(m);
+        int lo = next;
+        next += 100;
+        classic.produce(topic, lo, next);
+        waitFor(() -> read(all, lo, lo + 100).size() == 100, 30_000, "records " + lo + ".." + (lo + 99) + " not all read after member c" + i + " switched to the consumer protocol", all);
+        waitSettled(members, 30_000, "the group did not settle after member c" + i + " switched to the consumer protocol");
+        GroupType type = client.admin.describeConsumerGroups(List.of(group)).all().get().get(group).type();
+        check(type == GroupType.CONSUMER, "after member c" + i + " switched to the consumer protocol the group is of type " + type + ", expected CONSUMER");
+      }
+      int lo = next;
+      classic.produce(topic, lo, lo + 100);
+      waitFor(() -> read(all, lo, lo + 100).size() == 100, 30_000, "records " + lo + ".." + (lo + 99) + " (after the last switch) not all read", all);
+      checkNoDuplicates(all, lo, lo + 100);
+      check(read(all, 0, lo + 100).size() == lo + 100, "not every record read: " + read(all, 0, lo + 100).size() + " of " + (lo + 100));
+      checkNoErrors(all);
+      var description = client.admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+      check(description.type() == GroupType.CONSUMER && description.members().size() == 3
+          && description.members().stream().allMatch(m -> m.upgraded().orElse(false)),
+          "the group did not end as a consumer group of three consumer-protocol members: " + description);
+      int reads = all.stream().mapToInt(m -> {
+        synchronized (m) {
+          return m.records.size();
+        }
+      }).sum();
+      String owners = owned(members);
+      for (Member m : members) m.close();
+      return (lo + 100) + " records read (" + (reads - lo - 100) + " read again around the switches); three members switched to the consumer protocol one at a time; the group is a consumer group: " + owners;
+    } finally {
+      closeAll(all);
+    }
+  }
+
+  /**
    * Group-member mode (`Client BOOTSTRAP group-member PROTOCOL ASSIGNOR NAME TOPIC GROUP SESSION_MS`): one member,
    * its events printed as lines (Member.readEvents), until "close" on stdin; then it commits and closes.
    */
