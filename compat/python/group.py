@@ -1,5 +1,6 @@
 """The consumer-group scenarios, shared by the Python client programs: the same steps and checks as
-compat/lib/group.js (group-consume, group-rebalance, group-static; read the description there).
+compat/lib/group.js (group-consume, group-rebalance, group-static; read the description there), and the same with
+group.protocol=consumer (CONSUMER_PROTOCOL_SCENARIOS, the -consumer rows: confluent-kafka only).
 
 Each member is the client program itself in group-member mode (`client.py BOOTSTRAP group-member JSON`), a
 process of its own, so that group-rebalance can SIGKILL it (neither librdkafka nor kafka-python can close a

@@ -40,8 +40,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * CooperativeStickyAssignor (incremental); with the consumer protocol (KIP-848, the -consumer rows), with the
  * broker's range and uniform assignors (group.remote.assignor), the broker's session timeout and heartbeat
  * interval (group.consumer.*: 6 s and 0.5 s on the compat brokers). A member is a KafkaConsumer polling on a
- * thread of its own; "killed" is close(CloseOptions.groupMembershipOperation(REMAIN_IN_GROUP)): no leave,
- * heartbeats stop.
+ * thread of its own; "killed" is close(CloseOptions.groupMembershipOperation(REMAIN_IN_GROUP)): no LeaveGroup,
+ * heartbeats stop; on the consumer protocol, the victim is a member in a JVM of its own, SIGKILLed. migration()
+ * is the group-migration row.
  */
 final class Group {
   static final int PARTITIONS = 6;
@@ -66,9 +67,9 @@ final class Group {
 
   /**
    * One KafkaConsumer in the group, polling on its own thread; the state is read by the scenario's thread. A member
-   * may run in a JVM of its own instead (inOwnJvm: this program in group-member mode, which prints the member's
-   * events as lines, `echo` below), so that it can be SIGKILLed: the consumer protocol's Java consumer leaves the
-   * group on close() even with REMAIN_IN_GROUP.
+   * may run in a JVM of its own instead (the four-argument constructor: this program in group-member mode, which
+   * prints the member's events as lines, `echo` below), so that it can be SIGKILLed: the consumer protocol's Java
+   * consumer leaves the group on close() even with REMAIN_IN_GROUP.
    */
   final class Member implements Runnable {
     final String name;
