@@ -152,7 +152,7 @@ function tool(program, args, what) {
 }
 
 /** Runs a program with a time limit; resolves { code, out, ms, timedOut }. Kills its whole process group on timeout. */
-function run(program, args, { timeoutMs, cwd } = {}) {
+function run(program, args, { timeoutMs, cwd, env = {} } = {}) {
   return new Promise((resolve) => {
     const start = Date.now();
     let out = '';
@@ -161,7 +161,7 @@ function run(program, args, { timeoutMs, cwd } = {}) {
       cwd: cwd || ROOT,
       detached: true, // own process group, so a timeout kills grandchildren (kcat, JVM threads) too
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, PYTHONUNBUFFERED: '1', ...env },
     });
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -255,8 +255,8 @@ async function startBroker(opts) {
 }
 
 /** Runs one cell's program; logs and returns its result ({ status, message }). */
-async function runCell(key, program, args, timeoutS, opts) {
-  const r = await run(program, args, { timeoutMs: timeoutS * 1000 });
+async function runCell(key, program, args, timeoutS, opts, env = {}) {
+  const r = await run(program, args, { timeoutMs: timeoutS * 1000, env });
   let result;
   if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${timeoutS} s (killed)\n${failureText(r.out)}` };
   else if (r.code === 0) result = { status: 'pass' };
@@ -329,6 +329,9 @@ async function main() {
   if (broker) console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
 
   // 3. Scenarios: every per-client row, the run-once rows on this broker, then the transaction version 1 rows.
+  // The txn cells learn the finalized transaction.version (FJORD_COMPAT_TXN_VERSION): the Java program checks that
+  // the producer epochs show the transaction protocol it implies.
+  let txnVersion = null;
   const cell = async (c, s) => {
     const key = `${c.name}/${s}`;
     let result;
@@ -336,12 +339,16 @@ async function main() {
     else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
     else {
       const [program, args] = c.cmd(broker.bootstrap, s.replace(TV1, ''));
-      result = await runCell(key, program, args, opts.timeout, opts);
+      const env = s.startsWith('txn-') ? { FJORD_COMPAT_TXN_VERSION: String(txnVersion) } : {};
+      result = await runCell(key, program, args, opts.timeout, opts, env);
     }
     results.set(key, result);
   };
   const [tv1Scenarios, firstScenarios] = [scenarios.filter((s) => TV1.test(s)), scenarios.filter((s) => !TV1.test(s))];
-  if (scenarios.some((s) => s.startsWith('txn-'))) console.log(`compat: the broker finalizes transaction.version ${await finalizedLevel(broker.bootstrap, 'transaction.version')}`);
+  if (scenarios.some((s) => s.startsWith('txn-'))) {
+    txnVersion = await finalizedLevel(broker.bootstrap, 'transaction.version');
+    console.log(`compat: the broker finalizes transaction.version ${txnVersion}`);
+  }
   for (const c of clients) for (const s of firstScenarios) await cell(c, s);
   for (const o of onceOnBroker) {
     const key = `${o.client}/${o.name}`;
@@ -351,6 +358,7 @@ async function main() {
   if (tv1Scenarios.length) {
     const restore = await finalizedLevel(broker.bootstrap, 'transaction.version');
     const failed = await setTransactionVersion(broker.bootstrap, 1);
+    txnVersion = 1;
     for (const c of clients) {
       for (const s of tv1Scenarios) {
         if (failed) results.set(`${c.name}/${s}`, { status: 'FAIL', message: failed });
