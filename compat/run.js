@@ -329,8 +329,8 @@ async function main() {
   if (broker) console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
 
   // 3. Scenarios: every per-client row, the run-once rows on this broker, then the transaction version 1 rows.
-  // The txn cells learn the finalized transaction.version (FJORD_COMPAT_TXN_VERSION): the Java program checks that
-  // the producer epochs show the transaction protocol it implies.
+  // The txn cells learn the finalized transaction.version (FJORD_COMPAT_TXN_VERSION): the Java and franz-go programs
+  // check that the producer epochs show the transaction protocol it implies.
   let txnVersion = null;
   const cell = async (c, s) => {
     const key = `${c.name}/${s}`;
