@@ -45,13 +45,15 @@ const nameOf = (key: number) => `${API_NAMES.get(key) ?? 'API'} (${key})`;
 describe('ApiVersions side by side with Kafka 4.4.0', function () {
   this.timeout(20000);
   const broker = withBroker();
-  let fjord: Map<number, { minVersion: number; maxVersion: number }>;
+  let answer: ApiVersionsResponse;
+  let fjord: Map<number, { apiKey: number; minVersion: number; maxVersion: number }>;
 
   before(async () => {
     const c = await RawClient.connect(broker.current().port);
     const res = await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     c.close();
     expect(res.errorCode).to.equal(ErrorCode.NONE);
+    answer = res;
     fjord = new Map(res.apiKeys.map((k) => [k.apiKey, k]));
   });
 
@@ -81,13 +83,20 @@ describe('ApiVersions side by side with Kafka 4.4.0', function () {
     expect([...LATER.keys()].filter((k) => !kafka.has(k))).to.deep.equal([]);
   });
 
-  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version)', async () => {
-    const c = await RawClient.connect(broker.current().port);
-    const res = await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
-    c.close();
+  it('compat/lib/api-versions.js (the fixture\'s capture, the harness\'s feature reader) reads what the codec reads', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { apiVersions } = require(path.join(ROOT, 'compat', 'lib', 'api-versions.js')) as { apiVersions: (bootstrap: string) => Promise<KafkaApiVersions> };
+    const captured = await apiVersions(`127.0.0.1:${broker.current().port}`);
+    const triples = (keys: { apiKey: number; minVersion: number; maxVersion: number }[]) => keys.map((k) => [k.apiKey, k.minVersion, k.maxVersion]).sort((a, b) => a[0] - b[0]);
+    expect(triples(captured.apiKeys)).to.deep.equal(triples([...fjord.values()]));
+    const levels = (fs: { name: string; maxVersionLevel: number }[]) => fs.map((f) => `${f.name}=${f.maxVersionLevel}`).sort();
+    expect(levels(captured.finalizedFeatures)).to.deep.equal(levels(answer.finalizedFeatures ?? []));
+  });
+
+  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version)', () => {
     for (const name of ['transaction.version', 'group.version']) {
       const kafka = KAFKA.finalizedFeatures.find((f) => f.name === name);
-      const ours = (res.finalizedFeatures ?? []).find((f) => f.name === name);
+      const ours = (answer.finalizedFeatures ?? []).find((f) => f.name === name);
       expect(ours?.maxVersionLevel, `${name} finalized`).to.equal(kafka?.maxVersionLevel);
     }
   });
