@@ -1,6 +1,6 @@
 /**
- * Durable cluster metadata (topics, partitions, topic configs) in the data
- * directory.
+ * Durable cluster metadata (topics, partitions, topic configs, group configs)
+ * in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -143,6 +143,8 @@ interface SnapshotState {
   nodeId: number;
   version: number;
   topics: TopicRecord[];
+  /** Group id -> its config overrides (GROUP config resources); absent from snapshots without any. */
+  groupConfigs?: Record<string, Record<string, string>>;
 }
 
 interface Waiter {
@@ -163,6 +165,7 @@ export class MetadataStore {
 
   private readonly byName = new Map<string, TopicRecord>();
   private readonly byId = new Map<string, TopicRecord>();
+  private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -255,6 +258,7 @@ export class MetadataStore {
         store.byName.set(t.name, frozen);
         store.byId.set(t.id, frozen);
       }
+      for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -298,6 +302,16 @@ export class MetadataStore {
 
   get topicCount(): number {
     return this.byName.size;
+  }
+
+  /** A group's config overrides (empty: none). */
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.groupConfigsById.get(groupId) ?? {};
+  }
+
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[] {
+    return [...this.groupConfigsById.keys()].sort();
   }
 
   /** Aliases of topic / topicById / topics. */
@@ -394,6 +408,14 @@ export class MetadataStore {
     return this.replace(t, { ...t, configs: { ...configs } });
   }
 
+  /** Replaces a group's config overrides (validate them first); none left forgets the group. */
+  setGroupConfigs(groupId: string, configs: Readonly<Record<string, string>>): void {
+    this.checkWritable();
+    if (Object.keys(configs).length === 0) this.groupConfigsById.delete(groupId);
+    else this.groupConfigsById.set(groupId, Object.freeze({ ...configs }));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -456,7 +478,8 @@ export class MetadataStore {
   }
 
   private snapshotState(): SnapshotState {
-    return { clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics() };
+    const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
+    return { clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs };
   }
 
   private async writeLoop(): Promise<void> {
@@ -495,6 +518,8 @@ function stateBody(state: SnapshotState): string {
       partitions: t.partitions.map((p) => ({ index: p.index, replicas: p.replicas, leaderEpoch: p.leaderEpoch })),
       configs: t.configs,
     })),
+    // Only when there are some, so that a snapshot written before group configs existed still checks out.
+    ...(Object.keys(state.groupConfigs ?? {}).length > 0 ? { groupConfigs: state.groupConfigs } : {}),
   });
 }
 
@@ -521,6 +546,7 @@ function readSnapshot(file: string): SnapshotState {
   if (typeof s.clusterId !== 'string' || !Number.isInteger(s.nodeId) || !Number.isInteger(s.version) || !Array.isArray(s.topics)) {
     throw bad('missing fields');
   }
+  if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   const sum = crypto.createHash('sha256').update(stateBody(s)).digest('hex');
   if (sum !== d.sha256) throw bad('checksum mismatch');
   for (const t of s.topics) {

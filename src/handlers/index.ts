@@ -40,6 +40,7 @@ import { endTxn } from './end-txn';
 import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
+import { listConfigResources } from './list-config-resources';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
@@ -48,6 +49,7 @@ const definitions = [
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
+  listConfigResources,
 ] as const;
 
 type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? S : never;

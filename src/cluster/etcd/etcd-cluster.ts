@@ -39,6 +39,7 @@ import {
   brokerKey,
   decodePartitionState,
   encodePartitionState,
+  groupConfigsKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -286,6 +287,19 @@ export class EtcdCluster extends EventEmitter {
     const res = await this.kv.if(key, 'Mod', '==', expectedModRevision)
       .then(this.kv.delete().key(key), this.kv.delete().prefix(topicPartitionsPrefix(topicId)))
       .commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
+  }
+
+  /**
+   * IncrementalAlterConfigs / AlterConfigs of a GROUP resource from any broker: puts the group's
+   * overrides (deletes the key when there are none) if its key is still at `expectedModRevision`
+   * (0: absent). Resolves whether it was written, the cache up to date either way.
+   */
+  async putGroupConfigs(groupId: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
+    const key = groupConfigsKey(groupId);
+    const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
+    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
     await this.cache.waitForRevision(Number(res.header.revision));
     return res.succeeded;
   }

@@ -10,6 +10,8 @@
  *   /producer_ids_end                    the end of the last block of producer ids handed out
  *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
+ *   /group_configs/<groupId>             a group's config overrides (GROUP config resources), raw strings;
+ *                                        the id URI-encoded, as a group id may hold '/'
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -62,6 +64,7 @@ export const topicKey = (name: string): string => `/topics/${name}`;
 export const topicPartitionsPrefix = (topicId: string): string => `/partitions/${topicId}/`;
 export const partitionStateKey = (topicId: string, partition: number): string =>
   `${topicPartitionsPrefix(topicId)}${partition}/state`;
+export const groupConfigsKey = (groupId: string): string => `/group_configs/${encodeURIComponent(groupId)}`;
 
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
@@ -69,11 +72,13 @@ export type MetadataKey =
   | { kind: 'controller' }
   | { kind: 'controllerEpoch' }
   | { kind: 'topic'; name: string }
-  | { kind: 'partitionState'; topicId: string; partition: number };
+  | { kind: 'partitionState'; topicId: string; partition: number }
+  | { kind: 'groupConfigs'; groupId: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
+const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -85,6 +90,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'topic', name: m[1] };
   m = PARTITION_RE.exec(key);
   if (m) return { kind: 'partitionState', topicId: m[1], partition: Number(m[2]) };
+  m = GROUP_CONFIGS_RE.exec(key);
+  if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   return null;
 }
 

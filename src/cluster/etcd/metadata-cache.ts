@@ -28,6 +28,8 @@ export class MetadataCache extends EventEmitter {
   private readonly topicModRevisions = new Map<string, number>();
   /** topic id -> partition -> state. */
   private readonly states = new Map<string, Map<number, PartitionState>>();
+  /** group id -> its config overrides, and the mod revision of its key (what a conditional write compares). */
+  private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -87,6 +89,21 @@ export class MetadataCache extends EventEmitter {
     return id === undefined ? undefined : this.states.get(id)?.get(partition);
   }
 
+  /** A group's config overrides (empty: none). */
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.groupConfigsById.get(groupId)?.configs ?? {};
+  }
+
+  /** The mod revision of the group's configs key (0: none), for a write conditioned on them being unchanged. */
+  groupConfigsModRevision(groupId: string): number {
+    return this.groupConfigsById.get(groupId)?.modRevision ?? 0;
+  }
+
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[] {
+    return [...this.groupConfigsById.keys()].sort();
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -125,6 +142,7 @@ export class MetadataCache extends EventEmitter {
     this.topicsByName.clear();
     this.topicModRevisions.clear();
     this.states.clear();
+    this.groupConfigsById.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -194,6 +212,10 @@ export class MetadataCache extends EventEmitter {
           }
           break;
         }
+        case 'groupConfigs':
+          if (value === null) this.groupConfigsById.delete(what.groupId);
+          else this.groupConfigsById.set(what.groupId, { configs: JSON.parse(value) as Record<string, string>, modRevision: Number(kv.mod_revision) });
+          break;
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
