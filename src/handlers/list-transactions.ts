@@ -4,13 +4,12 @@
 //   names, producer ids, (v1) started more than DurationFilter ms ago, and (v2) a transactional id
 //   the TransactionalIdPattern matches whole; an empty list, -1, or a null or empty pattern filters
 //   nothing. Filter names that are no state come back in unknownStateFilters.
-// - The pattern is a regular expression as Kafka's RE2/J reads it (src/common/re2-pattern.ts says
-//   where JavaScript's differs); one it cannot compile answers INVALID_REGULAR_EXPRESSION, and so
-//   does one whose backtracking could stall the broker (a repeated group holding a repetition).
+// - The pattern is a regular expression as Kafka's RE2/J reads it (src/common/re2-pattern.ts); one
+//   it cannot compile answers INVALID_REGULAR_EXPRESSION.
 // - COORDINATOR_LOAD_IN_PROGRESS while __transaction_state loads (before the pattern is looked at).
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
-import { compileRe2Pattern } from '../common/re2-pattern';
+import { compileRe2Pattern, type Re2Pattern } from '../common/re2-pattern';
 import type { TransactionCoordinator } from '../txn';
 import { defineHandler } from './handler';
 
@@ -21,11 +20,13 @@ export interface ListTransactionsServices {
 export const listTransactions = defineHandler(ApiKey.ListTransactions, { minVersion: 0, maxVersion: 2 }, (s: ListTransactionsServices) => (req) => {
   const listed = s.transactions.list(req.stateFilters, req.producerIdFilters.map(Number), Number(req.durationFilter ?? -1n));
   const patternText = req.transactionalIdPattern ?? '';
-  const pattern = listed.errorCode === ErrorCode.NONE && patternText !== '' ? compileRe2Pattern(patternText) : undefined;
-  if (pattern === null) {
+  let pattern: Re2Pattern | undefined;
+  try {
+    if (listed.errorCode === ErrorCode.NONE && patternText !== '') pattern = compileRe2Pattern(patternText);
+  } catch {
     return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION, unknownStateFilters: [], transactionStates: [] };
   }
-  const matching = pattern ? listed.transactions.filter((t) => pattern.test(t.transactionalId)) : listed.transactions;
+  const matching = pattern ? listed.transactions.filter((t) => pattern.matches(t.transactionalId)) : listed.transactions;
   return {
     throttleTimeMs: 0, errorCode: listed.errorCode, unknownStateFilters: listed.unknownStateFilters,
     transactionStates: matching.map((t) => ({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
