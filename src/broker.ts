@@ -22,7 +22,10 @@ import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
 import { attachOffsetsTopic, createGroupCoordinator, ensureOffsetsTopic, startGroupCoordinator, type GroupCoordinator } from './group';
-import { createTransactionCoordinator, TransactionCoordinatorStarter, type TransactionCoordinator } from './txn';
+import {
+  createTransactionCoordinator, createTxnPartitionAdds, TransactionCoordinatorStarter, type RemotePartitionAdds, type TransactionCoordinator,
+  type TxnPartitionAdds,
+} from './txn';
 import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
@@ -72,6 +75,8 @@ export interface BrokerParts {
   store?: MetadataStore;
   /** In a cluster: transaction markers for partitions other brokers lead. */
   remoteMarkers?: TxnMarkerChannel;
+  /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
+  remotePartitionAdds?: RemotePartitionAdds;
 }
 
 export class Broker {
@@ -87,6 +92,8 @@ export class Broker {
   readonly groups: GroupCoordinator;
   /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
   readonly transactions: TransactionCoordinator;
+  /** The partitions transaction version 2 producers write to, added to their transactions. */
+  readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
 
   constructor(
@@ -108,6 +115,11 @@ export class Broker {
       replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>
         this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
+    // Transaction version 2 writes (Produce v12+, TxnOffsetCommit v5+) have their partitions added by
+    // the ids' coordinators.
+    this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
+    replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
+      this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -225,6 +237,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     },
     close: async () => {
       joined.remoteMarkers.close();
+      joined.remotePartitionAdds.close();
       await joined.etcd.close();
     },
   };

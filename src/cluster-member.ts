@@ -30,6 +30,7 @@ import { ReplicaManager } from './replica/replica-manager';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
+import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { freePort } from './local-etcd';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
@@ -165,6 +166,7 @@ export interface ClusterParts {
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
   remoteMarkers: RemoteTxnMarkerChannel;
+  remotePartitionAdds: RemoteAddPartitionsToTxn;
   /** The port to listen on (a free one picked when 0 was asked: it is registered before listening). */
   port: number;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -221,6 +223,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       etcd, clusterId, controller, replicas, port,
       producerIds: new ProducerIdManager(() => etcd.reserveProducerIdBlock(PRODUCER_ID_BLOCK_SIZE)),
       remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
+        { clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

@@ -339,6 +339,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'default.replication.factor', type: 'int', default: '1', doc: 'Default replication factor for new topics' },
   { name: 'auto.create.topics.enable', type: 'boolean', default: 'true', doc: 'Create unknown topics when clients ask for them' },
   { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow topics to be deleted' },
+  { name: 'max.request.partition.size.limit', type: 'int', default: '2000', validator: atLeast(1), doc: 'Most partitions one DescribeTopicPartitions answer holds' },
   { name: 'min.insync.replicas', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Replicas that must ack an acks=all write' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Allow out-of-sync replicas to become leader' },
   { name: 'compression.type', type: 'string', default: 'producer', validator: validString(...COMPRESSION_TYPES), dynamic: true, doc: 'Codec for stored batches; producer keeps what the client sent' },

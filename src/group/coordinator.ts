@@ -31,6 +31,8 @@ export interface GroupOverview {
 
 export interface GroupDescription {
   errorCode: number;
+  /** More than the code says, for DescribeGroups v6+ (absent: none, or the handler's for an unknown group). */
+  errorMessage?: string;
   groupId: string;
   state: string;
   protocolType: string;
@@ -311,7 +313,7 @@ export class GroupCoordinator {
   }
 
   /** Deletes Empty groups with their offsets; each answer in the order asked (duplicates answered once). */
-  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number }[]> {
+  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number; errorMessage?: string }[]> {
     const unique = [...new Set(groupIds)];
     return Promise.all(unique.map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })));
   }

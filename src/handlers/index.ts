@@ -18,6 +18,7 @@ import { alterConfigs } from './alter-configs';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { describeCluster } from './describe-cluster';
 import { describeLogDirs } from './describe-log-dirs';
+import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
 import { updateFeatures } from './update-features';
@@ -42,18 +43,25 @@ import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
 import { listConfigResources } from './list-config-resources';
+// ACLs: no authorizer yet, so SECURITY_DISABLED as Kafka answers without one.
+import { describeAcls } from './describe-acls';
+import { createAcls } from './create-acls';
+import { deleteAcls } from './delete-acls';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
-  describeProducers, initProducerId, updateFeatures,
+  describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
+  describeAcls, createAcls, deleteAcls,
 ] as const;
 
-type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? S : never;
+// A handler that needs no services has them as `unknown`, which would swallow the whole union (and
+// BrokerServices with it): it counts as needing nothing.
+type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? (unknown extends S ? object : S) : never;
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 /** Every handler's services together (the intersection of their interfaces); ApiVersions' list is made here. */
