@@ -106,7 +106,8 @@ export class Broker {
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
     this.groups = createGroupCoordinator(config, replicas, log);
-    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers);
+    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
+      () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);
     // KIP-890 part 1's check asks the local coordinator; in a cluster the transactional id's may be
