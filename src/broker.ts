@@ -204,6 +204,8 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
   });
   let member: ClusterMember | undefined;
   let stopped = false;
+  let signalStopped = () => {};
+  const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
     parts: { ...joined, features },
     port: joined.port,
@@ -227,12 +229,14 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
         groups, transactions: broker.transactions, logger: log,
       });
       await member.start();
-      // The offsets topic, as Kafka's, waits until enough brokers are there for its replication factor.
-      await joined.etcd.cache.brokersAtLeast(config.getInt('offsets.topic.replication.factor'));
+      // The offsets topic, as Kafka's, waits until enough brokers are there for its replication factor
+      // (or until the broker stops: close() waits for this start).
+      await Promise.race([joined.etcd.cache.brokersAtLeast(config.getInt('offsets.topic.replication.factor')), stopping]);
       if (!stopped) await ensureOffsetsTopic(broker.groups, config, joined.controller, joined.replicas, log);
     },
     stop: async () => {
       stopped = true;
+      signalStopped();
       await member?.stop();
       await joined.stopController();
     },

@@ -31,9 +31,9 @@ describe('features in a cluster of two brokers on etcd', function () {
 
   const startNode = (nodeId: number) => startBroker({
     nodeId, logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
-    config: { 'etcd.connect': etcd!.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.num.partitions': '1',
-      // Two brokers: with the default RF of 3 the group coordinator would wait for a third (and close() with it).
-      'offsets.topic.replication.factor': '2' },
+    // Two brokers and the default offsets.topic.replication.factor of 3: the group coordinator waits for a
+    // third broker that never comes, and close() must not wait with it.
+    config: { 'etcd.connect': etcd!.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.num.partitions': '1' },
   });
   const apiVersions = (i: number) => request<ApiVersionsResponse>(brokers[i]!.port, ApiKey.ApiVersions, 4,
     { clientSoftwareName: 'features-test', clientSoftwareVersion: '1.0' });
