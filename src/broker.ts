@@ -94,7 +94,7 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    this.groups = createGroupCoordinator(config, replicas, log);
+    this.groups = createGroupCoordinator(config, replicas, controller, log);
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers);
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);

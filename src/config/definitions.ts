@@ -422,6 +422,15 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.min.session.timeout.ms', type: 'int', default: '6000', doc: 'Smallest session timeout a member may ask for' },
   { name: 'group.max.session.timeout.ms', type: 'int', default: '1800000', doc: 'Largest session timeout a member may ask for' },
   { name: 'group.max.size', type: 'int', default: INT_MAX_S, validator: atLeast(1), doc: 'Most members in one group' },
+  // consumer groups (KIP-848)
+  { name: 'group.consumer.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of consumer group members' },
+  { name: 'group.consumer.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest consumer.session.timeout.ms a group may set' },
+  { name: 'group.consumer.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest consumer.session.timeout.ms a group may set' },
+  { name: 'group.consumer.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Heartbeat interval of consumer group members' },
+  { name: 'group.consumer.min.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Smallest consumer.heartbeat.interval.ms a group may set' },
+  { name: 'group.consumer.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest consumer.heartbeat.interval.ms a group may set' },
+  { name: 'group.consumer.max.size', type: 'int', default: INT_MAX_S, validator: atLeast(1), doc: 'Most members in one consumer group' },
+  { name: 'group.consumer.assignors', type: 'list', default: 'uniform,range', validator: validList('uniform', 'range'), doc: 'Server assignors of consumer groups; the first is the default' },
 
   // transactions & producer ids
   { name: 'transaction.state.log.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __transaction_state' },

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import type { Timer } from '../replica/delayed/timing-wheel';
+import type { ConsumerGroup } from './consumer-group';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
 import { GroupTimers, groupTimersPrefix } from './timers';
@@ -18,6 +19,11 @@ export interface GroupCoordinatorConfig {
   offsetMetadataMaxBytes: number;
   offsetsRetentionMs: number;
   offsetsRetentionCheckIntervalMs: number;
+  /** Consumer groups (KIP-848): group.consumer.session.timeout.ms, .heartbeat.interval.ms, .max.size, .assignors. */
+  consumerSessionTimeoutMs: number;
+  consumerHeartbeatIntervalMs: number;
+  consumerMaxSize: number;
+  consumerAssignors: readonly string[];
 }
 
 /**
@@ -37,6 +43,12 @@ export interface HostedPartition {
 export class CoordinatorState {
   /** The groups of the active hosted partitions. */
   readonly groups = new Map<string, ClassicGroup>();
+  /**
+   * The consumer groups (KIP-848) of the active hosted partitions. They share the id space with
+   * the classic groups: an id here may also be in `groups`, as an Empty classic group that only
+   * holds the committed offsets.
+   */
+  readonly consumerGroups = new Map<string, ConsumerGroup>();
   readonly timers: GroupTimers;
   readonly hosted = new Map<number, HostedPartition>();
   closed = false;
@@ -95,6 +107,12 @@ export class CoordinatorState {
   async removeGroup(group: ClassicGroup, offsetKeys: TopicPartitionKey[]): Promise<number> {
     group.transitionTo(GroupState.Dead);
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
+    // An empty consumer group of the id goes with the offsets the classic group held for it.
+    const consumerGroup = this.consumerGroups.get(group.groupId);
+    if (consumerGroup && consumerGroup.members.size === 0) {
+      consumerGroup.dead = true;
+      this.consumerGroups.delete(group.groupId);
+    }
     const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys));
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
     return code;

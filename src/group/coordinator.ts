@@ -7,26 +7,46 @@
 // timers and store through ./coordinator-state.ts. Handlers translate requests into these calls
 // and the answers back.
 import type { Logger } from 'pino';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
 import { ErrorCode } from '../common/errors';
 import type { Timer } from '../replica/delayed/timing-wheel';
+import { CONSUMER_GROUP_ASSIGNORS } from './assignors';
+import {
+  ConsumerGroupManager, type ConsumerGroupDescription, type ConsumerGroupTopics, type ConsumerHeartbeatRequest,
+  type ConsumerHeartbeatResult, type GroupConfigLookup,
+} from './consumer-coordinator';
 import { CoordinatorState, type GroupCoordinatorConfig, type HostedPartition } from './coordinator-state';
-import { ClassicGroup, GroupMember, GroupState, type JoinResult, type SyncResult } from './group';
+import type { ConsumerGroup } from './consumer-group';
+import { ClassicGroup, GroupMember, GroupState, joinError, type JoinResult, type SyncResult } from './group';
 import {
   OffsetMetadataManager, type CommitRequest, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
-import { retentionKey } from './timers';
+import { groupTimersPrefix, retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
 export type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
+export type {
+  ConsumerGroupDescription, ConsumerGroupTopics, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, GroupConfigLookup,
+} from './consumer-coordinator';
+
+/** What the coordinator may be given besides its config. */
+export interface GroupCoordinatorDeps {
+  /** The cluster's topics (consumer groups assign their partitions); none when absent. */
+  topics?: ConsumerGroupTopics;
+  /** Each group's config overrides (consumer.session.timeout.ms, consumer.heartbeat.interval.ms). */
+  groupConfig?: GroupConfigLookup;
+}
+
+const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
 
 export interface GroupOverview {
   groupId: string;
   protocolType: string;
   state: string;
-  type: 'classic';
+  type: 'classic' | 'consumer';
 }
 
 export interface GroupDescription {
@@ -47,6 +67,7 @@ export class GroupCoordinator {
   private readonly state: CoordinatorState;
   private readonly rebalance: RebalanceManager;
   private readonly offsets: OffsetMetadataManager;
+  private readonly consumer: ConsumerGroupManager;
   /** The last leader epoch seen per partition of __consumer_offsets: older elections and resignations are stale. */
   private readonly epochs = new Map<number, number>();
   private readonly loadsInFlight = new Set<Promise<void>>();
@@ -57,10 +78,20 @@ export class GroupCoordinator {
     private readonly log: Logger,
     /** Wall clock (commit timestamps, state timestamps, retention). */
     now: () => number = Date.now,
+    deps: GroupCoordinatorDeps = {},
   ) {
     this.state = new CoordinatorState(config, timer, log, now);
     this.rebalance = new RebalanceManager(this.state);
     this.offsets = new OffsetMetadataManager(this.state, this.rebalance);
+    const assignors = config.consumerAssignors.map((name) => {
+      const assignor = CONSUMER_GROUP_ASSIGNORS.find((a) => a.name === name);
+      if (!assignor) throw new Error(`group.consumer.assignors: unknown assignor ${name}`);
+      return assignor;
+    });
+    this.consumer = new ConsumerGroupManager(this.state, {
+      sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
+      maxSize: config.consumerMaxSize, assignors,
+    }, deps.topics ?? NO_TOPICS, deps.groupConfig);
   }
 
   // ================================================================= lifecycle
@@ -181,6 +212,12 @@ export class GroupCoordinator {
       this.rebalance.unloadGroup(group);
       this.state.groups.delete(group.groupId);
     }
+    for (const group of [...this.state.consumerGroups.values()]) {
+      if (this.state.partitionFor(group.groupId) !== p.index) continue;
+      group.dead = true;
+      this.state.timers.cancelAll(groupTimersPrefix(group.groupId));
+      this.state.consumerGroups.delete(group.groupId);
+    }
   }
 
   private loadGroup(l: LoadedGroup): void {
@@ -221,7 +258,17 @@ export class GroupCoordinator {
 
   // ================================================================= rebalance protocol
 
+  /**
+   * A classic member joining: an empty consumer group of the id gives way to a classic group (its
+   * offsets stay), as in Kafka. Classic members inside a consumer group (the online migration)
+   * are not served yet: INCONSISTENT_GROUP_PROTOCOL.
+   */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+      if (consumerGroup.members.size > 0) return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+      this.dropConsumerGroup(req.groupId);
+    }
     return this.rebalance.joinGroup(req);
   }
 
@@ -235,6 +282,29 @@ export class GroupCoordinator {
 
   leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
     return this.rebalance.leaveGroup(groupId, leaving);
+  }
+
+  // ================================================================= consumer groups (KIP-848)
+
+  consumerGroupHeartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+    return this.consumer.heartbeat(req);
+  }
+
+  consumerGroupDescribe(groupId: string): ConsumerGroupDescription {
+    return this.consumer.describe(groupId);
+  }
+
+  consumerGroup(groupId: string): ConsumerGroup | undefined {
+    return this.state.consumerGroups.get(groupId);
+  }
+
+  /** The consumer group of the id goes (its committed offsets, in the classic group of the id, stay). */
+  private dropConsumerGroup(groupId: string): void {
+    const group = this.state.consumerGroups.get(groupId);
+    if (!group) return;
+    group.dead = true;
+    this.state.timers.cancelAll(groupTimersPrefix(groupId));
+    this.state.consumerGroups.delete(groupId);
   }
 
   // ================================================================= offsets
@@ -278,13 +348,18 @@ export class GroupCoordinator {
     if (this.state.store === null || [...this.state.hosted.values()].some((p) => p.status === 'loading')) {
       return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups: [] };
     }
-    const wantedStates = new Set(states.map((s) => s.toLowerCase()));
-    const classicWanted = types.length === 0 || types.some((t) => t.toLowerCase() === 'classic');
+    const wantedStates = new Set(states.map((s) => s.toLowerCase().trim()));
+    const wantedTypes = new Set(types.map((t) => t.toLowerCase()));
+    const wanted = (type: GroupOverview['type'], state: string): boolean =>
+      (wantedTypes.size === 0 || wantedTypes.has(type)) && (wantedStates.size === 0 || wantedStates.has(state.toLowerCase()));
     const groups: GroupOverview[] = [];
     for (const g of this.state.groups.values()) {
-      if (g.is(GroupState.Dead) || !classicWanted) continue;
-      if (wantedStates.size > 0 && !wantedStates.has(g.state.toLowerCase())) continue;
+      // A classic group of a consumer group's id only holds its offsets.
+      if (g.is(GroupState.Dead) || this.state.consumerGroups.has(g.groupId) || !wanted('classic', g.state)) continue;
       groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, type: 'classic' });
+    }
+    for (const g of this.state.consumerGroups.values()) {
+      if (wanted('consumer', g.state)) groups.push({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state, type: 'consumer' });
     }
     return { errorCode: ErrorCode.NONE, groups };
   }
@@ -294,7 +369,8 @@ export class GroupCoordinator {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
-    if (!group) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
+    // Not a classic group (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
+    if (!group || this.state.consumerGroups.has(groupId)) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
     // Protocol, metadata and assignments are only shown once they agree with each other (Stable).
     const stable = group.is(GroupState.Stable);
     return {
@@ -319,8 +395,13 @@ export class GroupCoordinator {
   private async deleteGroup(groupId: string): Promise<number> {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return statusError;
+    const consumerGroup = this.state.consumerGroups.get(groupId);
+    if (consumerGroup) {
+      if (consumerGroup.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+      this.dropConsumerGroup(groupId);
+    }
     const group = this.state.groups.get(groupId);
-    if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;
+    if (!group || group.is(GroupState.Dead)) return consumerGroup ? ErrorCode.NONE : ErrorCode.GROUP_ID_NOT_FOUND;
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP;
     return this.state.removeGroup(group, this.offsets.partitionsWithOffsets(group));
   }

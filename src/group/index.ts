@@ -7,7 +7,7 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { PartitionRecord } from '../cluster/metadata-store';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { GroupCoordinator, type GroupCoordinatorConfig } from './coordinator';
+import { GroupCoordinator, type GroupCoordinatorConfig, type GroupCoordinatorDeps } from './coordinator';
 import { OffsetsLog, OFFSETS_TOPIC } from './offsets-log';
 
 export { GroupCoordinator } from './coordinator';
@@ -21,11 +21,19 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     offsetMetadataMaxBytes: config.getInt('offset.metadata.max.bytes'),
     offsetsRetentionMs: config.getInt('offsets.retention.minutes') * 60_000,
     offsetsRetentionCheckIntervalMs: config.getLong('offsets.retention.check.interval.ms'),
+    consumerSessionTimeoutMs: config.getInt('group.consumer.session.timeout.ms'),
+    consumerHeartbeatIntervalMs: config.getInt('group.consumer.heartbeat.interval.ms'),
+    consumerMaxSize: config.getInt('group.consumer.max.size'),
+    consumerAssignors: config.getList('group.consumer.assignors'),
   };
 }
 
-export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, log: Logger): GroupCoordinator {
-  return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }));
+/** `controller`: the topics consumer groups assign; `deps`: what else the coordinator may be given (a group's configs). */
+export function createGroupCoordinator(
+  config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger, deps: Omit<GroupCoordinatorDeps, 'topics'> = {},
+): GroupCoordinator {
+  return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
+    { ...deps, topics: controller });
 }
 
 /**

@@ -122,13 +122,20 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, true);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    if (!group) {
-      // Generation -1: a consumer that only stores offsets here (or the admin client): a "simple" group.
-      if (req.generationId >= 0) return all(req.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
-      group = this.state.createGroup(req.groupId);
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup) {
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.generationId, false, req.apiVersion);
+      if (error) return all(error);
+      group ??= this.state.createGroup(req.groupId);
+    } else {
+      if (!group) {
+        // Generation -1: a consumer that only stores offsets here (or the admin client): a "simple" group.
+        if (req.generationId >= 0) return all(req.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+        group = this.state.createGroup(req.groupId);
+      }
+      const error = this.validateOffsetCommit(group, req, false);
+      if (error) return all(error);
     }
-    const error = this.validateOffsetCommit(group, req, false);
-    if (error) return all(error);
     // Commits keep a classic member's session alive.
     if (req.memberId !== '' && group.has(req.memberId) &&
       (group.is(GroupState.Stable) || group.is(GroupState.PreparingRebalance))) {
@@ -160,12 +167,19 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, false);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    if (!group) {
-      if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
-      group = this.state.createGroup(req.groupId);
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup) {
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.generationId, true);
+      if (error) return all(error);
+      group ??= this.state.createGroup(req.groupId);
+    } else {
+      if (!group) {
+        if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
+        group = this.state.createGroup(req.groupId);
+      }
+      const error = this.validateOffsetCommit(group, req, true);
+      if (error) return all(error);
     }
-    const error = this.validateOffsetCommit(group, req, true);
-    if (error) return all(error);
 
     const results = all(ErrorCode.NONE);
     const writes = this.offsetWrites(req.partitions, -1, results);
@@ -367,7 +381,8 @@ export class OffsetMetadataManager {
     for (const group of [...this.groups.values()]) {
       if (offsetsPartition !== undefined && this.state.partitionFor(group.groupId) !== offsetsPartition) continue;
       const base = expirationBase(group);
-      if (base === null) continue;
+      // The offsets of a consumer group with members are in use (the classic group only holds them).
+      if (base === null || (this.state.consumerGroups.get(group.groupId)?.members.size ?? 0) > 0) continue;
       const expired: TopicPartitionKey[] = [];
       let allExpired = true;
       for (const [key, o] of group.offsets) {

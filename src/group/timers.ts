@@ -56,5 +56,7 @@ export const groupTimersPrefix = (groupId: string): string => `${JSON.stringify(
 export const heartbeatKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'heartbeat', memberId]);
 export const joinKey = (groupId: string): string => JSON.stringify([groupId, 'join']);
 export const syncKey = (groupId: string): string => JSON.stringify([groupId, 'sync']);
+export const consumerSessionKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-session', memberId]);
+export const consumerRebalanceKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-rebalance', memberId]);
 // Not a JSON array: no group's prefix can match it.
 export const retentionKey = (offsetsPartition: number): string => `offsets-retention-${offsetsPartition}`;

@@ -5,12 +5,9 @@
 // - v3+: authorized operations when asked (no ACLs: everything a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.
 import { ApiKey } from '../protocol/generated';
-import { NOT_REQUESTED } from '../cluster/acl-operations';
+import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
-
-/** Kafka 4's AclEntry.supportedOperations(GROUP): READ(3), DELETE(6), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11). */
-const GROUP_OPERATIONS = [3, 6, 8, 10, 11].reduce((bits, op) => bits | (1 << op), 0);
 
 export interface DescribeGroupsServices {
   readonly groups: Pick<GroupCoordinator, 'describeGroup'>;

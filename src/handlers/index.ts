@@ -20,7 +20,7 @@ import { describeCluster } from './describe-cluster';
 import { describeLogDirs } from './describe-log-dirs';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
-// Consumer groups (src/group): the classic group coordinator.
+// Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
 import { syncGroup } from './sync-group';
@@ -33,6 +33,8 @@ import { describeGroups } from './describe-groups';
 import { deleteGroups } from './delete-groups';
 import { offsetDelete } from './offset-delete';
 import { txnOffsetCommit } from './txn-offset-commit';
+import { consumerGroupHeartbeat } from './consumer-group-heartbeat';
+import { consumerGroupDescribe } from './consumer-group-describe';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addPartitionsToTxn } from './add-partitions-to-txn';
 import { addOffsetsToTxn } from './add-offsets-to-txn';
@@ -46,7 +48,7 @@ const definitions = [
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
   describeProducers, initProducerId,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
-  describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
+  describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
 ] as const;
 

@@ -1,0 +1,545 @@
+// Consumer groups (KIP-848) as Kafka 4's GroupMetadataManager serves them: ConsumerGroupHeartbeat
+// (join with epoch 0, heartbeat, leave with -1, a static member's temporary leave with -2) and
+// ConsumerGroupDescribe. A heartbeat is one synchronous step, so no other request interleaves:
+// 1. the member is created or updated; a changed subscription, or a change of the subscribed
+//    topics themselves (created, deleted, more partitions; a new topic matching a regex), bumps
+//    the group epoch;
+// 2. a group epoch past the target assignment's computes a new target with the server assignor;
+// 3. the member is reconciled towards its target (./reconciliation.ts).
+// Timers: each member's session (group.consumer.session.timeout.ms, or the group's
+// consumer.session.timeout.ms) and, while it must revoke partitions, its rebalance timeout; either
+// fences it: it leaves the group and the group epoch is bumped.
+import { ErrorCode } from '../common/errors';
+import { MAX_STRING_LENGTH } from '../protocol/encoding';
+import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
+import type { ConsumerGroupAssignor } from './assignors';
+import { ConsumerGroup, ConsumerGroupState } from './consumer-group';
+import {
+  JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
+  withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
+} from './consumer-member';
+import type { CoordinatorState } from './coordinator-state';
+import { GroupState } from './group';
+import { reconcile } from './reconciliation';
+import { compileTopicRegex, InvalidRegexError } from './topic-regex';
+import { consumerRebalanceKey, consumerSessionKey } from './timers';
+
+export interface ConsumerGroupConfig {
+  /** group.consumer.session.timeout.ms */
+  sessionTimeoutMs: number;
+  /** group.consumer.heartbeat.interval.ms */
+  heartbeatIntervalMs: number;
+  /** group.consumer.max.size */
+  maxSize: number;
+  /** group.consumer.assignors: the first is the default. */
+  assignors: readonly ConsumerGroupAssignor[];
+}
+
+/** The topics of the cluster, as the Controller's metadata has them. */
+export interface ConsumerGroupTopics {
+  topic(name: string): TopicRecord | undefined;
+  topics(): readonly TopicRecord[];
+}
+
+/** A group's own config overrides (GROUP config resources), raw as set: consumer.session.timeout.ms, consumer.heartbeat.interval.ms. */
+export type GroupConfigLookup = (groupId: string) => Readonly<Record<string, string>> | undefined;
+
+export interface ConsumerHeartbeatRequest {
+  apiVersion: number;
+  groupId: string;
+  memberId: string;
+  memberEpoch: number;
+  instanceId: string | null;
+  rackId: string | null;
+  /** -1: unchanged. */
+  rebalanceTimeoutMs: number;
+  /** null: unchanged. */
+  subscribedTopicNames: string[] | null;
+  /** null: unchanged (v0 has none). */
+  subscribedTopicRegex: string | null;
+  serverAssignor: string | null;
+  /** The partitions the member owns; null: unchanged since its last heartbeat. */
+  topicPartitions: { topicId: string; partitions: number[] }[] | null;
+  clientId: string;
+  clientHost: string;
+}
+
+export interface ConsumerHeartbeatResult {
+  errorCode: number;
+  errorMessage: string | null;
+  memberId: string | null;
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  /** Sent when joining, on a full request, or when the member's assignment changed; else null. */
+  assignment: { topicId: string; partitions: number[] }[] | null;
+}
+
+export interface DescribedPartitions {
+  topicId: string;
+  topicName: string;
+  partitions: number[];
+}
+
+export interface ConsumerGroupDescription {
+  errorCode: number;
+  errorMessage: string | null;
+  groupId: string;
+  groupState: string;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  assignorName: string;
+  members: {
+    memberId: string; instanceId: string | null; rackId: string | null; memberEpoch: number; clientId: string;
+    clientHost: string; subscribedTopicNames: string[]; subscribedTopicRegex: string | null;
+    assignment: DescribedPartitions[]; targetAssignment: DescribedPartitions[];
+  }[];
+}
+
+/** Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: how stale the topics a regular expression matched may get. */
+const REGEX_REFRESH_INTERVAL_MS = 10_000;
+
+/** A Kafka error to answer with (Kafka's ApiException): thrown inside a heartbeat, answered by it. */
+class GroupError extends Error {
+  constructor(readonly code: number, message = '') {
+    super(message);
+  }
+}
+
+export class ConsumerGroupManager {
+  constructor(
+    private readonly state: CoordinatorState,
+    private readonly config: ConsumerGroupConfig,
+    private readonly topics: ConsumerGroupTopics,
+    private readonly groupConfig: GroupConfigLookup = () => undefined,
+  ) {}
+
+  heartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+    try {
+      if (this.state.closed) throw new GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      this.validate(req);
+      const statusError = this.state.validateStatus(req.groupId, false);
+      if (statusError) throw new GroupError(statusError);
+      return req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
+    } catch (err) {
+      if (!(err instanceof GroupError)) throw err;
+      return { errorCode: err.code, errorMessage: err.message ? fitMessage(err.message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
+    }
+  }
+
+  /** Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, with its messages. */
+  private validate(req: ConsumerHeartbeatRequest): void {
+    const invalid = (message: string): never => {
+      throw new GroupError(ErrorCode.INVALID_REQUEST, message);
+    };
+    // v1 (KIP-1082): the client makes its own member id, even to join.
+    if ((req.apiVersion >= 1 || req.memberEpoch > 0 || req.memberEpoch === LEAVE_EPOCH) && req.memberId === '') invalid('MemberId can\'t be empty.');
+    if (req.groupId === '') invalid('GroupId can\'t be empty.');
+    if (req.instanceId === '') invalid('InstanceId can\'t be empty.');
+    if (req.rackId === '') invalid('RackId can\'t be empty.');
+    if (req.memberEpoch === JOIN_EPOCH) {
+      if (req.rebalanceTimeoutMs === -1) invalid('RebalanceTimeoutMs must be provided in first request.');
+      if (req.topicPartitions === null || req.topicPartitions.length > 0) invalid('TopicPartitions must be empty when (re-)joining.');
+      if (req.subscribedTopicNames === null && req.subscribedTopicRegex === null) {
+        invalid('Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.');
+      }
+    } else if (req.memberEpoch === STATIC_LEAVE_EPOCH) {
+      if (req.instanceId === null) invalid('InstanceId can\'t be null.');
+    } else if (req.memberEpoch < STATIC_LEAVE_EPOCH) {
+      invalid('MemberEpoch is invalid.');
+    }
+    if (req.serverAssignor !== null && !this.config.assignors.some((a) => a.name === req.serverAssignor)) {
+      throw new GroupError(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. ` +
+        `Supported assignors: ${this.config.assignors.map((a) => a.name).join(', ')}.`);
+    }
+  }
+
+  // ================================================================= joining and heartbeats
+
+  private memberHeartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+    const joining = req.memberEpoch === JOIN_EPOCH;
+    const group = this.getOrMaybeCreateGroup(req.groupId, joining);
+    if (group.members.size >= this.config.maxSize && (req.memberId === '' || !group.members.has(req.memberId))) {
+      throw new GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+        `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`);
+    }
+    const memberId = req.memberId === '' ? generateClusterId() : req.memberId;
+    const { member, replaced } = req.instanceId === null
+      ? { member: this.dynamicMember(group, memberId, req, joining), replaced: undefined }
+      : this.staticMember(group, memberId, req.instanceId, req, joining);
+
+    // 1. The member as it asks to be now.
+    const updated: ConsumerGroupMember = {
+      ...member,
+      instanceId: req.instanceId ?? member.instanceId,
+      rackId: req.rackId ?? member.rackId,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs === -1 ? member.rebalanceTimeoutMs : req.rebalanceTimeoutMs,
+      serverAssignor: req.serverAssignor ?? member.serverAssignor,
+      subscribedTopicNames: req.subscribedTopicNames === null ? member.subscribedTopicNames : [...new Set(req.subscribedTopicNames)].sort(),
+      subscribedTopicRegex: req.subscribedTopicRegex ?? member.subscribedTopicRegex,
+      clientId: req.clientId,
+      clientHost: req.clientHost,
+    };
+    const subscriptionChanged = !sameSubscription(member, updated);
+    const members = new Map(group.members);
+    if (replaced) members.delete(replaced.memberId);
+    members.set(memberId, updated);
+    const resolvedRegexes = this.resolveRegexes(group, member, updated, members);
+    const subscriptionMetadata = this.subscriptionMetadata(group, members, resolvedRegexes ?? group.resolvedRegexes);
+    const bumpEpoch = group.groupEpoch === 0 || subscriptionChanged || resolvedRegexes !== null ||
+      subscriptionMetadata !== group.subscriptionMetadata;
+    const groupEpoch = bumpEpoch ? group.groupEpoch + 1 : group.groupEpoch;
+
+    // 2. The target assignment, new if the group epoch moved past it.
+    const regexes = resolvedRegexes ?? group.resolvedRegexes;
+    let targetAssignment: Map<string, TopicPartitions> | null = null;
+    if (groupEpoch > group.assignmentEpoch) {
+      const previous = new Map(group.targetAssignment);
+      // A replacing static member takes over the target of the member it replaces.
+      if (replaced) previous.set(memberId, previous.get(replaced.memberId) ?? new Map());
+      targetAssignment = this.assign(group, members, regexes, previous);
+    }
+    const targetEpoch = targetAssignment ? groupEpoch : group.assignmentEpoch;
+    const target = (targetAssignment ?? group.targetAssignment).get(memberId) ??
+      (replaced ? group.targetAssignment.get(replaced.memberId) : undefined) ?? new Map<string, Set<number>>();
+
+    // 3. The member towards its target.
+    const reconciled = reconcile(updated, {
+      epoch: targetEpoch,
+      partitions: target,
+      subscribedTopicIds: this.topicIds(group.memberTopicNamesWith(updated, regexes)),
+      ownerEpoch: (topicId, p) => group.ownerEpoch(topicId, p),
+      owned: req.topicPartitions,
+      enforceSubscription: subscriptionChanged,
+    });
+
+    // Everything checked: the group changes in one go.
+    if (!this.state.consumerGroups.has(group.groupId)) this.state.consumerGroups.set(group.groupId, group);
+    group.groupEpoch = groupEpoch;
+    group.subscriptionMetadata = subscriptionMetadata;
+    if (resolvedRegexes) {
+      group.resolvedRegexes.clear();
+      for (const [regex, topics] of resolvedRegexes) group.resolvedRegexes.set(regex, topics);
+      group.lastRegexRefreshMs = this.state.now();
+    }
+    if (replaced) {
+      group.removeMember(replaced.memberId);
+      group.targetAssignment.delete(replaced.memberId);
+      this.cancelTimers(group.groupId, replaced.memberId);
+    }
+    if (targetAssignment) {
+      group.targetAssignment.clear();
+      for (const [id, partitions] of targetAssignment) group.targetAssignment.set(id, partitions);
+      group.assignmentEpoch = groupEpoch;
+    }
+    group.updateMember(reconciled);
+    if (reconciled !== updated) this.scheduleRebalanceTimeout(group, reconciled);
+    this.scheduleSessionTimeout(group.groupId, memberId);
+
+    const isFullRequest = req.rebalanceTimeoutMs !== -1 && (req.subscribedTopicNames !== null || req.subscribedTopicRegex !== null) &&
+      req.topicPartitions !== null;
+    const sendAssignment = joining || isFullRequest || !sameAssignment(member.assigned, reconciled.assigned);
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch: reconciled.memberEpoch,
+      heartbeatIntervalMs: this.heartbeatIntervalMs(group.groupId), assignment: sendAssignment ? toWire(reconciled.assigned) : null,
+    };
+  }
+
+  /**
+   * Kafka's getOrMaybeCreateConsumerGroup: a group id of a classic group is not a consumer group,
+   * except an empty one, which a joining member turns into one (its committed offsets stay).
+   */
+  private getOrMaybeCreateGroup(groupId: string, create: boolean): ConsumerGroup {
+    const group = this.state.consumerGroups.get(groupId);
+    if (group) return group;
+    const classic = this.state.groups.get(groupId);
+    const classicLive = classic !== undefined && !classic.is(GroupState.Dead);
+    if (!create) {
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, classicLive ? `Group ${groupId} is not a consumer group.` : `Consumer group ${groupId} not found.`);
+    }
+    if (classicLive && !classic.is(GroupState.Empty)) {
+      // Online upgrade (group.consumer.migration.policy) is not served yet.
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND,
+        `Cannot upgrade classic group ${groupId} to consumer group because online upgrade is disabled.`);
+    }
+    return new ConsumerGroup(groupId);
+  }
+
+  private dynamicMember(group: ConsumerGroup, memberId: string, req: ConsumerHeartbeatRequest, joining: boolean): ConsumerGroupMember {
+    const member = group.members.get(memberId);
+    if (!member) {
+      if (!joining) throw unknownMember(group.groupId, memberId);
+      return newMember(memberId);
+    }
+    this.checkMemberEpoch(member, req);
+    return member;
+  }
+
+  /** A static member's heartbeat; joining again after a temporary leave (-2), it replaces the previous member of its instance id. */
+  private staticMember(group: ConsumerGroup, memberId: string, instanceId: string, req: ConsumerHeartbeatRequest, joining: boolean):
+    { member: ConsumerGroupMember; replaced?: ConsumerGroupMember } {
+    const existing = group.staticMember(instanceId);
+    if (joining) {
+      if (!existing) return { member: group.members.get(memberId) ?? newMember(memberId) };
+      if (existing.memberId === memberId) {
+        this.checkMemberEpoch(existing, req);
+        return { member: existing };
+      }
+      if (existing.memberEpoch !== STATIC_LEAVE_EPOCH) {
+        throw new GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, `Static member ${memberId} with instance id ${instanceId} ` +
+          `cannot join the group because the instance id is owned by ${existing.memberId} member.`);
+      }
+      // The replacement starts from what the previous member owned.
+      return { member: { ...existing, memberId, memberEpoch: JOIN_EPOCH, previousMemberEpoch: JOIN_EPOCH }, replaced: existing };
+    }
+    if (!existing) throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${instanceId} is unknown.`);
+    if (existing.memberId !== memberId) {
+      throw new GroupError(ErrorCode.FENCED_INSTANCE_ID,
+        `Static member ${memberId} with instance id ${instanceId} was fenced by member ${existing.memberId}.`);
+    }
+    this.checkMemberEpoch(existing, req);
+    return { member: existing };
+  }
+
+  /**
+   * Kafka's throwIfConsumerGroupMemberEpochIsInvalid: epoch 0 rejoins; a greater epoch, or a
+   * smaller one, is fenced, except the previous epoch with owned partitions within the assignment
+   * (the answer that bumped the epoch may have been lost).
+   */
+  private checkMemberEpoch(member: ConsumerGroupMember, req: ConsumerHeartbeatRequest): void {
+    const epoch = req.memberEpoch;
+    if (epoch === JOIN_EPOCH || epoch === member.memberEpoch) return;
+    const fenced = (relation: string): never => {
+      throw new GroupError(ErrorCode.FENCED_MEMBER_EPOCH, `The consumer group member has a ${relation} member epoch (${epoch}) ` +
+        `than the one known by the group coordinator (${member.memberEpoch}). The member must abandon all its partitions and rejoin.`);
+    };
+    if (epoch > member.memberEpoch) fenced('greater');
+    const ownsSubset = req.topicPartitions !== null && req.topicPartitions.every((t) => {
+      const assigned = member.assigned.get(t.topicId);
+      return assigned !== undefined && t.partitions.every((p) => assigned.has(p));
+    });
+    if (epoch !== member.previousMemberEpoch || !ownsSubset) fenced('smaller');
+  }
+
+  // ================================================================= subscriptions and assignment
+
+  /**
+   * The regular expressions the group subscribes with, resolved again against the topics when a
+   * member brings a new one or the last resolution is older than REGEX_REFRESH_INTERVAL_MS; null
+   * when they need no refresh or matched the same topics. An invalid new one is refused.
+   */
+  private resolveRegexes(group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+    members: ReadonlyMap<string, ConsumerGroupMember>): Map<string, ReadonlySet<string>> | null {
+    const regexes = new Set([...members.values()].map((m) => m.subscribedTopicRegex).filter((r) => r !== ''));
+    const brandNew = updated.subscribedTopicRegex !== '' && updated.subscribedTopicRegex !== member.subscribedTopicRegex &&
+      !group.resolvedRegexes.has(updated.subscribedTopicRegex);
+    const compiled = new Map<string, RegExp>();
+    for (const regex of regexes) {
+      try {
+        compiled.set(regex, compileTopicRegex(regex));
+      } catch (err) {
+        if (!(err instanceof InvalidRegexError)) throw err;
+        throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${regex}\` is not a valid regular expression: ${err.message}.`);
+      }
+    }
+    const stale = this.state.now() - group.lastRegexRefreshMs >= REGEX_REFRESH_INTERVAL_MS;
+    const dropped = [...group.resolvedRegexes.keys()].some((r) => !regexes.has(r));
+    if (!brandNew && !dropped && !(stale && regexes.size > 0)) return null;
+    const names = this.topics.topics().map((t) => t.name);
+    const resolved = new Map<string, ReadonlySet<string>>();
+    for (const [regex, re] of compiled) resolved.set(regex, new Set(names.filter((n) => re.test(n))));
+    const same = resolved.size === group.resolvedRegexes.size && [...resolved].every(([r, topics]) => {
+      const before = group.resolvedRegexes.get(r);
+      return before !== undefined && before.size === topics.size && [...topics].every((t) => before.has(t));
+    });
+    if (same) {
+      group.lastRegexRefreshMs = this.state.now();
+      return null;
+    }
+    return resolved;
+  }
+
+  /** What the target assignment depends on besides the members: each subscribed topic's id and partition count. */
+  private subscriptionMetadata(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
+    regexes: ReadonlyMap<string, ReadonlySet<string>>): string {
+    const names = new Set<string>();
+    for (const m of members.values()) for (const t of group.memberTopicNamesWith(m, regexes)) names.add(t);
+    return [...names].sort().flatMap((name) => {
+      const topic = this.topics.topic(name);
+      return topic ? [`${name}:${topic.id}:${topic.partitions.length}`] : [];
+    }).join(',');
+  }
+
+  private topicIds(names: Iterable<string>): Set<string> {
+    const ids = new Set<string>();
+    for (const name of names) {
+      const topic = this.topics.topic(name);
+      if (topic) ids.add(topic.id);
+    }
+    return ids;
+  }
+
+  /** A new target assignment by the assignor most members name (else the first of group.consumer.assignors). */
+  private assign(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
+    regexes: ReadonlyMap<string, ReadonlySet<string>>, previous: ReadonlyMap<string, TopicPartitions>): Map<string, TopicPartitions> {
+    const assignor = this.assignorFor(members);
+    const topics = new Map<string, number>();
+    const specMembers = [...members.values()].map((m) => {
+      const names = group.memberTopicNamesWith(m, regexes);
+      for (const name of names) {
+        const topic = this.topics.topic(name);
+        if (topic) topics.set(topic.id, topic.partitions.length);
+      }
+      return { memberId: m.memberId, instanceId: m.instanceId, subscribedTopicIds: this.topicIds(names) };
+    });
+    return assignor.assign({ members: specMembers, topics, previous });
+  }
+
+  private assignorFor(members: ReadonlyMap<string, ConsumerGroupMember>): ConsumerGroupAssignor {
+    const counts = new Map<string, number>();
+    for (const m of members.values()) if (m.serverAssignor !== null) counts.set(m.serverAssignor, (counts.get(m.serverAssignor) ?? 0) + 1);
+    let preferred: string | null = null;
+    for (const [name, n] of counts) if (preferred === null || n > counts.get(preferred)!) preferred = name;
+    return this.config.assignors.find((a) => a.name === preferred) ?? this.config.assignors[0];
+  }
+
+  // ================================================================= leaving and fencing
+
+  private leave(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+    const group = this.consumerGroup(req.groupId);
+    let member: ConsumerGroupMember;
+    if (req.instanceId === null) {
+      member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
+    } else {
+      member = group.staticMember(req.instanceId) ?? throwError(new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${req.instanceId} is unknown.`));
+      if (member.memberId !== req.memberId) {
+        throw new GroupError(ErrorCode.FENCED_INSTANCE_ID,
+          `Static member ${req.memberId} with instance id ${req.instanceId} was fenced by member ${member.memberId}.`);
+      }
+      if (req.memberEpoch === STATIC_LEAVE_EPOCH) {
+        // Gone for a while: its instance id stays, for a replacement to take over its partitions.
+        group.updateMember({ ...member, memberEpoch: STATIC_LEAVE_EPOCH, pendingRevocation: new Map() });
+        this.state.timers.cancel(consumerRebalanceKey(group.groupId, member.memberId));
+        return this.leaveAnswer(member.memberId, STATIC_LEAVE_EPOCH);
+      }
+    }
+    this.fence(group, member);
+    return this.leaveAnswer(req.memberId, req.memberEpoch);
+  }
+
+  private leaveAnswer(memberId: string, memberEpoch: number): ConsumerHeartbeatResult {
+    return { errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch, heartbeatIntervalMs: 0, assignment: null };
+  }
+
+  /** The member leaves the group (Kafka's consumerGroupFenceMember): the group epoch is bumped, for a new target assignment. */
+  private fence(group: ConsumerGroup, member: ConsumerGroupMember): void {
+    group.removeMember(member.memberId);
+    group.targetAssignment.delete(member.memberId);
+    this.cancelTimers(group.groupId, member.memberId);
+    group.subscriptionMetadata = this.subscriptionMetadata(group, group.members, group.resolvedRegexes);
+    group.groupEpoch++;
+  }
+
+  /** A timer's fencing: only if the group and the member are still there (and, for the rebalance timeout, still in that epoch). */
+  private fenceOnTimeout(groupId: string, memberId: string, memberEpoch: number | null): void {
+    const group = this.state.consumerGroups.get(groupId);
+    const member = group?.members.get(memberId);
+    if (!group || !member || (memberEpoch !== null && member.memberEpoch !== memberEpoch)) return;
+    this.fence(group, member);
+  }
+
+  private scheduleSessionTimeout(groupId: string, memberId: string): void {
+    this.state.timers.schedule(consumerSessionKey(groupId, memberId), this.sessionTimeoutMs(groupId),
+      () => this.fenceOnTimeout(groupId, memberId, null));
+  }
+
+  /** A member that must revoke partitions has its rebalance timeout to do so, or is fenced. */
+  private scheduleRebalanceTimeout(group: ConsumerGroup, member: ConsumerGroupMember): void {
+    const key = consumerRebalanceKey(group.groupId, member.memberId);
+    if (member.state !== MemberState.UnrevokedPartitions) {
+      this.state.timers.cancel(key);
+      return;
+    }
+    const { groupId } = group;
+    const { memberId, memberEpoch } = member;
+    this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, memberEpoch));
+  }
+
+  private cancelTimers(groupId: string, memberId: string): void {
+    this.state.timers.cancel(consumerSessionKey(groupId, memberId));
+    this.state.timers.cancel(consumerRebalanceKey(groupId, memberId));
+  }
+
+  private sessionTimeoutMs(groupId: string): number {
+    return groupOverride(this.groupConfig(groupId), 'consumer.session.timeout.ms') ?? this.config.sessionTimeoutMs;
+  }
+
+  private heartbeatIntervalMs(groupId: string): number {
+    return groupOverride(this.groupConfig(groupId), 'consumer.heartbeat.interval.ms') ?? this.config.heartbeatIntervalMs;
+  }
+
+  // ================================================================= ConsumerGroupDescribe
+
+  private consumerGroup(groupId: string): ConsumerGroup {
+    const group = this.state.consumerGroups.get(groupId);
+    if (group) return group;
+    const classic = this.state.groups.get(groupId);
+    if (classic && !classic.is(GroupState.Dead)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
+    throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
+  }
+
+  describe(groupId: string): ConsumerGroupDescription {
+    const blank = { groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] };
+    const statusError = this.state.validateStatus(groupId, true);
+    if (statusError) return { ...blank, errorCode: statusError, errorMessage: null };
+    let group: ConsumerGroup;
+    try {
+      group = this.consumerGroup(groupId);
+    } catch (err) {
+      if (!(err instanceof GroupError)) throw err;
+      return { ...blank, errorCode: err.code, errorMessage: fitMessage(err.message) };
+    }
+    const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
+    const described = (partitions: TopicPartitions): DescribedPartitions[] =>
+      toWire(partitions).flatMap((t) => (names.has(t.topicId) ? [{ ...t, topicName: names.get(t.topicId)! }] : []));
+    return {
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      groupId,
+      groupState: group.state,
+      groupEpoch: group.groupEpoch,
+      assignmentEpoch: group.assignmentEpoch,
+      assignorName: this.assignorFor(group.members).name,
+      members: [...group.members.values()].map((m) => ({
+        memberId: m.memberId, instanceId: m.instanceId, rackId: m.rackId, memberEpoch: m.memberEpoch, clientId: m.clientId,
+        clientHost: m.clientHost, subscribedTopicNames: [...m.subscribedTopicNames],
+        subscribedTopicRegex: m.subscribedTopicRegex === '' ? null : m.subscribedTopicRegex,
+        assignment: described(withoutEpochs(m.assigned)), targetAssignment: described(group.targetAssignment.get(m.memberId) ?? new Map()),
+      })),
+    };
+  }
+
+  /** The group's state as ListGroups shows it, or undefined for an id that is not a consumer group. */
+  listedState(groupId: string): ConsumerGroupState | undefined {
+    return this.state.consumerGroups.get(groupId)?.state;
+  }
+}
+
+function unknownMember(groupId: string, memberId: string): GroupError {
+  return new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${groupId}.`);
+}
+
+function throwError(err: Error): never {
+  throw err;
+}
+
+/** Kafka's messages quote ids of any length; a protocol string holds at most MAX_STRING_LENGTH bytes. */
+function fitMessage(message: string): string {
+  let fitted = message;
+  while (Buffer.byteLength(fitted) > MAX_STRING_LENGTH) fitted = fitted.slice(0, Math.floor(fitted.length * 0.9));
+  return fitted;
+}
+
+function groupOverride(configs: Readonly<Record<string, string>> | undefined, name: string): number | undefined {
+  const raw = configs?.[name];
+  return raw === undefined ? undefined : Number(raw);
+}

@@ -1,0 +1,110 @@
+// One consumer group (KIP-848, Kafka's ConsumerGroup): its members, the group epoch (bumped when
+// membership, subscriptions or the subscribed topics change), the target assignment and its
+// epoch, who owns which partition now (and at which epoch), and the topics its regular
+// expressions resolved to. Like ClassicGroup it does no I/O and holds no timers.
+import { ErrorCode } from '../common/errors';
+import { isReconciledTo, type ConsumerGroupMember, type EpochedPartitions, type TopicPartitions } from './consumer-member';
+
+/** Kafka's ConsumerGroupState, as DescribeGroups, ListGroups and ConsumerGroupDescribe spell it. */
+export enum ConsumerGroupState {
+  Empty = 'Empty',
+  /** The group epoch moved past the target assignment's: a new one is due. */
+  Assigning = 'Assigning',
+  /** Some member has not reached the target assignment yet. */
+  Reconciling = 'Reconciling',
+  Stable = 'Stable',
+  Dead = 'Dead',
+}
+
+const partitionKey = (topicId: string, partition: number): string => `${topicId}:${partition}`;
+
+export class ConsumerGroup {
+  groupEpoch = 0;
+  /** The epoch of the target assignment. */
+  assignmentEpoch = 0;
+  readonly members = new Map<string, ConsumerGroupMember>();
+  /** group.instance.id -> member id. */
+  private readonly staticMembers = new Map<string, string>();
+  /** The target assignment, by member id. */
+  readonly targetAssignment = new Map<string, TopicPartitions>();
+  /** Owned partitions (assigned or being revoked) -> the owner's member epoch. */
+  private readonly partitionEpochs = new Map<string, number>();
+  /** Each subscribed regular expression -> the topic names it matched at the last refresh. */
+  readonly resolvedRegexes = new Map<string, ReadonlySet<string>>();
+  /** When the regular expressions were last resolved against the topics (wall clock ms). */
+  lastRegexRefreshMs = -1;
+  /** What the target assignment was computed from: the subscribed topics with their ids and partition counts. */
+  subscriptionMetadata = '';
+  /** Set once deleted: requests holding it must not use it. */
+  dead = false;
+
+  constructor(readonly groupId: string) {}
+
+  get state(): ConsumerGroupState {
+    if (this.dead) return ConsumerGroupState.Dead;
+    if (this.members.size === 0) return ConsumerGroupState.Empty;
+    if (this.groupEpoch > this.assignmentEpoch) return ConsumerGroupState.Assigning;
+    for (const m of this.members.values()) if (!isReconciledTo(m, this.assignmentEpoch)) return ConsumerGroupState.Reconciling;
+    return ConsumerGroupState.Stable;
+  }
+
+  staticMember(instanceId: string): ConsumerGroupMember | undefined {
+    const memberId = this.staticMembers.get(instanceId);
+    return memberId === undefined ? undefined : this.members.get(memberId);
+  }
+
+  /** Adds the member, or replaces the one of the same id; its partitions' owner epochs follow. */
+  updateMember(member: ConsumerGroupMember): void {
+    const old = this.members.get(member.memberId);
+    if (old) this.releasePartitions(old);
+    this.members.set(member.memberId, member);
+    if (member.instanceId !== null) this.staticMembers.set(member.instanceId, member.memberId);
+    this.ownPartitions(member.assigned, member.memberEpoch);
+    this.ownPartitions(member.pendingRevocation, member.memberEpoch);
+  }
+
+  removeMember(memberId: string): void {
+    const old = this.members.get(memberId);
+    if (!old) return;
+    this.releasePartitions(old);
+    this.members.delete(memberId);
+    if (old.instanceId !== null && this.staticMembers.get(old.instanceId) === memberId) this.staticMembers.delete(old.instanceId);
+  }
+
+  /**
+   * Kafka's ConsumerGroup.validateOffsetCommit: a commit without member epoch (-1: the admin
+   * client, or a consumer outside group management) only while the group is empty; else the
+   * member's, at its current epoch, and (not in a transaction) with OffsetCommit v9+.
+   */
+  validateOffsetCommit(memberId: string, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
+    if (memberEpoch < 0 && this.members.size === 0) return ErrorCode.NONE;
+    const member = this.members.get(memberId);
+    if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
+    if (!isTransactional && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
+    return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
+  }
+
+  /** The epoch of the partition's owner, -1 when nobody owns it. */
+  ownerEpoch(topicId: string, partition: number): number {
+    return this.partitionEpochs.get(partitionKey(topicId, partition)) ?? -1;
+  }
+
+  /** The topic names the member subscribes to: its names and what its regular expression resolved to in `regexes`. */
+  memberTopicNamesWith(member: ConsumerGroupMember, regexes: ReadonlyMap<string, ReadonlySet<string>> = this.resolvedRegexes): Set<string> {
+    const names = new Set(member.subscribedTopicNames);
+    if (member.subscribedTopicRegex !== '') for (const t of regexes.get(member.subscribedTopicRegex) ?? []) names.add(t);
+    return names;
+  }
+
+  private ownPartitions(partitions: EpochedPartitions, epoch: number): void {
+    for (const [topicId, ps] of partitions) for (const p of ps.keys()) this.partitionEpochs.set(partitionKey(topicId, p), epoch);
+  }
+
+  private releasePartitions(member: ConsumerGroupMember): void {
+    for (const partitions of [member.assigned, member.pendingRevocation]) {
+      for (const [topicId, ps] of partitions) {
+        for (const p of ps.keys()) this.partitionEpochs.delete(partitionKey(topicId, p));
+      }
+    }
+  }
+}
