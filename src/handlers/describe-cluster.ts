@@ -23,7 +23,7 @@ export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersio
     ...base,
     errorCode: ErrorCode.NONE,
     errorMessage: null,
-    brokers: s.controller.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+    brokers: s.controller.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
     clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
   };
 });

@@ -44,9 +44,9 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
   return { throttleTimeMs: 0, topics: fetched.topics, errorCode: fetched.errorCode, groups: [] };
 });
 
-function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null,
+function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name?: string; partitionIndexes: number[] }[] | null,
   requireStable: boolean): { errorCode: number; topics: OffsetFetchResponseTopic[] } {
-  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes })), requireStable);
+  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })), requireStable);
   return {
     errorCode: result.errorCode,
     topics: result.topics.map((t) => ({

@@ -43,9 +43,10 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
         : ErrorCode.NONE;
     const appends: { topic: string; index: number; partition?: Partition; result: AppendResult }[] = [];
     for (const t of req.topicData) {
+      const topic = t.name ?? '';
       for (const p of t.partitionData) {
         let result: AppendResult;
-        const found = s.replicas.leaderPartition(t.name, p.index, NO_LEADER_EPOCH);
+        const found = s.replicas.leaderPartition(topic, p.index, NO_LEADER_EPOCH);
         const partition = 'errorCode' in found ? undefined : found.partition;
         if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
         else if ('errorCode' in found) result = failedAppend(found.errorCode);
@@ -55,7 +56,7 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
           result = s.replicas.append(found.partition, p.records, found.leaderEpoch,
             { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
         }
-        appends.push({ topic: t.name, index: p.index, partition, result });
+        appends.push({ topic, index: p.index, partition, result });
       }
     }
 

@@ -43,7 +43,7 @@ export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersio
       groupId: req.groupId,
       producerId: Number(req.producerId),
       producerEpoch: req.producerEpoch,
-      generationId: v >= 3 ? req.generationId ?? -1 : -1,
+      generationId: v >= 3 ? req.generationIdOrMemberEpoch ?? -1 : -1,
       memberId: v >= 3 ? req.memberId ?? '' : '',
       groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
     };

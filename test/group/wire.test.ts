@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
+import { ZERO_UUID } from '../../src/protocol/primitives';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse';
@@ -34,7 +35,7 @@ const PARTITIONS = 5;
 function txnCommit(c: RawClient, version: number, groupId: string, producerId: number, offset: bigint, extra: object = {}) {
   return c.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, version, {
     transactionalId: `tx-${producerId}`, groupId, producerId: BigInt(producerId), producerEpoch: 0,
-    generationId: -1, memberId: '', groupInstanceId: null, ...extra,
+    generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, ...extra,
     topics: [{ name: 'wt', partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: 'txn' }] }],
   });
 }
@@ -200,7 +201,9 @@ describe('group APIs on the wire', function () {
     expect(deleted.errorCode).to.equal(0);
     expect(deleted.topics.map((t) => [t.name, t.partitions[0].errorCode])).to.deep.equal([['wt', 0], ['nope', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
     const removed = await c1.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 2, { groupsNames: ['wire', 'never'] });
-    expect(removed.results).to.deep.equal([{ groupId: 'wire', errorCode: 0 }, { groupId: 'never', errorCode: ErrorCode.GROUP_ID_NOT_FOUND }]);
+    expect(removed.results).to.deep.equal([
+      { groupId: 'wire', errorCode: 0, errorMessage: null }, { groupId: 'never', errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null },
+    ]);
   });
 
   it('old versions: JoinGroup v0 (session timeout as rebalance timeout) and protocolName "" before v7', async () => {
@@ -253,7 +256,7 @@ describe('group APIs on the wire', function () {
     const endBefore = partitionOf('tx3').log.logEndOffset;
     for (let v = 0; v <= 4; v++) {
       const res = await txnCommit(c1, v, `tx${v}`, 2000 + v, BigInt(v * 10 + 5));
-      expect(res.topics).to.deep.equal([{ name: 'wt', partitions: [{ partitionIndex: 1, errorCode: 0 }] }]);
+      expect(res.topics).to.deep.equal([{ name: 'wt', topicId: ZERO_UUID, partitions: [{ partitionIndex: 1, errorCode: 0 }] }]);
     }
     // tx3's batch: the producer's, transactional, sequence 0.
     const read = await partitionOf('tx3').log.readBytes(endBefore, 1 << 20);
@@ -261,12 +264,12 @@ describe('group APIs on the wire', function () {
     expect([read.records.readBigInt64BE(43), read.records.readInt32BE(53), (read.records.readInt16BE(21) >> 4) & 1]).to.deep.equal([2003n, 0, 1]);
 
     const unknown = await c1.request<TxnOffsetCommitResponse>(ApiKey.TxnOffsetCommit, 3, {
-      transactionalId: 'tx', groupId: 'tx3', producerId: 2003n, producerEpoch: 0, generationId: -1, memberId: '', groupInstanceId: null,
+      transactionalId: 'tx', groupId: 'tx3', producerId: 2003n, producerEpoch: 0, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
       topics: [{ name: 'wt', partitions: [{ partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] },
         { name: 'no-such-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
     });
     expect(unknown.topics.map((t) => t.partitions.map((p) => p.errorCode))).to.deep.equal([[ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
-    const stale = await txnCommit(c1, 3, 'no-such-group', 2010, 1n, { generationId: 4, memberId: 'm' });
+    const stale = await txnCommit(c1, 3, 'no-such-group', 2010, 1n, { generationIdOrMemberEpoch: 4, memberId: 'm' });
     expect(stale.topics[0].partitions[0].errorCode).to.equal(ErrorCode.ILLEGAL_GENERATION);
 
     expect(await fetchStable(c1, 'tx3')).to.deep.equal([-1, ErrorCode.UNSTABLE_OFFSET_COMMIT]);

@@ -47,10 +47,12 @@ describe('BrokerClient (the inter-broker client)', function () {
     expect(c.peerVersionRange(ApiKey.ApiVersions)).to.deep.equal({ minVersion: 0, maxVersion: 4 });
     expect(c.usableVersion(ApiKey.Metadata)).to.equal(12);
     expect(c.usableVersion(ApiKey.Fetch)).to.equal(17);
-    // The codec's latest EndTxn version is marked unstable: the broker serves it, we do not send it.
-    expect(apiSpecs[ApiKey.EndTxn].latestVersionUnstable).to.equal(true);
-    expect(c.peerVersionRange(ApiKey.EndTxn)?.maxVersion).to.equal(5);
-    expect(c.usableVersion(ApiKey.EndTxn)).to.equal(4);
+    // The codec's latest InitProducerId version (6) is marked unstable, as in Kafka 4.4: we do not send it.
+    expect(apiSpecs[ApiKey.InitProducerId].latestVersionUnstable).to.equal(true);
+    expect(apiSpecs[ApiKey.InitProducerId].maxVersion).to.equal(6);
+    expect(c.usableVersion(ApiKey.InitProducerId)).to.equal(5);
+    expect(apiSpecs[ApiKey.EndTxn].latestVersionUnstable).to.equal(false);
+    expect(c.usableVersion(ApiKey.EndTxn)).to.equal(5);
     // An API the broker does not serve has no usable version; the connection is not affected.
     expect(c.peerVersionRange(ApiKey.DescribeAcls)).to.equal(undefined);
     expect(() => c.usableVersion(ApiKey.DescribeAcls)).to.throw(UnsupportedVersionError, /DescribeAcls/);

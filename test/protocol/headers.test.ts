@@ -95,7 +95,7 @@ describe('protocol headers and framing', () => {
     expect(r.int32()).to.equal(frame.length - 4);
     const h = readRequestHeader(r);
     expect(h).to.deep.equal({ requestApiKey: 18, requestApiVersion: 3, correlationId: 42, clientId: 'abc' });
-    expect(decodeApiVersionsRequest(r, 3)).to.deep.equal({ clientSoftwareName: 'x', clientSoftwareVersion: '1' });
+    expect(decodeApiVersionsRequest(r, 3)).to.deep.equal({ clientSoftwareName: 'x', clientSoftwareVersion: '1', clusterId: null, nodeId: -1 });
     expect(r.remaining()).to.equal(0);
   });
 

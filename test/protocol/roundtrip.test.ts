@@ -153,6 +153,7 @@ describe('generated codecs: specific behaviour', () => {
       controllerId: -1,
       topics: [],
       clusterAuthorizedOperations: -2147483648,
+      errorCode: 0,
     });
   });
 

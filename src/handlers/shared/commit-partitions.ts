@@ -16,25 +16,26 @@ export interface CommitAnswerTopic {
  */
 export async function commitKnownPartitions<P extends { partitionIndex: number }, C>(
   controller: Pick<Controller, 'topic'>,
-  topics: { name: string; partitions: P[] }[],
+  topics: { name?: string; partitions: P[] }[],
   toCommit: (topic: string, p: P) => C,
   commit: (partitions: C[]) => Promise<number[]>,
 ): Promise<CommitAnswerTopic[]> {
   const answer: CommitAnswerTopic[] = topics.map((t) => ({
-    name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })),
+    name: t.name ?? '', partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })),
   }));
   const known: C[] = [];
   // Where each partition sent to the coordinator goes back in the answer.
   const slots: { topic: number; partition: number }[] = [];
   topics.forEach((t, ti) => {
-    const meta = controller.topic(t.name);
+    const name = t.name ?? '';
+    const meta = controller.topic(name);
     t.partitions.forEach((p, pi) => {
       if (!meta || p.partitionIndex < 0 || p.partitionIndex >= meta.partitions.length) {
         answer[ti].partitions[pi].errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         return;
       }
       slots.push({ topic: ti, partition: pi });
-      known.push(toCommit(t.name, p));
+      known.push(toCommit(name, p));
     });
   });
   if (known.length > 0) {

@@ -23,7 +23,7 @@ function captureProduce(produce: ApiHandler): void {
   const store = produce.handle.bind(produce);
   produce.handle = (req, ctx) => {
     for (const t of (req as ProduceRequest).topicData) {
-      for (const p of t.partitionData) if (p.records && !captured.has(t.name)) captured.set(t.name, Buffer.from(p.records));
+      for (const p of t.partitionData) if (p.records && t.name && !captured.has(t.name)) captured.set(t.name, Buffer.from(p.records));
     }
     return store(req, ctx);
   };
