@@ -84,6 +84,14 @@ export class ConsumerGroup {
     return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
   }
 
+  /** Kafka's validateOffsetFetch: no member id and no epoch (the admin client, or a client that does not say) may fetch; else a member at its epoch. */
+  validateOffsetFetch(memberId: string | null, memberEpoch: number): number {
+    if (memberId === null && memberEpoch < 0) return ErrorCode.NONE;
+    const member = memberId === null ? undefined : this.members.get(memberId);
+    if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
+    return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
+  }
+
   /** The epoch of the partition's owner, -1 when nobody owns it. */
   ownerEpoch(topicId: string, partition: number): number {
     return this.partitionEpochs.get(partitionKey(topicId, partition)) ?? -1;

@@ -19,14 +19,14 @@ import { CoordinatorState, type GroupCoordinatorConfig, type HostedPartition } f
 import type { ConsumerGroup } from './consumer-group';
 import { ClassicGroup, GroupMember, GroupState, joinError, type JoinResult, type SyncResult } from './group';
 import {
-  OffsetMetadataManager, type CommitRequest, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
+  OffsetMetadataManager, type CommitRequest, type FetchingMember, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
 import { groupTimersPrefix, retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
-export type { CommitPartition, CommitRequest, FetchedPartition, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
+export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
 export type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
 export type {
   ConsumerGroupDescription, ConsumerGroupTopics, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, GroupConfigLookup,
@@ -324,8 +324,9 @@ export class GroupCoordinator {
     this.offsets.onTransactionCompleted(producerId, offsetsPartition, commit);
   }
 
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean): FetchResult {
-    return this.offsets.fetchOffsets(groupId, topics, requireStable);
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean,
+    member?: FetchingMember): FetchResult {
+    return this.offsets.fetchOffsets(groupId, topics, requireStable, member);
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {

@@ -62,6 +62,15 @@ export interface FetchResult {
   topics: { name: string; partitions: FetchedPartition[] }[];
 }
 
+/** Who fetches (OffsetFetch v9+): a consumer group's member is checked as for a commit. */
+export interface FetchingMember {
+  memberId: string | null;
+  /** -1: none. */
+  memberEpoch: number;
+}
+
+export const NO_FETCHING_MEMBER: FetchingMember = { memberId: null, memberEpoch: -1 };
+
 export interface OffsetDeleteResult {
   errorCode: number;
   topics: { name: string; partitions: { partition: number; errorCode: number }[] }[];
@@ -282,9 +291,12 @@ export class OffsetMetadataManager {
    * with a pending transactional offset is answered UNSTABLE_OFFSET_COMMIT (and -1), as Kafka 4
    * does; the client retries until the transaction has ended.
    */
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean): FetchResult {
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean,
+    member: FetchingMember = NO_FETCHING_MEMBER): FetchResult {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { errorCode: statusError, topics: [] };
+    const memberError = this.state.consumerGroups.get(groupId)?.validateOffsetFetch(member.memberId, member.memberEpoch);
+    if (memberError) return { errorCode: memberError, topics: [] };
     const found = this.groups.get(groupId);
     const group = found && !found.is(GroupState.Dead) ? found : undefined;
     const answer = (topic: string, partition: number): FetchedPartition => {

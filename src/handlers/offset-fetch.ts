@@ -7,12 +7,15 @@
 //   transaction has not ended is answered UNSTABLE_OFFSET_COMMIT with offset -1, on the partition
 //   in every version (v8+ too: the group's own error stays NONE, as in Kafka 4). Without it, such a
 //   partition shows its last committed offset; pending transactional offsets are never shown.
+// - v9+: a consumer group's member (KIP-848) fetches at its member epoch: UNKNOWN_MEMBER_ID,
+//   STALE_MEMBER_EPOCH otherwise; without member id and epoch anyone may fetch.
 // - Group errors (COORDINATOR_LOAD_IN_PROGRESS...): at the top (v2-7) or per group (v8+); v0-1 have
 //   no such field and carry the error on each partition.
 import { ApiKey } from '../protocol/generated';
 import type { OffsetFetchResponseTopic } from '../protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../common/errors';
 import type { GroupCoordinator } from '../group';
+import type { FetchingMember } from '../group/coordinator';
 import { defineHandler } from './handler';
 
 export interface OffsetFetchServices {
@@ -26,7 +29,8 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
     return {
       throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
       groups: req.groups.map((g) => {
-        const fetched = fetch(s.groups, g.groupId, g.topics, requireStable);
+        const member = v >= 9 ? { memberId: g.memberId ?? null, memberEpoch: g.memberEpoch ?? -1 } : undefined;
+        const fetched = fetch(s.groups, g.groupId, g.topics, requireStable, member);
         return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
       }),
     };
@@ -45,8 +49,9 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
 });
 
 function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name?: string; partitionIndexes: number[] }[] | null,
-  requireStable: boolean): { errorCode: number; topics: OffsetFetchResponseTopic[] } {
-  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })), requireStable);
+  requireStable: boolean, member?: FetchingMember): { errorCode: number; topics: OffsetFetchResponseTopic[] } {
+  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })),
+    requireStable, member);
   return {
     errorCode: result.errorCode,
     topics: result.topics.map((t) => ({

@@ -1,0 +1,127 @@
+// Consumer groups (KIP-848) on the wire, through RawClient against a real broker: two members on
+// two connections heartbeating as the Java consumer does (ConsumerGroupHeartbeat v1, their own
+// member ids), the second getting its partitions once the first has revoked them; then
+// ConsumerGroupDescribe, ListGroups v5, commits and fetches at the member epoch, and leaving.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { ApiKey } from '../../src/protocol/generated';
+import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
+import type { ConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/ConsumerGroupHeartbeatResponse';
+import type { ConsumerGroupDescribeResponse } from '../../src/protocol/generated/ConsumerGroupDescribeResponse';
+import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
+import type { ListGroupsResponse } from '../../src/protocol/generated/ListGroupsResponse';
+import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse';
+import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
+import { ErrorCode } from '../../src/common/errors';
+import { RawClient } from '../helpers/raw-client';
+import { withBroker } from '../helpers/broker';
+
+const GROUP = 'kip848';
+
+/** A member as the Java consumer drives one: its own id, the partitions it owns reported on every heartbeat. */
+class WireMember {
+  readonly memberId = randomUUID();
+  epoch = 0;
+  owned: { topicId: string; partitions: number[] }[] = [];
+
+  constructor(readonly conn: RawClient) {}
+
+  async heartbeat(joining = false): Promise<ConsumerGroupHeartbeatResponse> {
+    const res = await this.conn.request<ConsumerGroupHeartbeatResponse>(ApiKey.ConsumerGroupHeartbeat, 1, {
+      groupId: GROUP, memberId: this.memberId, memberEpoch: joining ? 0 : this.epoch, instanceId: null, rackId: null,
+      rebalanceTimeoutMs: joining ? 30_000 : -1, subscribedTopicNames: joining ? ['cw'] : null, subscribedTopicRegex: null,
+      serverAssignor: null, topicPartitions: joining ? [] : this.owned,
+    });
+    expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
+    this.epoch = res.memberEpoch;
+    if (res.assignment) this.owned = res.assignment.topicPartitions;
+    return res;
+  }
+
+  count(): number {
+    return this.owned.reduce((n, t) => n + t.partitions.length, 0);
+  }
+}
+
+describe('consumer groups on the wire', function () {
+  this.timeout(30000);
+  const broker = withBroker({ logLevel: process.env.FJORD_TEST_LOG ?? 'silent', config: { 'offsets.topic.num.partitions': '3' } });
+  let c1: RawClient;
+  let c2: RawClient;
+
+  before(async () => {
+    const running = broker.current();
+    await running.broker.controller.createTopic({ name: 'cw', numPartitions: 4, replicationFactor: 1, assignments: [], configs: {} }, false);
+    c1 = await RawClient.connect(running.port);
+    c2 = await RawClient.connect(running.port);
+    for (let i = 0; ; i++) {
+      const res = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 3, { key: GROUP, keyType: 0, coordinatorKeys: [] });
+      if (res.errorCode === ErrorCode.NONE) break;
+      if (i > 200) throw new Error('coordinator never became available');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  after(() => {
+    c1?.close();
+    c2?.close();
+  });
+
+  it('advertises ConsumerGroupHeartbeat 0-1 and ConsumerGroupDescribe 0-1', async () => {
+    const res = await c1.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
+    const range = (k: number) => res.apiKeys.find((a) => a.apiKey === k);
+    expect([68, 69].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([[68, 0, 1], [69, 0, 1]]);
+  });
+
+  it('two members share the topic; a partition moves only after its owner revoked it', async () => {
+    const a = new WireMember(c1);
+    const b = new WireMember(c2);
+    const first = await a.heartbeat(true);
+    expect(first).to.include({ memberId: a.memberId, memberEpoch: 1, heartbeatIntervalMs: 5000 });
+    expect(a.count()).to.equal(4);
+    await b.heartbeat(true);
+    expect(b.epoch).to.equal(2);
+    expect(b.count()).to.equal(0);
+    for (let round = 0; round < 4; round++) {
+      await a.heartbeat();
+      await b.heartbeat();
+      const owned = [...a.owned, ...b.owned].flatMap((t) => t.partitions);
+      expect(new Set(owned).size, 'a partition owned twice').to.equal(owned.length);
+    }
+    expect([a.count(), b.count()]).to.deep.equal([2, 2]);
+    expect([a.epoch, b.epoch]).to.deep.equal([2, 2]);
+
+    const described = await c1.request<ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 1, { groupIds: [GROUP, 'nope'], includeAuthorizedOperations: false });
+    const [g, missing] = described.groups;
+    expect(g).to.include({ errorCode: 0, groupState: 'Stable', groupEpoch: 2, assignmentEpoch: 2, assignorName: 'uniform' });
+    expect(g.members.map((m) => [m.memberId, m.memberEpoch, m.memberType, m.subscribedTopicNames.join()]).sort())
+      .to.deep.equal([[a.memberId, 2, 1, 'cw'], [b.memberId, 2, 1, 'cw']].sort());
+    expect(g.members.every((m) => m.assignment.topicPartitions[0].topicName === 'cw')).to.equal(true);
+    expect(missing).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group nope not found.' });
+
+    const listed = await c1.request<ListGroupsResponse>(ApiKey.ListGroups, 5, { statesFilter: [], typesFilter: ['consumer'] });
+    expect(listed.groups.map((x) => [x.groupId, x.groupType, x.groupState, x.protocolType])).to.deep.equal([[GROUP, 'consumer', 'Stable', 'consumer']]);
+
+    // Commits at the member epoch (OffsetCommit v9: generationIdOrMemberEpoch), fetched at it (OffsetFetch v9).
+    const commit = (epoch: number) => c1.request<OffsetCommitResponse>(ApiKey.OffsetCommit, 9, {
+      groupId: GROUP, generationIdOrMemberEpoch: epoch, memberId: a.memberId, groupInstanceId: null,
+      topics: [{ name: 'cw', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+    });
+    expect((await commit(1)).topics[0].partitions[0].errorCode).to.equal(ErrorCode.STALE_MEMBER_EPOCH);
+    expect((await commit(2)).topics[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+    const fetch = (epoch: number) => c1.request<OffsetFetchResponse>(ApiKey.OffsetFetch, 9, {
+      groupId: '', topics: [], requireStable: true,
+      groups: [{ groupId: GROUP, memberId: a.memberId, memberEpoch: epoch, topics: [{ name: 'cw', partitionIndexes: [0] }] }],
+    });
+    expect((await fetch(1)).groups[0].errorCode).to.equal(ErrorCode.STALE_MEMBER_EPOCH);
+    expect((await fetch(2)).groups[0].topics[0].partitions[0].committedOffset).to.equal(7n);
+
+    // b leaves; a ends up with everything.
+    const left = await c2.request<ConsumerGroupHeartbeatResponse>(ApiKey.ConsumerGroupHeartbeat, 1, {
+      groupId: GROUP, memberId: b.memberId, memberEpoch: -1, instanceId: null, rackId: null, rebalanceTimeoutMs: -1,
+      subscribedTopicNames: null, subscribedTopicRegex: null, serverAssignor: null, topicPartitions: null,
+    });
+    expect(left).to.include({ errorCode: 0, memberEpoch: -1 });
+    await a.heartbeat();
+    expect(a.count()).to.equal(4);
+  });
+});
