@@ -4,7 +4,7 @@
 // - refused by RE2: lookarounds ((?=, (?!, (?<=, (?<!), backreferences (\1, \k<name>), possessive
 //   and atomic forms ((?>, a++), repeat counts above 1000;
 // - RE2 syntax JavaScript lacks: leading inline flags ((?i), (?s), (?m)), \Q...\E literals, (?P<name>,
-//   POSIX classes ([[:alpha:]]), \A and \z;
+//   POSIX classes ([[:alpha:]]), one-letter Unicode classes (\pL), \A and \z;
 // - escaped punctuation (\- \# \! ...), which RE2 allows anywhere and JavaScript's unicode mode
 //   does not, becomes a \x escape.
 
@@ -57,6 +57,12 @@ export function compileTopicRegex(pattern: string): RegExp {
         continue;
       }
       if (/[1-9]/.test(n) || n === 'k') throw new InvalidRegexError('invalid escape sequence');
+      if ((n === 'p' || n === 'P') && source[i + 2] !== undefined && source[i + 2] !== '{') {
+        // RE2's one-letter Unicode class (\pL) is \p{L} to JavaScript.
+        out += `\\${n}{${source[i + 2]}}`;
+        i += 2;
+        continue;
+      }
       if (n === 'A' && !inClass) out += '^';
       else if (n === 'z' && !inClass) out += '$';
       else if (/[^A-Za-z0-9]/.test(n) && n.charCodeAt(0) < 0x80) out += hex(n);
