@@ -13,12 +13,14 @@ import { ErrorCode } from '../common/errors';
 import { MAX_STRING_LENGTH } from '../protocol/encoding';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
-import { ConsumerGroup, ConsumerGroupState } from './consumer-group';
+import { createHash } from 'node:crypto';
+import { ConsumerGroup, ConsumerGroupState, type ConsumerGroupImage } from './consumer-group';
 import {
   JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
 } from './consumer-member';
 import type { CoordinatorState } from './coordinator-state';
+import type { ConsumerGroupSnapshot } from './store';
 import { GroupState } from './group';
 import { reconcile } from './reconciliation';
 import { compileTopicRegex, InvalidRegexError } from './topic-regex';
@@ -113,17 +115,36 @@ export class ConsumerGroupManager {
     private readonly groupConfig: GroupConfigLookup = () => undefined,
   ) {}
 
-  heartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+  /**
+   * The group changes at once (a later heartbeat sees it); the answer waits for its records to be
+   * in __consumer_offsets, and a failed write answers its error.
+   */
+  async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
+    const failed = (code: number, message = ''): ConsumerHeartbeatResult =>
+      ({ errorCode: code, errorMessage: message ? fitMessage(message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
+    let result: ConsumerHeartbeatResult;
+    let before: ConsumerGroupImage | null;
     try {
       if (this.state.closed) throw new GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       this.validate(req);
       const statusError = this.state.validateStatus(req.groupId, false);
       if (statusError) throw new GroupError(statusError);
-      return req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
+      before = this.state.consumerGroups.get(req.groupId)?.image() ?? null;
+      result = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
-      return { errorCode: err.code, errorMessage: err.message ? fitMessage(err.message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
+      return failed(err.code, err.message);
     }
+    const group = this.state.consumerGroups.get(req.groupId);
+    const code = group ? await this.persist(group, before) : ErrorCode.NONE;
+    return code === ErrorCode.NONE ? result : failed(code);
+  }
+
+  /** Writes what changed in the group since `before`. */
+  private persist(group: ConsumerGroup, before: ConsumerGroupImage | null): Promise<number> {
+    const records = group.recordsSince(before, this.state.now());
+    if (records.length === 0) return Promise.resolve(ErrorCode.NONE);
+    return this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
   }
 
   /** Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, with its messages. */
@@ -184,9 +205,8 @@ export class ConsumerGroupManager {
     if (replaced) members.delete(replaced.memberId);
     members.set(memberId, updated);
     const resolvedRegexes = this.resolveRegexes(group, member, updated, members);
-    const subscriptionMetadata = this.subscriptionMetadata(group, members, resolvedRegexes ?? group.resolvedRegexes);
-    const bumpEpoch = group.groupEpoch === 0 || subscriptionChanged || resolvedRegexes !== null ||
-      subscriptionMetadata !== group.subscriptionMetadata;
+    const metadataHash = this.metadataHash(group, members, resolvedRegexes ?? group.resolvedRegexes);
+    const bumpEpoch = group.groupEpoch === 0 || subscriptionChanged || resolvedRegexes !== null || metadataHash !== group.metadataHash;
     const groupEpoch = bumpEpoch ? group.groupEpoch + 1 : group.groupEpoch;
 
     // 2. The target assignment, new if the group epoch moved past it.
@@ -215,7 +235,7 @@ export class ConsumerGroupManager {
     // Everything checked: the group changes in one go.
     if (!this.state.consumerGroups.has(group.groupId)) this.state.consumerGroups.set(group.groupId, group);
     group.groupEpoch = groupEpoch;
-    group.subscriptionMetadata = subscriptionMetadata;
+    group.metadataHash = metadataHash;
     if (resolvedRegexes) {
       group.resolvedRegexes.clear();
       for (const [regex, topics] of resolvedRegexes) group.resolvedRegexes.set(regex, topics);
@@ -358,15 +378,19 @@ export class ConsumerGroupManager {
     return resolved;
   }
 
-  /** What the target assignment depends on besides the members: each subscribed topic's id and partition count. */
-  private subscriptionMetadata(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
-    regexes: ReadonlyMap<string, ReadonlySet<string>>): string {
+  /**
+   * What the target assignment depends on besides the members, hashed (Kafka's metadata hash,
+   * KIP-1101, computed otherwise): each subscribed topic's name, id and partition count. 0 for none.
+   */
+  private metadataHash(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
+    regexes: ReadonlyMap<string, ReadonlySet<string>>): bigint {
     const names = new Set<string>();
     for (const m of members.values()) for (const t of group.memberTopicNamesWith(m, regexes)) names.add(t);
-    return [...names].sort().flatMap((name) => {
+    const topics = [...names].sort().flatMap((name) => {
       const topic = this.topics.topic(name);
       return topic ? [`${name}:${topic.id}:${topic.partitions.length}`] : [];
-    }).join(',');
+    });
+    return topics.length === 0 ? 0n : createHash('sha256').update(topics.join(',')).digest().readBigInt64BE(0);
   }
 
   private topicIds(names: Iterable<string>): Set<string> {
@@ -435,7 +459,7 @@ export class ConsumerGroupManager {
     group.removeMember(member.memberId);
     group.targetAssignment.delete(member.memberId);
     this.cancelTimers(group.groupId, member.memberId);
-    group.subscriptionMetadata = this.subscriptionMetadata(group, group.members, group.resolvedRegexes);
+    group.metadataHash = this.metadataHash(group, group.members, group.resolvedRegexes);
     group.groupEpoch++;
   }
 
@@ -444,7 +468,11 @@ export class ConsumerGroupManager {
     const group = this.state.consumerGroups.get(groupId);
     const member = group?.members.get(memberId);
     if (!group || !member || (memberEpoch !== null && member.memberEpoch !== memberEpoch)) return;
+    const before = group.image();
     this.fence(group, member);
+    void this.persist(group, before).then((code) => {
+      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId, memberId, errorCode: code }, 'could not write the fencing of a consumer group member');
+    });
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string): void {
@@ -475,6 +503,29 @@ export class ConsumerGroupManager {
 
   private heartbeatIntervalMs(groupId: string): number {
     return groupOverride(this.groupConfig(groupId), 'consumer.heartbeat.interval.ms') ?? this.config.heartbeatIntervalMs;
+  }
+
+  /** A group read back from __consumer_offsets: its members' sessions start again (and the rebalance timeouts of those revoking). */
+  loadGroup(groupId: string, snapshot: ConsumerGroupSnapshot): void {
+    const group = new ConsumerGroup(groupId);
+    group.groupEpoch = snapshot.groupEpoch;
+    group.metadataHash = snapshot.metadataHash;
+    group.assignmentEpoch = Math.max(snapshot.assignmentEpoch, 0);
+    for (const [regex, resolved] of snapshot.regexes) {
+      group.resolvedRegexes.set(regex, new Set(resolved.topics));
+      group.lastRegexRefreshMs = Math.max(group.lastRegexRefreshMs, resolved.timestamp);
+    }
+    for (const [memberId, partitions] of snapshot.targetAssignment) group.targetAssignment.set(memberId, partitions);
+    for (const [memberId, subscription] of snapshot.members) {
+      const member: ConsumerGroupMember = {
+        ...newMember(memberId), ...subscription, subscribedTopicNames: [...subscription.subscribedTopicNames].sort(),
+        ...snapshot.currentAssignments.get(memberId),
+      };
+      group.updateMember(member);
+      this.scheduleSessionTimeout(groupId, memberId);
+      this.scheduleRebalanceTimeout(group, member);
+    }
+    this.state.consumerGroups.set(groupId, group);
   }
 
   // ================================================================= ConsumerGroupDescribe

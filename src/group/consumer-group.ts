@@ -3,7 +3,10 @@
 // epoch, who owns which partition now (and at which epoch), and the topics its regular
 // expressions resolved to. Like ClassicGroup it does no I/O and holds no timers.
 import { ErrorCode } from '../common/errors';
-import { isReconciledTo, type ConsumerGroupMember, type EpochedPartitions, type TopicPartitions } from './consumer-member';
+import {
+  isReconciledTo, sameAssignment, sameSubscription, type ConsumerGroupMember, type EpochedPartitions, type TopicPartitions,
+} from './consumer-member';
+import type { ConsumerGroupRecord } from './consumer-records';
 
 /** Kafka's ConsumerGroupState, as DescribeGroups, ListGroups and ConsumerGroupDescribe spell it. */
 export enum ConsumerGroupState {
@@ -33,8 +36,8 @@ export class ConsumerGroup {
   readonly resolvedRegexes = new Map<string, ReadonlySet<string>>();
   /** When the regular expressions were last resolved against the topics (wall clock ms). */
   lastRegexRefreshMs = -1;
-  /** What the target assignment was computed from: the subscribed topics with their ids and partition counts. */
-  subscriptionMetadata = '';
+  /** A hash of what the target assignment was computed from: the subscribed topics' ids and partition counts. */
+  metadataHash = 0n;
   /** Set once deleted: requests holding it must not use it. */
   dead = false;
 
@@ -104,6 +107,74 @@ export class ConsumerGroup {
     return names;
   }
 
+  /** What the group's records hold, to tell afterwards what changed (`recordsSince`). */
+  image(): ConsumerGroupImage {
+    return {
+      groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch,
+      members: new Map(this.members), targetAssignment: new Map(this.targetAssignment), resolvedRegexes: new Map(this.resolvedRegexes),
+    };
+  }
+
+  /**
+   * The records that take the group's log from `before` (null: nothing written yet) to now, in
+   * Kafka's order: tombstones of members gone, then members, regular expressions, the group epoch,
+   * the target assignment and its epoch, the current assignments.
+   */
+  recordsSince(before: ConsumerGroupImage | null, now: number): ConsumerGroupRecord[] {
+    const groupId = this.groupId;
+    const records: ConsumerGroupRecord[] = [];
+    for (const memberId of before?.members.keys() ?? []) {
+      if (this.members.has(memberId)) continue;
+      records.push({ kind: 'currentAssignment', groupId, memberId, value: null }, { kind: 'targetMember', groupId, memberId, value: null },
+        { kind: 'member', groupId, memberId, value: null });
+    }
+    for (const m of this.members.values()) {
+      const old = before?.members.get(m.memberId);
+      if (!old || !sameMemberMetadata(old, m)) records.push({ kind: 'member', groupId, memberId: m.memberId, value: memberSubscription(m) });
+    }
+    for (const [regex, topics] of this.resolvedRegexes) {
+      if (before?.resolvedRegexes.get(regex) === topics) continue;
+      records.push({ kind: 'regex', groupId, regex, value: { topics: [...topics].sort(), version: 0, timestamp: this.lastRegexRefreshMs } });
+    }
+    for (const regex of before?.resolvedRegexes.keys() ?? []) {
+      if (!this.resolvedRegexes.has(regex)) records.push({ kind: 'regex', groupId, regex, value: null });
+    }
+    if (!before || before.groupEpoch !== this.groupEpoch || before.metadataHash !== this.metadataHash) {
+      records.push({ kind: 'groupEpoch', groupId, value: { epoch: this.groupEpoch, metadataHash: this.metadataHash } });
+    }
+    for (const [memberId, partitions] of this.targetAssignment) {
+      if (before?.targetAssignment.get(memberId) !== partitions) records.push({ kind: 'targetMember', groupId, memberId, value: partitions });
+    }
+    if (!before || before.assignmentEpoch !== this.assignmentEpoch) {
+      records.push({ kind: 'targetEpoch', groupId, value: { assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: now } });
+    }
+    for (const m of this.members.values()) {
+      const old = before?.members.get(m.memberId);
+      if (!old || !sameCurrentAssignment(old, m)) {
+        records.push({
+          kind: 'currentAssignment', groupId, memberId: m.memberId, value: {
+            memberEpoch: m.memberEpoch, previousMemberEpoch: m.previousMemberEpoch, state: m.state,
+            assigned: m.assigned, pendingRevocation: m.pendingRevocation,
+          },
+        });
+      }
+    }
+    return records;
+  }
+
+  /** The tombstones of every record of the group (Kafka's createGroupTombstoneRecords). */
+  tombstones(): ConsumerGroupRecord[] {
+    const groupId = this.groupId;
+    const records: ConsumerGroupRecord[] = [];
+    for (const memberId of new Set([...this.members.keys(), ...this.targetAssignment.keys()])) {
+      records.push({ kind: 'currentAssignment', groupId, memberId, value: null }, { kind: 'targetMember', groupId, memberId, value: null },
+        { kind: 'member', groupId, memberId, value: null });
+    }
+    for (const regex of this.resolvedRegexes.keys()) records.push({ kind: 'regex', groupId, regex, value: null });
+    records.push({ kind: 'targetEpoch', groupId, value: null }, { kind: 'groupEpoch', groupId, value: null });
+    return records;
+  }
+
   private ownPartitions(partitions: EpochedPartitions, epoch: number): void {
     for (const [topicId, ps] of partitions) for (const p of ps.keys()) this.partitionEpochs.set(partitionKey(topicId, p), epoch);
   }
@@ -115,4 +186,33 @@ export class ConsumerGroup {
       }
     }
   }
+}
+
+/** The parts of a group its records hold (ConsumerGroup.image). */
+export interface ConsumerGroupImage {
+  readonly groupEpoch: number;
+  readonly metadataHash: bigint;
+  readonly assignmentEpoch: number;
+  readonly members: ReadonlyMap<string, ConsumerGroupMember>;
+  readonly targetAssignment: ReadonlyMap<string, TopicPartitions>;
+  readonly resolvedRegexes: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+function memberSubscription(m: ConsumerGroupMember) {
+  return {
+    instanceId: m.instanceId, rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost, subscribedTopicNames: [...m.subscribedTopicNames],
+    subscribedTopicRegex: m.subscribedTopicRegex, rebalanceTimeoutMs: m.rebalanceTimeoutMs, serverAssignor: m.serverAssignor,
+  };
+}
+
+/** What the member record holds is the same. */
+function sameMemberMetadata(a: ConsumerGroupMember, b: ConsumerGroupMember): boolean {
+  return sameSubscription(a, b) && a.instanceId === b.instanceId && a.rackId === b.rackId && a.clientId === b.clientId &&
+    a.clientHost === b.clientHost && a.rebalanceTimeoutMs === b.rebalanceTimeoutMs && a.serverAssignor === b.serverAssignor;
+}
+
+/** What the current assignment record holds is the same. */
+function sameCurrentAssignment(a: ConsumerGroupMember, b: ConsumerGroupMember): boolean {
+  return a.memberEpoch === b.memberEpoch && a.previousMemberEpoch === b.previousMemberEpoch && a.state === b.state &&
+    sameAssignment(a.assigned, b.assigned) && sameAssignment(a.pendingRevocation, b.pendingRevocation);
 }

@@ -9,7 +9,7 @@ export type TopicPartitions = Map<string, Set<number>>;
 /** Partitions by topic id, each with the member epoch at which it was assigned to the member. */
 export type EpochedPartitions = Map<string, Map<number, number>>;
 
-/** Kafka's MemberState (the int8 its records carry is `MEMBER_STATE_CODES`). */
+/** Kafka's MemberState (./consumer-records.ts has the int8 its records carry). */
 export enum MemberState {
   /** Must revoke partitions before it gets anything new. */
   UnrevokedPartitions = 'unrevoked_partitions',

@@ -7,6 +7,7 @@ import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import type { Timer } from '../replica/delayed/timing-wheel';
 import type { ConsumerGroup } from './consumer-group';
+import type { ConsumerGroupRecord } from './consumer-records';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
 import { GroupTimers, groupTimersPrefix } from './timers';
@@ -108,14 +109,23 @@ export class CoordinatorState {
     group.transitionTo(GroupState.Dead);
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
     // An empty consumer group of the id goes with the offsets the classic group held for it.
-    const consumerGroup = this.consumerGroups.get(group.groupId);
-    if (consumerGroup && consumerGroup.members.size === 0) {
-      consumerGroup.dead = true;
-      this.consumerGroups.delete(group.groupId);
-    }
-    const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys));
+    const consumerTombstones = this.consumerGroups.get(group.groupId)?.members.size === 0 ? this.dropConsumerGroup(group.groupId) : [];
+    const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys, consumerTombstones));
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
     return code;
+  }
+
+  /**
+   * The consumer group of the id goes at once (its committed offsets, in the classic group of the
+   * id, stay); the tombstones of its records, for the caller to write.
+   */
+  dropConsumerGroup(groupId: string): ConsumerGroupRecord[] {
+    const group = this.consumerGroups.get(groupId);
+    if (!group) return [];
+    group.dead = true;
+    this.timers.cancelAll(groupTimersPrefix(groupId));
+    this.consumerGroups.delete(groupId);
+    return group.tombstones();
   }
 
   /**

@@ -23,7 +23,7 @@ import {
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
-import { groupTimersPrefix, retentionKey } from './timers';
+import { retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
@@ -213,10 +213,7 @@ export class GroupCoordinator {
       this.state.groups.delete(group.groupId);
     }
     for (const group of [...this.state.consumerGroups.values()]) {
-      if (this.state.partitionFor(group.groupId) !== p.index) continue;
-      group.dead = true;
-      this.state.timers.cancelAll(groupTimersPrefix(group.groupId));
-      this.state.consumerGroups.delete(group.groupId);
+      if (this.state.partitionFor(group.groupId) === p.index) this.state.dropConsumerGroup(group.groupId);
     }
   }
 
@@ -240,6 +237,7 @@ export class GroupCoordinator {
     this.offsets.loadOffsets(group, l);
     this.state.groups.set(group.groupId, group);
     this.rebalance.onGroupLoaded(group);
+    if (l.consumerGroup) this.consumer.loadGroup(l.groupId, l.consumerGroup);
   }
 
   /** The partition of __consumer_offsets that holds the group (FindCoordinator). */
@@ -267,7 +265,9 @@ export class GroupCoordinator {
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
     if (consumerGroup && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
       if (consumerGroup.members.size > 0) return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
-      this.dropConsumerGroup(req.groupId);
+      // Its tombstones go first (appends keep their call order); the join does not wait for them, as in Kafka.
+      const tombstones = this.state.dropConsumerGroup(req.groupId);
+      void this.state.write(req.groupId, (store) => store.storeConsumerGroup(req.groupId, tombstones));
     }
     return this.rebalance.joinGroup(req);
   }
@@ -286,7 +286,7 @@ export class GroupCoordinator {
 
   // ================================================================= consumer groups (KIP-848)
 
-  consumerGroupHeartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+  consumerGroupHeartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     return this.consumer.heartbeat(req);
   }
 
@@ -298,14 +298,6 @@ export class GroupCoordinator {
     return this.state.consumerGroups.get(groupId);
   }
 
-  /** The consumer group of the id goes (its committed offsets, in the classic group of the id, stay). */
-  private dropConsumerGroup(groupId: string): void {
-    const group = this.state.consumerGroups.get(groupId);
-    if (!group) return;
-    group.dead = true;
-    this.state.timers.cancelAll(groupTimersPrefix(groupId));
-    this.state.consumerGroups.delete(groupId);
-  }
 
   // ================================================================= offsets
 
@@ -397,12 +389,17 @@ export class GroupCoordinator {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return statusError;
     const consumerGroup = this.state.consumerGroups.get(groupId);
+    const group = this.state.groups.get(groupId);
+    const classicLive = group !== undefined && !group.is(GroupState.Dead);
     if (consumerGroup) {
       if (consumerGroup.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
-      this.dropConsumerGroup(groupId);
+      // Without offsets it has no classic group of its id to go with (removeGroup takes both).
+      if (!classicLive) {
+        const tombstones = this.state.dropConsumerGroup(groupId);
+        return this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
+      }
     }
-    const group = this.state.groups.get(groupId);
-    if (!group || group.is(GroupState.Dead)) return consumerGroup ? ErrorCode.NONE : ErrorCode.GROUP_ID_NOT_FOUND;
+    if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP;
     return this.state.removeGroup(group, this.offsets.partitionsWithOffsets(group));
   }

@@ -20,14 +20,14 @@ export interface ConsumerGroupHeartbeatServices {
 }
 
 export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
-  (s: ConsumerGroupHeartbeatServices) => (req, ctx) => {
+  (s: ConsumerGroupHeartbeatServices) => async (req, ctx) => {
     if (s.groupVersion !== undefined && s.groupVersion() < 1) {
       return {
         throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, memberEpoch: 0,
         heartbeatIntervalMs: 0, assignment: null,
       };
     }
-    const result = s.groups.consumerGroupHeartbeat({
+    const result = await s.groups.consumerGroupHeartbeat({
       apiVersion: ctx.apiVersion,
       groupId: req.groupId,
       memberId: req.memberId,

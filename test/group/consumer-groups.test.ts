@@ -26,22 +26,22 @@ class Member {
 
   constructor(readonly h: Harness, readonly memberId: string, readonly extra: Partial<ConsumerHeartbeatRequest> = {}) {}
 
-  join(topics: string[] | null, extra: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatResult {
+  join(topics: string[] | null, extra: Partial<ConsumerHeartbeatRequest> = {}): Promise<ConsumerHeartbeatResult> {
     this.owned.clear();
     return this.send({ memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: topics, topicPartitions: [], ...extra });
   }
 
-  heartbeat(extra: Partial<ConsumerHeartbeatRequest> = {}): ConsumerHeartbeatResult {
+  heartbeat(extra: Partial<ConsumerHeartbeatRequest> = {}): Promise<ConsumerHeartbeatResult> {
     const topicPartitions = [...this.owned].map(([topicId, partitions]) => ({ topicId, partitions }));
     return this.send({ memberEpoch: this.epoch, topicPartitions, ...extra });
   }
 
-  leave(epoch = -1): ConsumerHeartbeatResult {
+  leave(epoch = -1): Promise<ConsumerHeartbeatResult> {
     return this.send({ memberEpoch: epoch });
   }
 
-  private send(opts: Partial<ConsumerHeartbeatRequest>): ConsumerHeartbeatResult {
-    const r = this.h.coordinator.consumerGroupHeartbeat(request({ memberId: this.memberId, ...this.extra, ...opts }));
+  private async send(opts: Partial<ConsumerHeartbeatRequest>): Promise<ConsumerHeartbeatResult> {
+    const r = await this.h.coordinator.consumerGroupHeartbeat(request({ memberId: this.memberId, ...this.extra, ...opts }));
     this.last = r;
     if (r.errorCode === ErrorCode.NONE && r.memberEpoch >= 0) {
       this.epoch = r.memberEpoch;
@@ -58,10 +58,10 @@ class Member {
 }
 
 /** Heartbeats every member in turn until nothing changes; fails if a partition is ever owned twice. */
-function settle(members: Member[], rounds = 10): void {
+async function settle(members: Member[], rounds = 10): Promise<void> {
   for (let i = 0; i < rounds; i++) {
     for (const m of members) {
-      m.heartbeat();
+      await m.heartbeat();
       const seen = new Set<string>();
       for (const other of members) {
         for (const p of other.partitions()) {
@@ -78,7 +78,7 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     const h = await Harness.start();
     h.topics.set('t', 4);
     const a = new Member(h, 'a');
-    const r = a.join(['t']);
+    const r = await a.join(['t']);
     expect(r).to.include({ errorCode: 0, memberId: 'a', memberEpoch: 1, heartbeatIntervalMs: 5000 });
     expect(a.partitions()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
     const d = h.coordinator.consumerGroupDescribe(CG);
@@ -86,15 +86,15 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect(d.members[0]).to.include({ memberId: 'a', memberEpoch: 1, clientId: 'client', clientHost: '/127.0.0.1' });
     expect(d.members[0].assignment).to.deep.equal([{ topicId: h.topics.id('t'), topicName: 't', partitions: [0, 1, 2, 3] }]);
     // Nothing new: no assignment in the answer.
-    expect(a.heartbeat().assignment).to.equal(null);
+    expect((await a.heartbeat()).assignment).to.equal(null);
   });
 
   it('v0 joins get a member id from the coordinator (a Kafka Uuid); v1 must bring their own', async () => {
     const h = await Harness.start();
-    const v0 = h.coordinator.consumerGroupHeartbeat(request({ apiVersion: 0, memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
+    const v0 = await h.coordinator.consumerGroupHeartbeat(request({ apiVersion: 0, memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
     expect(v0.errorCode).to.equal(0);
     expect(v0.memberId).to.match(/^[A-Za-z0-9_-]{22}$/);
-    const v1 = h.coordinator.consumerGroupHeartbeat(request({ memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
+    const v1 = await h.coordinator.consumerGroupHeartbeat(request({ memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
     expect(v1).to.include({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'MemberId can\'t be empty.', memberId: null });
   });
 
@@ -103,23 +103,23 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     h.topics.set('t', 4);
     const a = new Member(h, 'a');
     const b = new Member(h, 'b');
-    a.join(['t']);
-    const rb = b.join(['t']);
+    await a.join(['t']);
+    const rb = await b.join(['t']);
     // Group epoch 2; b is at epoch 2 but its partitions are still a's.
     expect(rb).to.include({ errorCode: 0, memberEpoch: 2 });
     expect(b.partitions()).to.deep.equal([]);
     expect(h.coordinator.consumerGroupDescribe(CG).groupState).to.equal('Reconciling');
     // a is asked to revoke two partitions and stays in epoch 1 until it has.
-    const ra = a.heartbeat();
+    const ra = await a.heartbeat();
     expect(ra.memberEpoch).to.equal(1);
     expect(a.partitions()).to.have.length(2);
-    expect(b.heartbeat().assignment).to.equal(null);
+    expect((await b.heartbeat()).assignment).to.equal(null);
     // a's next heartbeat reports the revocation: it moves to epoch 2; then b gets the released ones.
-    expect(a.heartbeat().memberEpoch).to.equal(2);
-    b.heartbeat();
+    expect((await a.heartbeat()).memberEpoch).to.equal(2);
+    await b.heartbeat();
     expect(b.partitions()).to.have.length(2);
     expect([...a.partitions(), ...b.partitions()].sort()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
-    settle([a, b]);
+    await settle([a, b]);
     expect(h.coordinator.consumerGroupDescribe(CG).groupState).to.equal('Stable');
   });
 
@@ -128,15 +128,15 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     h.topics.set('t', 3);
     const a = new Member(h, 'a');
     const b = new Member(h, 'b');
-    a.join(['t']);
-    b.join(['t']);
-    settle([a, b]);
+    await a.join(['t']);
+    await b.join(['t']);
+    await settle([a, b]);
     const before = h.coordinator.consumerGroupDescribe(CG).groupEpoch;
-    expect(b.leave()).to.include({ errorCode: 0, memberId: 'b', memberEpoch: -1 });
+    expect(await b.leave()).to.include({ errorCode: 0, memberId: 'b', memberEpoch: -1 });
     expect(h.coordinator.consumerGroupDescribe(CG).groupEpoch).to.equal(before + 1);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['t-0', 't-1', 't-2']);
-    expect(a.leave().errorCode).to.equal(0);
+    expect((await a.leave()).errorCode).to.equal(0);
     expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupState: 'Empty' });
     expect(h.coordinator.scheduledTimers.filter((k) => k.includes('consumer'))).to.deep.equal([]);
   });
@@ -145,25 +145,25 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     const h = await Harness.start();
     h.topics.set('t', 2);
     const a = new Member(h, 'a');
-    a.join(['t']);
-    expect(a.heartbeat({ memberEpoch: 5 })).to.include({
+    await a.join(['t']);
+    expect(await a.heartbeat({ memberEpoch: 5 })).to.include({
       errorCode: ErrorCode.FENCED_MEMBER_EPOCH,
       errorMessage: 'The consumer group member has a greater member epoch (5) than the one known by the group coordinator (1). ' +
         'The member must abandon all its partitions and rejoin.',
     });
     const b = new Member(h, 'b');
-    b.join(['t']);
-    settle([a, b]);
+    await b.join(['t']);
+    await settle([a, b]);
     expect(a.epoch).to.equal(2);
     // Epoch 1 is a's previous one: accepted if what it owns is within its assignment (the answer with 2 may have been lost).
-    expect(a.heartbeat({ memberEpoch: 1 }).errorCode).to.equal(0);
-    expect(a.heartbeat({ memberEpoch: 1, topicPartitions: [{ topicId: h.topics.id('t'), partitions: [0, 1] }] }).errorCode)
+    expect((await a.heartbeat({ memberEpoch: 1 })).errorCode).to.equal(0);
+    expect((await a.heartbeat({ memberEpoch: 1, topicPartitions: [{ topicId: h.topics.id('t'), partitions: [0, 1] }] })).errorCode)
       .to.equal(ErrorCode.FENCED_MEMBER_EPOCH);
-    expect(a.heartbeat({ memberEpoch: 0, rebalanceTimeoutMs: 1000, subscribedTopicNames: ['t'], topicPartitions: [] }).errorCode).to.equal(0);
-    expect(new Member(h, 'nobody').heartbeat({ memberEpoch: 3 })).to.include({
+    expect((await a.heartbeat({ memberEpoch: 0, rebalanceTimeoutMs: 1000, subscribedTopicNames: ['t'], topicPartitions: [] })).errorCode).to.equal(0);
+    expect(await new Member(h, 'nobody').heartbeat({ memberEpoch: 3 })).to.include({
       errorCode: ErrorCode.UNKNOWN_MEMBER_ID, errorMessage: 'Member nobody is not a member of group cg.',
     });
-    expect(h.coordinator.consumerGroupHeartbeat(request({ groupId: 'missing', memberId: 'x', memberEpoch: 1 }))).to.include({
+    expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: 'missing', memberId: 'x', memberEpoch: 1 }))).to.include({
       errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Consumer group missing not found.',
     });
   });
@@ -187,15 +187,15 @@ describe('consumer groups: heartbeats and reconciliation', () => {
         'SubscribedTopicRegex `(?=t)` is not a valid regular expression: invalid or unsupported Perl syntax.'],
     ];
     for (const [opts, code, message] of cases) {
-      expect(h.coordinator.consumerGroupHeartbeat(request(opts)), JSON.stringify(opts)).to.include({ errorCode: code, errorMessage: message });
+      expect(await h.coordinator.consumerGroupHeartbeat(request(opts)), JSON.stringify(opts)).to.include({ errorCode: code, errorMessage: message });
     }
     expect(h.coordinator.consumerGroup(CG)).to.equal(undefined);
   });
 
   it('refuses a member past group.consumer.max.size', async () => {
     const h = await Harness.start({ consumerMaxSize: 1 });
-    new Member(h, 'a').join([]);
-    expect(new Member(h, 'b').join([])).to.include({
+    await new Member(h, 'a').join([]);
+    expect(await new Member(h, 'b').join([])).to.include({
       errorCode: ErrorCode.GROUP_MAX_SIZE_REACHED, errorMessage: 'The consumer group has reached its maximum capacity of 1 members.',
     });
   });
@@ -207,20 +207,20 @@ describe('consumer groups: timeouts', () => {
     h.topics.set('t', 2);
     const a = new Member(h, 'a');
     const b = new Member(h, 'b');
-    a.join(['t']);
-    b.join(['t']);
-    settle([a, b]);
+    await a.join(['t']);
+    await b.join(['t']);
+    await settle([a, b]);
     for (let i = 0; i < 9; i++) {
       await h.advance(5000, 1000);
-      a.heartbeat();
+      await a.heartbeat();
     }
     expect(h.coordinator.consumerGroup(CG)!.members.has('b')).to.equal(false);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['t-0', 't-1']);
 
     h.groupConfigs.set('other', { 'consumer.session.timeout.ms': '60000', 'consumer.heartbeat.interval.ms': '7000' });
     const c = new Member(h, 'c', { groupId: 'other' });
-    expect(c.join(['t']).heartbeatIntervalMs).to.equal(7000);
+    expect((await c.join(['t'])).heartbeatIntervalMs).to.equal(7000);
     await h.advance(50_000, 1000);
     expect(h.coordinator.consumerGroup('other')!.members.has('c')).to.equal(true);
     await h.advance(11_000, 1000);
@@ -231,23 +231,23 @@ describe('consumer groups: timeouts', () => {
     const h = await Harness.start();
     h.topics.set('t', 2);
     const a = new Member(h, 'a');
-    a.join(['t'], { rebalanceTimeoutMs: 10_000 });
+    await a.join(['t'], { rebalanceTimeoutMs: 10_000 });
     const b = new Member(h, 'b');
-    b.join(['t']);
-    a.heartbeat();
+    await b.join(['t']);
+    await a.heartbeat();
     expect(h.coordinator.consumerGroup(CG)!.members.get('a')!.state).to.equal('unrevoked_partitions');
     // a keeps reporting everything it had: it has not revoked.
     const stubborn = [...a.owned].map(([topicId]) => ({ topicId, partitions: [0, 1] }));
     for (let i = 0; i < 3; i++) {
       await h.advance(3000, 1000);
-      a.heartbeat({ topicPartitions: stubborn });
-      b.heartbeat();
+      await a.heartbeat({ topicPartitions: stubborn });
+      await b.heartbeat();
     }
     expect(h.coordinator.consumerGroup(CG)!.members.has('a')).to.equal(true);
     await h.advance(2000, 1000);
     expect(h.coordinator.consumerGroup(CG)!.members.has('a')).to.equal(false);
-    expect(a.heartbeat().errorCode).to.equal(ErrorCode.UNKNOWN_MEMBER_ID);
-    settle([b]);
+    expect((await a.heartbeat()).errorCode).to.equal(ErrorCode.UNKNOWN_MEMBER_ID);
+    await settle([b]);
     expect(b.partitions()).to.deep.equal(['t-0', 't-1']);
   });
 });
@@ -258,27 +258,27 @@ describe('consumer groups: static members', () => {
     h.topics.set('t', 4);
     const a = new Member(h, 'a1', { instanceId: 'i-a' });
     const b = new Member(h, 'b', {});
-    a.join(['t']);
-    b.join(['t']);
-    settle([a, b]);
+    await a.join(['t']);
+    await b.join(['t']);
+    await settle([a, b]);
     const owned = a.partitions();
     // Another member of the same instance id while a1 is there.
     const intruder = new Member(h, 'a2', { instanceId: 'i-a' });
-    expect(intruder.join(['t'])).to.include({
+    expect(await intruder.join(['t'])).to.include({
       errorCode: ErrorCode.UNRELEASED_INSTANCE_ID,
       errorMessage: 'Static member a2 with instance id i-a cannot join the group because the instance id is owned by a1 member.',
     });
     const epoch = h.coordinator.consumerGroupDescribe(CG).groupEpoch;
-    expect(a.leave(-2)).to.include({ errorCode: 0, memberId: 'a1', memberEpoch: -2 });
+    expect(await a.leave(-2)).to.include({ errorCode: 0, memberId: 'a1', memberEpoch: -2 });
     // The replacement: no rebalance, the same partitions.
-    const r = intruder.join(['t']);
+    const r = await intruder.join(['t']);
     expect(r.errorCode).to.equal(0);
     expect(intruder.partitions()).to.deep.equal(owned);
     expect(h.coordinator.consumerGroupDescribe(CG).groupEpoch).to.equal(epoch);
-    expect(a.heartbeat()).to.include({
+    expect(await a.heartbeat()).to.include({
       errorCode: ErrorCode.FENCED_INSTANCE_ID, errorMessage: 'Static member a1 with instance id i-a was fenced by member a2.',
     });
-    expect(new Member(h, 'x', { instanceId: 'i-x' }).heartbeat({ memberEpoch: 1 })).to.include({
+    expect(await new Member(h, 'x', { instanceId: 'i-x' }).heartbeat({ memberEpoch: 1 })).to.include({
       errorCode: ErrorCode.UNKNOWN_MEMBER_ID, errorMessage: 'Instance id i-x is unknown.',
     });
   });
@@ -288,16 +288,16 @@ describe('consumer groups: subscriptions and topics', () => {
   it('a topic created, grown or deleted later changes the assignment', async () => {
     const h = await Harness.start();
     const a = new Member(h, 'a');
-    a.join(['later']);
+    await a.join(['later']);
     expect(a.partitions()).to.deep.equal([]);
     h.topics.set('later', 2);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['later-0', 'later-1']);
     h.topics.set('later', 3);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['later-0', 'later-1', 'later-2']);
     h.topics.delete('later');
-    settle([a]);
+    await settle([a]);
     expect(a.owned.size).to.equal(0);
   });
 
@@ -306,14 +306,14 @@ describe('consumer groups: subscriptions and topics', () => {
     h.topics.set('orders-eu', 1);
     h.topics.set('payments', 1);
     const a = new Member(h, 'a');
-    a.join(null, { subscribedTopicRegex: 'orders-.*' });
+    await a.join(null, { subscribedTopicRegex: 'orders-.*' });
     expect(a.partitions()).to.deep.equal(['orders-eu-0']);
     h.topics.set('orders-us', 2);
     h.topics.set('xorders-us', 1);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['orders-eu-0']); // not yet: the last refresh is recent
     await h.advance(10_000, 1000);
-    settle([a]);
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['orders-eu-0', 'orders-us-0', 'orders-us-1']);
     expect(h.coordinator.consumerGroupDescribe(CG).members[0].subscribedTopicRegex).to.equal('orders-.*');
   });
@@ -323,10 +323,10 @@ describe('consumer groups: subscriptions and topics', () => {
     h.topics.set('x', 2);
     h.topics.set('y', 2);
     const a = new Member(h, 'a');
-    a.join(['x', 'y']);
+    await a.join(['x', 'y']);
     expect(a.partitions()).to.have.length(4);
-    a.heartbeat({ subscribedTopicNames: ['y'] });
-    settle([a]);
+    await a.heartbeat({ subscribedTopicNames: ['y'] });
+    await settle([a]);
     expect(a.partitions()).to.deep.equal(['y-0', 'y-1']);
   });
 
@@ -335,9 +335,9 @@ describe('consumer groups: subscriptions and topics', () => {
     h.topics.set('t', 5);
     const a = new Member(h, 'a', { serverAssignor: 'range' });
     const b = new Member(h, 'b', { serverAssignor: 'range' });
-    a.join(['t']);
-    b.join(['t']);
-    settle([a, b]);
+    await a.join(['t']);
+    await b.join(['t']);
+    await settle([a, b]);
     expect(a.partitions()).to.deep.equal(['t-0', 't-1', 't-2']);
     expect(b.partitions()).to.deep.equal(['t-3', 't-4']);
     expect(h.coordinator.consumerGroupDescribe(CG).assignorName).to.equal('range');
@@ -348,10 +348,10 @@ describe('consumer groups: ids shared with classic groups, and the other group A
   it('a classic group\'s id is not a consumer group\'s', async () => {
     const h = await Harness.start();
     await stableGroup(h, ['c1']);
-    expect(h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', memberEpoch: 1 }))).to.include({
+    expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', memberEpoch: 1 }))).to.include({
       errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group g is not a consumer group.',
     });
-    expect(h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] })))
+    expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] })))
       .to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND });
     expect(h.coordinator.consumerGroupDescribe(G)).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group g is not a consumer group.' });
     expect(h.coordinator.consumerGroupDescribe('nope')).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group nope not found.' });
@@ -362,14 +362,14 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     await stableGroup(h, ['c1']);
     h.topics.set('t', 1);
     const a = new Member(h, 'a');
-    a.join(['t']);
+    await a.join(['t']);
     const listed = h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}:${g.state}`).sort();
     expect(listed).to.deep.equal(['cg:consumer:Stable', 'g:classic:Stable']);
     expect(h.coordinator.listGroups([], ['Consumer']).groups.map((g) => g.groupId)).to.deep.equal([CG]);
     expect(h.coordinator.listGroups(['STABLE'], []).groups.map((g) => g.groupId).sort()).to.deep.equal([CG, G]);
     expect(h.coordinator.describeGroup(CG)).to.include({ errorCode: 0, state: 'Dead' });
     expect(await h.coordinator.deleteGroups([CG])).to.deep.equal([{ groupId: CG, errorCode: ErrorCode.NON_EMPTY_GROUP }]);
-    a.leave();
+    await a.leave();
     expect(await h.coordinator.deleteGroups([CG])).to.deep.equal([{ groupId: CG, errorCode: 0 }]);
     expect(h.coordinator.consumerGroup(CG)).to.equal(undefined);
   });
@@ -378,7 +378,7 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     const h = await Harness.start();
     h.topics.set('t', 1);
     const a = new Member(h, 'a');
-    a.join(['t']);
+    await a.join(['t']);
     const commit = (memberId: string, generationId: number, apiVersion = 9) => h.coordinator.commitOffsets({
       groupId: CG, memberId, generationId, groupInstanceId: null, apiVersion, retentionTimeMs: -1,
       partitions: [{ topic: 't', partition: 0, offset: 42, leaderEpoch: -1, metadata: 'm', commitTimestamp: -1 }],
@@ -391,7 +391,7 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(h.coordinator.fetchOffsets(CG, [{ name: 't', partitions: [0] }], false).topics[0].partitions[0]).to.include({ offset: 42 });
     // The offsets do not make it a classic group.
     expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['cg:consumer']);
-    a.leave();
+    await a.leave();
     expect(await commit('', -1)).to.deep.equal([0]);
     expect(h.coordinator.fetchOffsets(CG, null, false).topics).to.have.length(1);
   });
@@ -399,14 +399,14 @@ describe('consumer groups: ids shared with classic groups, and the other group A
   it('an empty consumer group gives way to a classic member joining, and an empty classic group to a consumer member', async () => {
     const h = await Harness.start();
     const a = new Member(h, 'a', { groupId: G });
-    a.join([]);
-    a.leave();
+    await a.join([]);
+    await a.leave();
     const { memberId, join } = await h.joinNew(G, { clientId: 'classic' });
     await h.advance(100);
     expect(join.value!.errorCode).to.equal(0);
     expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
     expect(h.coordinator.leaveGroup(G, [{ memberId, groupInstanceId: null }]).errorCode).to.equal(0);
-    expect(a.join([]).errorCode).to.equal(0);
+    expect((await a.join([])).errorCode).to.equal(0);
     expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['g:consumer']);
   });
 });

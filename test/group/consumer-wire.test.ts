@@ -4,6 +4,10 @@
 // ConsumerGroupDescribe, ListGroups v5, commits and fetches at the member epoch, and leaving.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
 import type { ConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/ConsumerGroupHeartbeatResponse';
@@ -18,13 +22,23 @@ import { withBroker } from '../helpers/broker';
 
 const GROUP = 'kip848';
 
+/** FindCoordinator until the group's partition of __consumer_offsets is loaded. */
+async function waitForCoordinator(c: RawClient): Promise<void> {
+  for (let i = 0; ; i++) {
+    const res = await c.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 3, { key: GROUP, keyType: 0, coordinatorKeys: [] });
+    if (res.errorCode === ErrorCode.NONE) return;
+    if (i > 200) throw new Error('coordinator never became available');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A member as the Java consumer drives one: its own id, the partitions it owns reported on every heartbeat. */
 class WireMember {
   readonly memberId = randomUUID();
   epoch = 0;
   owned: { topicId: string; partitions: number[] }[] = [];
 
-  constructor(readonly conn: RawClient) {}
+  constructor(public conn: RawClient) {}
 
   async heartbeat(joining = false): Promise<ConsumerGroupHeartbeatResponse> {
     const res = await this.conn.request<ConsumerGroupHeartbeatResponse>(ApiKey.ConsumerGroupHeartbeat, 1, {
@@ -32,7 +46,7 @@ class WireMember {
       rebalanceTimeoutMs: joining ? 30_000 : -1, subscribedTopicNames: joining ? ['cw'] : null, subscribedTopicRegex: null,
       serverAssignor: null, topicPartitions: joining ? [] : this.owned,
     });
-    expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
+    expect(res.errorCode, `${res.errorCode} ${res.errorMessage}`).to.equal(ErrorCode.NONE);
     this.epoch = res.memberEpoch;
     if (res.assignment) this.owned = res.assignment.topicPartitions;
     return res;
@@ -54,12 +68,7 @@ describe('consumer groups on the wire', function () {
     await running.broker.controller.createTopic({ name: 'cw', numPartitions: 4, replicationFactor: 1, assignments: [], configs: {} }, false);
     c1 = await RawClient.connect(running.port);
     c2 = await RawClient.connect(running.port);
-    for (let i = 0; ; i++) {
-      const res = await c1.request<FindCoordinatorResponse>(ApiKey.FindCoordinator, 3, { key: GROUP, keyType: 0, coordinatorKeys: [] });
-      if (res.errorCode === ErrorCode.NONE) break;
-      if (i > 200) throw new Error('coordinator never became available');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitForCoordinator(c1);
   });
   after(() => {
     c1?.close();
@@ -123,5 +132,56 @@ describe('consumer groups on the wire', function () {
     expect(left).to.include({ errorCode: 0, memberEpoch: -1 });
     await a.heartbeat();
     expect(a.count()).to.equal(4);
+  });
+});
+
+describe('consumer groups across a restart', function () {
+  this.timeout(60000);
+  let dataDir: string;
+  let running: RunningBroker | undefined;
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-consumer-group-restart-'));
+  });
+  after(async () => {
+    await running?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async (): Promise<RawClient> => {
+    running = await startBroker({ dataDir, logLevel: 'silent', config: { 'offsets.topic.num.partitions': '3' } });
+    const c = await RawClient.connect(running.port);
+    await waitForCoordinator(c);
+    return c;
+  };
+
+  it('reads the group back from __consumer_offsets: members go on at their epochs with their partitions, without a rebalance', async () => {
+    let c = await start();
+    await running!.broker.controller.createTopic({ name: 'cw', numPartitions: 4, replicationFactor: 1, assignments: [], configs: {} }, false);
+    const a = new WireMember(c);
+    const b = new WireMember(c);
+    await a.heartbeat(true);
+    await b.heartbeat(true);
+    for (let round = 0; round < 4; round++) {
+      await a.heartbeat();
+      await b.heartbeat();
+    }
+    const before = (await c.request<ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 1, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+    expect(before).to.include({ groupState: 'Stable', groupEpoch: 2 });
+    c.close();
+    await running!.close();
+    running = undefined;
+
+    c = await start();
+    a.conn = c;
+    b.conn = c;
+    const after = (await c.request<ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 1, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+    expect(after).to.deep.equal(before);
+    const ra = await a.heartbeat();
+    expect(ra).to.include({ errorCode: 0, memberEpoch: 2, assignment: null });
+    await b.heartbeat();
+    expect([a.count(), b.count()]).to.deep.equal([2, 2]);
+    const again = (await c.request<ConsumerGroupDescribeResponse>(ApiKey.ConsumerGroupDescribe, 1, { groupIds: [GROUP], includeAuthorizedOperations: false })).groups[0];
+    expect(again).to.include({ groupState: 'Stable', groupEpoch: 2, assignmentEpoch: 2 });
+    c.close();
   });
 });

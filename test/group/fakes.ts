@@ -5,6 +5,7 @@ import pino from 'pino';
 import { ErrorCode } from '../../src/common/errors';
 import { coordinatorPartitionFor } from '../../src/cluster/coordinator-partition';
 import type { TopicRecord } from '../../src/cluster/metadata-store';
+import type { ConsumerGroupRecord } from '../../src/group/consumer-records';
 import { GroupCoordinator, type ConsumerGroupTopics, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
 import { GroupState, type JoinResult, type SyncResult } from '../../src/group/group';
 import type {
@@ -18,7 +19,8 @@ export type Write =
   | { kind: 'offsets'; groupId: string; offsets: TopicPartitionOffset[] }
   | { kind: 'txnOffsets'; groupId: string; producer: TxnProducer; offsets: TopicPartitionOffset[] }
   | { kind: 'group'; groupId: string; group: GroupSnapshot }
-  | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[] }
+  | { kind: 'consumerGroup'; groupId: string; records: ConsumerGroupRecord[] }
+  | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[]; consumerTombstones?: ConsumerGroupRecord[] }
   | { kind: 'deleteOffsets'; groupId: string; keys: TopicPartitionKey[] };
 
 export class FakeStore implements OffsetsStore {
@@ -57,8 +59,12 @@ export class FakeStore implements OffsetsStore {
     return this.write({ kind: 'group', groupId, group });
   }
 
-  deleteGroup(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
-    return this.write({ kind: 'deleteGroup', groupId, keys });
+  storeConsumerGroup(groupId: string, records: ConsumerGroupRecord[]): Promise<number> {
+    return this.write({ kind: 'consumerGroup', groupId, records });
+  }
+
+  deleteGroup(groupId: string, keys: TopicPartitionKey[], consumerTombstones: ConsumerGroupRecord[] = []): Promise<number> {
+    return this.write({ kind: 'deleteGroup', groupId, keys, ...(consumerTombstones.length > 0 ? { consumerTombstones } : {}) });
   }
 
   deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
