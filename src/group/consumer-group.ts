@@ -87,6 +87,12 @@ export class ConsumerGroup {
     return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
   }
 
+  /** Whether some member subscribes to the topic (by name or through its regular expression). */
+  isSubscribedToTopic(topic: string): boolean {
+    for (const m of this.members.values()) if (this.memberTopicNamesWith(m).has(topic)) return true;
+    return false;
+  }
+
   /** Kafka's validateOffsetFetch: no member id and no epoch (the admin client, or a client that does not say) may fetch; else a member at its epoch. */
   validateOffsetFetch(memberId: string | null, memberEpoch: number): number {
     if (memberId === null && memberEpoch < 0) return ErrorCode.NONE;

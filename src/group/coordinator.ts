@@ -50,7 +50,9 @@ export interface GroupOverview {
 }
 
 export interface GroupDescription {
+  /** GROUP_ID_NOT_FOUND (with its message) for an id that is not a classic group's. */
   errorCode: number;
+  errorMessage: string | null;
   groupId: string;
   state: string;
   protocolType: string;
@@ -358,16 +360,19 @@ export class GroupCoordinator {
   }
 
   describeGroup(groupId: string): GroupDescription {
-    const blank = { groupId, protocolType: '', protocolData: '', members: [] };
+    const blank = { groupId, protocolType: '', protocolData: '', members: [], errorMessage: null };
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
-    // Not a classic group (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
-    if (!group || this.state.consumerGroups.has(groupId)) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
+    const notFound = (errorMessage: string): GroupDescription =>
+      ({ ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage, state: GroupState.Dead });
+    if (this.state.consumerGroups.has(groupId)) return notFound(`Group ${groupId} is not a classic group.`);
+    if (!group) return notFound(`Group ${groupId} not found.`);
     // Protocol, metadata and assignments are only shown once they agree with each other (Stable).
     const stable = group.is(GroupState.Stable);
     return {
       errorCode: ErrorCode.NONE,
+      errorMessage: null,
       groupId,
       state: group.state,
       protocolType: group.protocolType ?? '',

@@ -324,24 +324,29 @@ export class OffsetMetadataManager {
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     const statusError = this.state.validateStatus(groupId, false);
     if (statusError) return { errorCode: statusError, topics: [] };
-    const group = this.groups.get(groupId);
-    if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
-    if (!group.is(GroupState.Empty) && !group.usesConsumerProtocol()) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+    const found = this.groups.get(groupId);
+    const group = found && !found.is(GroupState.Dead) ? found : undefined;
+    // A consumer group's offsets are in the classic group of its id, if it committed any.
+    const consumerGroup = this.state.consumerGroups.get(groupId);
+    if (!consumerGroup) {
+      if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
+      if (!group.is(GroupState.Empty) && !group.usesConsumerProtocol()) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+    }
     const doomed: TopicPartitionKey[] = [];
     const result = topics.map((t) => {
-      const subscribed = group.isSubscribedToTopic(t.name);
+      const subscribed = consumerGroup ? consumerGroup.isSubscribedToTopic(t.name) : group?.isSubscribedToTopic(t.name) ?? false;
       return {
         name: t.name,
         partitions: t.partitions.map((partition) => {
           if (subscribed) return { partition, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
           // The tombstone also ends the partition's pending transactional offsets (as Kafka's replay does).
           const key = offsetKey(t.name, partition);
-          if (group.offsets.has(key) || group.hasPendingTxnOffset(key)) doomed.push({ topic: t.name, partition });
+          if (group?.offsets.has(key) || group?.hasPendingTxnOffset(key)) doomed.push({ topic: t.name, partition });
           return { partition, errorCode: ErrorCode.NONE };
         }),
       };
     });
-    if (doomed.length > 0) {
+    if (group && doomed.length > 0) {
       const code = await this.removeOffsets(group, doomed);
       if (code !== ErrorCode.NONE) return { errorCode: code, topics: [] };
     }

@@ -367,7 +367,9 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(listed).to.deep.equal(['cg:consumer:Stable', 'g:classic:Stable']);
     expect(h.coordinator.listGroups([], ['Consumer']).groups.map((g) => g.groupId)).to.deep.equal([CG]);
     expect(h.coordinator.listGroups(['STABLE'], []).groups.map((g) => g.groupId).sort()).to.deep.equal([CG, G]);
-    expect(h.coordinator.describeGroup(CG)).to.include({ errorCode: 0, state: 'Dead' });
+    expect(h.coordinator.describeGroup(CG)).to.include({
+      errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group cg is not a classic group.', state: 'Dead',
+    });
     expect(await h.coordinator.deleteGroups([CG])).to.deep.equal([{ groupId: CG, errorCode: ErrorCode.NON_EMPTY_GROUP }]);
     await a.leave();
     expect(await h.coordinator.deleteGroups([CG])).to.deep.equal([{ groupId: CG, errorCode: 0 }]);

@@ -12,6 +12,7 @@ import { ApiKey } from '../../src/protocol/generated';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
 import type { ConsumerGroupHeartbeatResponse } from '../../src/protocol/generated/ConsumerGroupHeartbeatResponse';
 import type { ConsumerGroupDescribeResponse } from '../../src/protocol/generated/ConsumerGroupDescribeResponse';
+import type { DescribeGroupsResponse } from '../../src/protocol/generated/DescribeGroupsResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
 import type { ListGroupsResponse } from '../../src/protocol/generated/ListGroupsResponse';
 import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse';
@@ -106,6 +107,14 @@ describe('consumer groups on the wire', function () {
       .to.deep.equal([[a.memberId, 2, 1, 'cw'], [b.memberId, 2, 1, 'cw']].sort());
     expect(g.members.every((m) => m.assignment.topicPartitions[0].topicName === 'cw')).to.equal(true);
     expect(missing).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group nope not found.' });
+
+    // DescribeGroups knows classic groups only: v6 says so, older versions answer Dead.
+    const classicView = async (v: number) => (await c1.request<DescribeGroupsResponse>(ApiKey.DescribeGroups, v, { groups: [GROUP, 'nope'], includeAuthorizedOperations: false }))
+      .groups.map((x) => [x.errorCode, x.errorMessage ?? null, x.groupState]);
+    expect(await classicView(6)).to.deep.equal([
+      [ErrorCode.GROUP_ID_NOT_FOUND, `Group ${GROUP} is not a classic group.`, 'Dead'], [ErrorCode.GROUP_ID_NOT_FOUND, 'Group nope not found.', 'Dead'],
+    ]);
+    expect(await classicView(5)).to.deep.equal([[0, null, 'Dead'], [0, null, 'Dead']]);
 
     const listed = await c1.request<ListGroupsResponse>(ApiKey.ListGroups, 5, { statesFilter: [], typesFilter: ['consumer'] });
     expect(listed.groups.map((x) => [x.groupId, x.groupType, x.groupState, x.protocolType])).to.deep.equal([[GROUP, 'consumer', 'Stable', 'consumer']]);
