@@ -10,7 +10,7 @@
 // consumer.session.timeout.ms) and, while it must revoke partitions, its rebalance timeout; either
 // fences it: it leaves the group and the group epoch is bumped.
 import { ErrorCode } from '../common/errors';
-import { MAX_STRING_LENGTH } from '../protocol/encoding';
+import { fitString } from '../protocol/encoding';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
 import { createHash } from 'node:crypto';
@@ -121,7 +121,7 @@ export class ConsumerGroupManager {
    */
   async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     const failed = (code: number, message = ''): ConsumerHeartbeatResult =>
-      ({ errorCode: code, errorMessage: message ? fitMessage(message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
+      ({ errorCode: code, errorMessage: message ? fitString(message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     let result: ConsumerHeartbeatResult;
     let before: ConsumerGroupImage | null;
     try {
@@ -547,7 +547,7 @@ export class ConsumerGroupManager {
       group = this.consumerGroup(groupId);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
-      return { ...blank, errorCode: err.code, errorMessage: fitMessage(err.message) };
+      return { ...blank, errorCode: err.code, errorMessage: fitString(err.message) };
     }
     const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
     const described = (partitions: TopicPartitions): DescribedPartitions[] =>
@@ -581,13 +581,6 @@ function unknownMember(groupId: string, memberId: string): GroupError {
 
 function throwError(err: Error): never {
   throw err;
-}
-
-/** Kafka's messages quote ids of any length; a protocol string holds at most MAX_STRING_LENGTH bytes. */
-function fitMessage(message: string): string {
-  let fitted = message;
-  while (Buffer.byteLength(fitted) > MAX_STRING_LENGTH) fitted = fitted.slice(0, Math.floor(fitted.length * 0.9));
-  return fitted;
 }
 
 function groupOverride(configs: Readonly<Record<string, string>> | undefined, name: string): number | undefined {

@@ -7,6 +7,7 @@
 // timers and store through ./coordinator-state.ts. Handlers translate requests into these calls
 // and the answers back.
 import type { Logger } from 'pino';
+import { fitString } from '../protocol/encoding';
 import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
 import { ErrorCode } from '../common/errors';
 import type { Timer } from '../replica/delayed/timing-wheel';
@@ -365,7 +366,7 @@ export class GroupCoordinator {
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
     const notFound = (errorMessage: string): GroupDescription =>
-      ({ ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage, state: GroupState.Dead });
+      ({ ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: fitString(errorMessage), state: GroupState.Dead });
     if (this.state.consumerGroups.has(groupId)) return notFound(`Group ${groupId} is not a classic group.`);
     if (!group) return notFound(`Group ${groupId} not found.`);
     // Protocol, metadata and assignments are only shown once they agree with each other (Stable).
