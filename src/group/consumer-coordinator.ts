@@ -352,21 +352,17 @@ export class ConsumerGroupManager {
     const regexes = new Set([...members.values()].map((m) => m.subscribedTopicRegex).filter((r) => r !== ''));
     const brandNew = updated.subscribedTopicRegex !== '' && updated.subscribedTopicRegex !== member.subscribedTopicRegex &&
       !group.resolvedRegexes.has(updated.subscribedTopicRegex);
-    const compiled = new Map<string, RegExp>();
-    for (const regex of regexes) {
-      try {
-        compiled.set(regex, compileTopicRegex(regex));
-      } catch (err) {
-        if (!(err instanceof InvalidRegexError)) throw err;
-        throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${regex}\` is not a valid regular expression: ${err.message}.`);
-      }
-    }
+    // Only a regex new to the group is checked: the others were when they came.
+    if (brandNew) compileRegex(updated.subscribedTopicRegex);
     const stale = this.state.now() - group.lastRegexRefreshMs >= REGEX_REFRESH_INTERVAL_MS;
     const dropped = [...group.resolvedRegexes.keys()].some((r) => !regexes.has(r));
     if (!brandNew && !dropped && !(stale && regexes.size > 0)) return null;
     const names = this.topics.topics().map((t) => t.name);
     const resolved = new Map<string, ReadonlySet<string>>();
-    for (const [regex, re] of compiled) resolved.set(regex, new Set(names.filter((n) => re.test(n))));
+    for (const regex of regexes) {
+      const re = compileRegex(regex);
+      resolved.set(regex, new Set(names.filter((n) => re.test(n))));
+    }
     const same = resolved.size === group.resolvedRegexes.size && [...resolved].every(([r, topics]) => {
       const before = group.resolvedRegexes.get(r);
       return before !== undefined && before.size === topics.size && [...topics].every((t) => before.has(t));
@@ -572,6 +568,16 @@ export class ConsumerGroupManager {
   /** The group's state as ListGroups shows it, or undefined for an id that is not a consumer group. */
   listedState(groupId: string): ConsumerGroupState | undefined {
     return this.state.consumerGroups.get(groupId)?.state;
+  }
+}
+
+/** The regex as Kafka reads it, or INVALID_REGULAR_EXPRESSION with Kafka's message. */
+function compileRegex(regex: string): RegExp {
+  try {
+    return compileTopicRegex(regex);
+  } catch (err) {
+    if (!(err instanceof InvalidRegexError)) throw err;
+    throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${regex}\` is not a valid regular expression: ${err.message}.`);
   }
 }
 

@@ -397,14 +397,17 @@ export class OffsetMetadataManager {
     const retentionMs = this.config.offsetsRetentionMs;
     for (const group of [...this.groups.values()]) {
       if (offsetsPartition !== undefined && this.state.partitionFor(group.groupId) !== offsetsPartition) continue;
-      const base = expirationBase(group);
-      // The offsets of a consumer group with members are in use (the classic group only holds them).
-      if (base === null || (this.state.consumerGroups.get(group.groupId)?.members.size ?? 0) > 0) continue;
+      // A consumer group's offsets (held by the classic group of its id) age from their commit, as
+      // Kafka's ConsumerGroup has them, except those of topics it subscribes to; it goes once empty.
+      const consumerGroup = this.state.consumerGroups.get(group.groupId);
+      const base = consumerGroup ? (o: TopicPartitionOffset) => o.commitTimestamp : expirationBase(group);
+      if (base === null) continue;
+      const subscribed = (topic: string): boolean => (consumerGroup ? consumerGroup.isSubscribedToTopic(topic) : group.isSubscribedToTopic(topic));
       const expired: TopicPartitionKey[] = [];
-      let allExpired = true;
+      let allExpired = (consumerGroup?.members.size ?? 0) === 0;
       for (const [key, o] of group.offsets) {
         // Not while a commit of it is being written or a transaction has an offset of it pending.
-        const isExpired = !group.isSubscribedToTopic(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&
+        const isExpired = !subscribed(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&
           (o.expireTimestamp >= 0 ? now >= o.expireTimestamp : now - base(o) >= retentionMs);
         if (isExpired) expired.push({ topic: o.topic, partition: o.partition });
         else allExpired = false;

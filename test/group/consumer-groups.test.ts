@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
-import { Harness, G, stableGroup } from './fakes';
+import { Harness, G, flush, stableGroup } from './fakes';
 
 const CG = 'cg';
 
@@ -396,6 +396,32 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     await a.leave();
     expect(await commit('', -1)).to.deep.equal([0]);
     expect(h.coordinator.fetchOffsets(CG, null, false).topics).to.have.length(1);
+  });
+
+  it('expires the offsets of topics the group does not subscribe to; once empty, the group goes with its last offsets', async () => {
+    const h = await Harness.start({ offsetsRetentionMs: 60_000 });
+    h.topics.set('t', 1);
+    h.topics.set('old', 1);
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    const commit = (topic: string) => h.coordinator.commitOffsets({
+      groupId: CG, memberId: 'a', generationId: 1, groupInstanceId: null, apiVersion: 9, retentionTimeMs: -1,
+      partitions: [{ topic, partition: 0, offset: 1, leaderEpoch: -1, metadata: '', commitTimestamp: -1 }],
+    });
+    expect([...await commit('t'), ...await commit('old')]).to.deep.equal([0, 0]);
+    const committed = () => h.coordinator.fetchOffsets(CG, null, false).topics.map((t) => t.name).sort();
+    h.coordinator.expireOffsets(h.now + 61_000);
+    await flush();
+    expect(committed()).to.deep.equal(['t']);
+    expect(h.coordinator.consumerGroup(CG)).to.not.equal(undefined);
+    await a.leave();
+    h.coordinator.expireOffsets(h.now + 61_000);
+    await flush();
+    expect(committed()).to.deep.equal([]);
+    expect(h.coordinator.consumerGroup(CG)).to.equal(undefined);
+    const deletion = h.store.writes.at(-1)!;
+    expect(deletion.kind).to.equal('deleteGroup');
+    expect(deletion.kind === 'deleteGroup' && deletion.consumerTombstones!.map((r) => r.kind).slice(-2)).to.deep.equal(['targetEpoch', 'groupEpoch']);
   });
 
   it('an empty consumer group gives way to a classic member joining, and an empty classic group to a consumer member', async () => {
