@@ -76,11 +76,13 @@ export class ConsumerGroup {
 
   /**
    * Kafka's ConsumerGroup.validateOffsetCommit: a commit without member epoch (-1: the admin
-   * client, or a consumer outside group management) only while the group is empty; else the
+   * client, or a consumer outside group management) only while the group is empty, a
+   * transactional one without any member fields (TxnOffsetCommit before v3) always; else the
    * member's, at its current epoch, and (not in a transaction) with OffsetCommit v9+.
    */
-  validateOffsetCommit(memberId: string, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
+  validateOffsetCommit(memberId: string, groupInstanceId: string | null, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
     if (memberEpoch < 0 && this.members.size === 0) return ErrorCode.NONE;
+    if (isTransactional && memberEpoch === -1 && memberId === '' && groupInstanceId === null) return ErrorCode.NONE;
     const member = this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (!isTransactional && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;

@@ -133,7 +133,7 @@ export class OffsetMetadataManager {
     let group = this.groups.get(req.groupId);
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
     if (consumerGroup) {
-      const error = consumerGroup.validateOffsetCommit(req.memberId, req.generationId, false, req.apiVersion);
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, false, req.apiVersion);
       if (error) return all(error);
       group ??= this.state.createGroup(req.groupId);
     } else {
@@ -178,7 +178,7 @@ export class OffsetMetadataManager {
     let group = this.groups.get(req.groupId);
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
     if (consumerGroup) {
-      const error = consumerGroup.validateOffsetCommit(req.memberId, req.generationId, true);
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, true);
       if (error) return all(error);
       group ??= this.state.createGroup(req.groupId);
     } else {

@@ -390,6 +390,14 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(await commit('a', 1, 8)).to.deep.equal([ErrorCode.UNSUPPORTED_VERSION]);
     expect(await commit('', -1)).to.deep.equal([ErrorCode.UNKNOWN_MEMBER_ID]);
     expect(await commit('a', 1)).to.deep.equal([0]);
+    // TxnOffsetCommit: at the member epoch, or without any member fields (before v3).
+    const txnCommit = (memberId: string, generationId: number) => h.coordinator.commitTxnOffsets({
+      groupId: CG, producerId: 7, producerEpoch: 0, generationId, memberId, groupInstanceId: null,
+      partitions: [{ topic: 't', partition: 0, offset: 50, leaderEpoch: -1, metadata: null }],
+    });
+    expect(await txnCommit('a', 0)).to.deep.equal([ErrorCode.STALE_MEMBER_EPOCH]);
+    expect(await txnCommit('a', 1)).to.deep.equal([0]);
+    expect(await txnCommit('', -1)).to.deep.equal([0]);
     expect(h.coordinator.fetchOffsets(CG, [{ name: 't', partitions: [0] }], false).topics[0].partitions[0]).to.include({ offset: 42 });
     // The offsets do not make it a classic group.
     expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['cg:consumer']);
