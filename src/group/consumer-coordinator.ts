@@ -277,7 +277,11 @@ export class ConsumerGroupManager {
       throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, classicLive ? `Group ${groupId} is not a consumer group.` : `Consumer group ${groupId} not found.`);
     }
     if (classicLive && !classic.is(GroupState.Empty)) {
-      // Online upgrade (group.consumer.migration.policy) is not served yet.
+      if (!classic.usesConsumerProtocol()) {
+        throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND,
+          `Cannot upgrade classic group ${groupId} to consumer group because the group does not use the consumer embedded protocol.`);
+      }
+      // Kafka upgrades such a group online (group.consumer.migration.policy); not served yet: its refusal as with the policy off.
       throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND,
         `Cannot upgrade classic group ${groupId} to consumer group because online upgrade is disabled.`);
     }

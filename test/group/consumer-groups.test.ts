@@ -352,7 +352,15 @@ describe('consumer groups: ids shared with classic groups, and the other group A
       errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group g is not a consumer group.',
     });
     expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] })))
-      .to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND });
+      .to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Cannot upgrade classic group g to consumer group because online upgrade is disabled.' });
+    const { join } = await h.joinNew('connect-group', { protocolType: 'connect' });
+    await h.advance(100);
+    expect(join.value!.errorCode).to.equal(0);
+    expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: 'connect-group', memberId: 'm', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] })))
+      .to.include({
+        errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
+        errorMessage: 'Cannot upgrade classic group connect-group to consumer group because the group does not use the consumer embedded protocol.',
+      });
     expect(h.coordinator.consumerGroupDescribe(G)).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group g is not a consumer group.' });
     expect(h.coordinator.consumerGroupDescribe('nope')).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group nope not found.' });
   });
