@@ -89,6 +89,22 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect((await a.heartbeat()).assignment).to.equal(null);
   });
 
+  it('writes what changed to __consumer_offsets in Kafka\'s record order before answering, nothing when nothing changed', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    const kinds = () => h.store.writes.flatMap((w) => (w.kind === 'consumerGroup' ? [w.records.map((r) => `${r.kind}${r.value === null ? '-' : ''}`)] : []));
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    expect(kinds()).to.deep.equal([['member', 'groupEpoch', 'targetMember', 'targetEpoch', 'currentAssignment']]);
+    await a.heartbeat();
+    expect(kinds()).to.have.length(1);
+    await a.leave();
+    expect(kinds()[1]).to.deep.equal(['currentAssignment-', 'targetMember-', 'member-', 'groupEpoch']);
+    // A failed write is the answer.
+    h.store.failWith = ErrorCode.NOT_COORDINATOR;
+    expect(await new Member(h, 'b').join(['t'])).to.include({ errorCode: ErrorCode.NOT_COORDINATOR, memberId: null });
+  });
+
   it('v0 joins get a member id from the coordinator (a Kafka Uuid); v1 must bring their own', async () => {
     const h = await Harness.start();
     const v0 = await h.coordinator.consumerGroupHeartbeat(request({ apiVersion: 0, memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
