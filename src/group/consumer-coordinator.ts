@@ -21,10 +21,12 @@ import {
 } from './consumer-member';
 import type { CoordinatorState } from './coordinator-state';
 import type { ConsumerGroupSnapshot } from './store';
-import { GroupState } from './group';
-import { reconcile } from './reconciliation';
+import { CONSUMER_PROTOCOL_TYPE, decodeSubscription, encodeAssignment } from './consumer-protocol';
+import { GroupState, joinError, syncError, type JoinResult, type SyncResult } from './group';
+import type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
+import { reconcile, type ReconciliationTarget } from './reconciliation';
 import { compileTopicRegex, InvalidRegexError } from './topic-regex';
-import { consumerRebalanceKey, consumerSessionKey } from './timers';
+import { consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
 
 export interface ConsumerGroupConfig {
   /** group.consumer.session.timeout.ms */
@@ -94,6 +96,8 @@ export interface ConsumerGroupDescription {
     memberId: string; instanceId: string | null; rackId: string | null; memberEpoch: number; clientId: string;
     clientHost: string; subscribedTopicNames: string[]; subscribedTopicRegex: string | null;
     assignment: DescribedPartitions[]; targetAssignment: DescribedPartitions[];
+    /** Kafka's MemberType: 0 a member of the classic protocol, 1 of ConsumerGroupHeartbeat. */
+    memberType: number;
   }[];
 }
 
@@ -199,7 +203,31 @@ export class ConsumerGroupManager {
       subscribedTopicRegex: req.subscribedTopicRegex ?? member.subscribedTopicRegex,
       clientId: req.clientId,
       clientHost: req.clientHost,
+      classic: null,
     };
+    const reconciled = this.updateMember(group, member, updated, replaced, req.topicPartitions);
+    if (reconciled !== updated) this.scheduleRebalanceTimeout(group, reconciled);
+    this.scheduleSessionTimeout(group.groupId, memberId, this.sessionTimeoutMs(group.groupId));
+
+    const isFullRequest = req.rebalanceTimeoutMs !== -1 && (req.subscribedTopicNames !== null || req.subscribedTopicRegex !== null) &&
+      req.topicPartitions !== null;
+    const sendAssignment = joining || isFullRequest || !sameAssignment(member.assigned, reconciled.assigned);
+    return {
+      errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch: reconciled.memberEpoch,
+      heartbeatIntervalMs: this.heartbeatIntervalMs(group.groupId), assignment: sendAssignment ? toWire(reconciled.assigned) : null,
+    };
+  }
+
+  /**
+   * Kafka's three steps for a member as it asks to be now (`updated`, replacing `replaced` if a
+   * static member takes over): the group epoch, bumped by a changed subscription or subscribed
+   * topics; a new target assignment if the epoch moved past it; the member reconciled towards its
+   * target (`owned`: what it says it owns). Everything is checked before the group changes, in one
+   * go; the member as reconciled.
+   */
+  private updateMember(group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+    replaced: ConsumerGroupMember | undefined, owned: ReconciliationTarget['owned']): ConsumerGroupMember {
+    const memberId = updated.memberId;
     const subscriptionChanged = !sameSubscription(member, updated);
     const members = new Map(group.members);
     if (replaced) members.delete(replaced.memberId);
@@ -228,7 +256,7 @@ export class ConsumerGroupManager {
       partitions: target,
       subscribedTopicIds: this.topicIds(group.memberTopicNamesWith(updated, regexes)),
       ownerEpoch: (topicId, p) => group.ownerEpoch(topicId, p),
-      owned: req.topicPartitions,
+      owned,
       enforceSubscription: subscriptionChanged,
     });
 
@@ -252,16 +280,7 @@ export class ConsumerGroupManager {
       group.assignmentEpoch = groupEpoch;
     }
     group.updateMember(reconciled);
-    if (reconciled !== updated) this.scheduleRebalanceTimeout(group, reconciled);
-    this.scheduleSessionTimeout(group.groupId, memberId);
-
-    const isFullRequest = req.rebalanceTimeoutMs !== -1 && (req.subscribedTopicNames !== null || req.subscribedTopicRegex !== null) &&
-      req.topicPartitions !== null;
-    const sendAssignment = joining || isFullRequest || !sameAssignment(member.assigned, reconciled.assigned);
-    return {
-      errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch: reconciled.memberEpoch,
-      heartbeatIntervalMs: this.heartbeatIntervalMs(group.groupId), assignment: sendAssignment ? toWire(reconciled.assigned) : null,
-    };
+    return reconciled;
   }
 
   /**
@@ -470,14 +489,17 @@ export class ConsumerGroupManager {
     if (!group || !member || (memberEpoch !== null && member.memberEpoch !== memberEpoch)) return;
     const before = group.image();
     this.fence(group, member);
+    this.persistInBackground(group, before, 'the fencing of a member');
+  }
+
+  private persistInBackground(group: ConsumerGroup, before: ConsumerGroupImage, what: string): void {
     void this.persist(group, before).then((code) => {
-      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId, memberId, errorCode: code }, 'could not write the fencing of a consumer group member');
+      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId: group.groupId, errorCode: code }, `could not write ${what} of a consumer group`);
     });
   }
 
-  private scheduleSessionTimeout(groupId: string, memberId: string): void {
-    this.state.timers.schedule(consumerSessionKey(groupId, memberId), this.sessionTimeoutMs(groupId),
-      () => this.fenceOnTimeout(groupId, memberId, null));
+  private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
+    this.state.timers.schedule(consumerSessionKey(groupId, memberId), timeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
   }
 
   /** A member that must revoke partitions has its rebalance timeout to do so, or is fenced. */
@@ -493,8 +515,7 @@ export class ConsumerGroupManager {
   }
 
   private cancelTimers(groupId: string, memberId: string): void {
-    this.state.timers.cancel(consumerSessionKey(groupId, memberId));
-    this.state.timers.cancel(consumerRebalanceKey(groupId, memberId));
+    for (const key of [consumerSessionKey, consumerRebalanceKey, consumerJoinKey, consumerSyncKey]) this.state.timers.cancel(key(groupId, memberId));
   }
 
   private sessionTimeoutMs(groupId: string): number {
@@ -522,10 +543,137 @@ export class ConsumerGroupManager {
         ...snapshot.currentAssignments.get(memberId),
       };
       group.updateMember(member);
-      this.scheduleSessionTimeout(groupId, memberId);
-      this.scheduleRebalanceTimeout(group, member);
+      this.scheduleSessionTimeout(groupId, memberId, member.classic?.sessionTimeoutMs ?? this.sessionTimeoutMs(groupId));
+      if (member.classic === null) this.scheduleRebalanceTimeout(group, member);
     }
     this.state.consumerGroups.set(groupId, group);
+  }
+
+  // ================================================================= classic members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
+
+  /**
+   * Kafka's classicGroupJoinToConsumerGroup: a member of the classic protocol joins a consumer
+   * group and is a member like the others (its subscription and owned partitions read from its
+   * ConsumerProtocolSubscription); the answer comes at once, with its member epoch as generation,
+   * no leader and no members: the member syncs to get its assignment.
+   */
+  async classicJoin(group: ConsumerGroup, req: JoinRequest): Promise<JoinResult> {
+    const unknownMember = req.memberId === '';
+    const memberId = unknownMember ? generateClusterId() : req.memberId;
+    const subscription = req.protocolType === CONSUMER_PROTOCOL_TYPE && req.protocols.length > 0 ? decodeSubscription(req.protocols[0].metadata) : null;
+    if (group.members.size >= this.config.maxSize && !group.members.has(memberId)) return joinError(memberId, ErrorCode.GROUP_MAX_SIZE_REACHED);
+    if (subscription === null) return joinError(memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    // JoinGroup v4+ (KIP-394): a dynamic member without id is handed one first.
+    if (unknownMember && req.requireKnownMemberId && req.groupInstanceId === null) return joinError(memberId, ErrorCode.MEMBER_ID_REQUIRED);
+
+    const before = group.image();
+    const existing = req.groupInstanceId === null ? group.members.get(memberId) : group.staticMember(req.groupInstanceId);
+    // A static member of a new member id takes over the previous one's partitions.
+    const replaced = existing && existing.memberId !== memberId ? existing : undefined;
+    const member = replaced ? { ...replaced, memberId, memberEpoch: JOIN_EPOCH, previousMemberEpoch: JOIN_EPOCH } : existing ?? newMember(memberId);
+    const updated: ConsumerGroupMember = {
+      ...member,
+      instanceId: req.groupInstanceId ?? member.instanceId,
+      rackId: subscription.rackId ?? member.rackId,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+      subscribedTopicNames: [...new Set(subscription.topics)].sort(),
+      subscribedTopicRegex: '',
+      clientId: req.clientId,
+      clientHost: req.clientHost,
+      classic: { sessionTimeoutMs: req.sessionTimeoutMs, protocols: req.protocols },
+    };
+    const owned = subscription.ownedPartitions.flatMap((t) => {
+      const topic = this.topics.topic(t.topic);
+      return topic ? [{ topicId: topic.id, partitions: t.partitions }] : [];
+    });
+    const reconciled = this.updateMember(group, member, updated, replaced, owned);
+    const code = await this.persist(group, before);
+    if (code !== ErrorCode.NONE) return joinError(memberId, code);
+    const { groupId } = group;
+    this.state.timers.cancel(consumerJoinKey(groupId, memberId));
+    this.scheduleSessionTimeout(groupId, memberId, req.sessionTimeoutMs);
+    this.state.timers.schedule(consumerSyncKey(groupId, memberId), req.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    return {
+      errorCode: ErrorCode.NONE, memberId, generationId: reconciled.memberEpoch, protocolType: CONSUMER_PROTOCOL_TYPE,
+      protocolName: req.protocols[0].name, leader: '', skipAssignment: false, members: [],
+    };
+  }
+
+  /** Kafka's classicGroupSyncToConsumerGroup: the member's assigned partitions, as ConsumerProtocolAssignment bytes. */
+  classicSync(group: ConsumerGroup, req: SyncRequest): SyncResult {
+    const member = group.members.get(req.memberId);
+    const error = this.classicMemberError(member, req.generationId, req.groupInstanceId);
+    if (error) return syncError(error);
+    const protocol = member!.classic!.protocols[0];
+    if ((req.protocolType !== null && req.protocolType !== CONSUMER_PROTOCOL_TYPE) || (req.protocolName !== null && req.protocolName !== protocol.name)) {
+      return syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    }
+    const rebalance = this.rebalanceInProgress(group, member!);
+    if (rebalance) return syncError(rebalance);
+    this.state.timers.cancel(consumerSyncKey(group.groupId, req.memberId));
+    this.scheduleSessionTimeout(group.groupId, req.memberId, member!.classic!.sessionTimeoutMs);
+    const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
+    const assigned = toWire(member!.assigned).flatMap((t) => (names.has(t.topicId) ? [{ topic: names.get(t.topicId)!, partitions: t.partitions }] : []));
+    const version = decodeSubscription(protocol.metadata)?.version ?? 0;
+    return { errorCode: ErrorCode.NONE, protocolType: CONSUMER_PROTOCOL_TYPE, protocolName: protocol.name, assignment: encodeAssignment(assigned, version) };
+  }
+
+  /** Kafka's classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS tells the member to join again. */
+  classicHeartbeat(group: ConsumerGroup, memberId: string, groupInstanceId: string | null, generationId: number): number {
+    const member = group.members.get(memberId);
+    const error = this.classicMemberError(member, generationId, groupInstanceId) || this.rebalanceInProgress(group, member!);
+    if (error) return error;
+    this.scheduleSessionTimeout(group.groupId, memberId, member!.classic!.sessionTimeoutMs);
+    return ErrorCode.NONE;
+  }
+
+  /**
+   * Kafka's classicGroupLeaveToConsumerGroup: each member (by id, or by instance id) leaves, as
+   * with epoch -1. The answer does not wait for the records (a failed write is logged).
+   */
+  classicLeave(group: ConsumerGroup, leaving: MemberIdentity[]): LeaveResult {
+    const before = group.image();
+    const members = leaving.map((m) => {
+      const member = m.groupInstanceId === null ? group.members.get(m.memberId) : group.staticMember(m.groupInstanceId);
+      if (!member) return { ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
+      if (m.groupInstanceId !== null && m.memberId !== '' && m.memberId !== member.memberId) return { ...m, errorCode: ErrorCode.FENCED_INSTANCE_ID };
+      this.fence(group, member);
+      return { ...m, errorCode: ErrorCode.NONE };
+    });
+    this.persistInBackground(group, before, 'the leaving of classic members');
+    return { errorCode: ErrorCode.NONE, members };
+  }
+
+  /** A classic member's request: the member must be there, of the classic protocol, at the generation (its epoch). */
+  private classicMemberError(member: ConsumerGroupMember | undefined, generationId: number, groupInstanceId: string | null): number {
+    if (!member || member.classic === null) return ErrorCode.UNKNOWN_MEMBER_ID;
+    if (groupInstanceId !== null && member.instanceId !== groupInstanceId) return ErrorCode.FENCED_INSTANCE_ID;
+    return generationId === member.memberEpoch ? ErrorCode.NONE : ErrorCode.ILLEGAL_GENERATION;
+  }
+
+  /**
+   * Kafka's throwIfRebalanceInProgress: a group epoch past the member's means it must join again
+   * (unless it is revoking, which its next join reports); it has its rebalance timeout to do so.
+   * Also (ours) when partitions it waits for (UNRELEASED_PARTITIONS) have been released: a classic
+   * member only learns of its assignment by joining and syncing.
+   */
+  private rebalanceInProgress(group: ConsumerGroup, member: ConsumerGroupMember): number {
+    const behind = group.groupEpoch > member.memberEpoch && member.state !== MemberState.UnrevokedPartitions;
+    if (!behind && !this.hasReleasedPartitions(group, member)) return ErrorCode.NONE;
+    const key = consumerJoinKey(group.groupId, member.memberId);
+    const { groupId } = group;
+    const { memberId } = member;
+    if (!this.state.timers.has(key)) this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    return ErrorCode.REBALANCE_IN_PROGRESS;
+  }
+
+  /** A member waiting for partitions (UNRELEASED_PARTITIONS) of which some are free now. */
+  private hasReleasedPartitions(group: ConsumerGroup, member: ConsumerGroupMember): boolean {
+    if (member.state !== MemberState.UnreleasedPartitions) return false;
+    for (const [topicId, partitions] of group.targetAssignment.get(member.memberId) ?? []) {
+      for (const p of partitions) if (!member.assigned.get(topicId)?.has(p) && group.ownerEpoch(topicId, p) === -1) return true;
+    }
+    return false;
   }
 
   // ================================================================= ConsumerGroupDescribe
@@ -565,6 +713,7 @@ export class ConsumerGroupManager {
         clientHost: m.clientHost, subscribedTopicNames: [...m.subscribedTopicNames],
         subscribedTopicRegex: m.subscribedTopicRegex === '' ? null : m.subscribedTopicRegex,
         assignment: described(withoutEpochs(m.assigned)), targetAssignment: described(group.targetAssignment.get(m.memberId) ?? new Map()),
+        memberType: m.classic === null ? 1 : 0,
       })),
     };
   }

@@ -210,13 +210,21 @@ function memberSubscription(m: ConsumerGroupMember) {
   return {
     instanceId: m.instanceId, rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost, subscribedTopicNames: [...m.subscribedTopicNames],
     subscribedTopicRegex: m.subscribedTopicRegex, rebalanceTimeoutMs: m.rebalanceTimeoutMs, serverAssignor: m.serverAssignor,
+    classic: m.classic,
   };
 }
 
 /** What the member record holds is the same. */
 function sameMemberMetadata(a: ConsumerGroupMember, b: ConsumerGroupMember): boolean {
   return sameSubscription(a, b) && a.instanceId === b.instanceId && a.rackId === b.rackId && a.clientId === b.clientId &&
-    a.clientHost === b.clientHost && a.rebalanceTimeoutMs === b.rebalanceTimeoutMs && a.serverAssignor === b.serverAssignor;
+    a.clientHost === b.clientHost && a.rebalanceTimeoutMs === b.rebalanceTimeoutMs && a.serverAssignor === b.serverAssignor &&
+    sameClassicMetadata(a.classic, b.classic);
+}
+
+function sameClassicMetadata(a: ConsumerGroupMember['classic'], b: ConsumerGroupMember['classic']): boolean {
+  if (a === null || b === null) return a === b;
+  return a.sessionTimeoutMs === b.sessionTimeoutMs && a.protocols.length === b.protocols.length &&
+    a.protocols.every((p, i) => p.name === b.protocols[i].name && p.metadata.equals(b.protocols[i].metadata));
 }
 
 /** What the current assignment record holds is the same. */

@@ -25,6 +25,12 @@ export const LEAVE_EPOCH = -1;
 /** Epoch of a static member leaving for a while (its instance id stays reserved for a replacement). */
 export const STATIC_LEAVE_EPOCH = -2;
 
+/** What a member that joined with JoinGroup (the classic protocol) asked for. */
+export interface ClassicMemberMetadata {
+  readonly sessionTimeoutMs: number;
+  readonly protocols: readonly { readonly name: string; readonly metadata: Buffer }[];
+}
+
 export interface ConsumerGroupMember {
   readonly memberId: string;
   readonly instanceId: string | null;
@@ -42,13 +48,15 @@ export interface ConsumerGroupMember {
   readonly state: MemberState;
   readonly assigned: EpochedPartitions;
   readonly pendingRevocation: EpochedPartitions;
+  /** Set for a member of the classic protocol (JoinGroup, SyncGroup, Heartbeat); null for ConsumerGroupHeartbeat's. */
+  readonly classic: ClassicMemberMetadata | null;
 }
 
 export function newMember(memberId: string): ConsumerGroupMember {
   return {
     memberId, instanceId: null, rackId: null, clientId: '', clientHost: '', rebalanceTimeoutMs: -1,
     serverAssignor: null, subscribedTopicNames: [], subscribedTopicRegex: '', memberEpoch: JOIN_EPOCH,
-    previousMemberEpoch: JOIN_EPOCH, state: MemberState.Stable, assigned: new Map(), pendingRevocation: new Map(),
+    previousMemberEpoch: JOIN_EPOCH, state: MemberState.Stable, assigned: new Map(), pendingRevocation: new Map(), classic: null,
   };
 }
 

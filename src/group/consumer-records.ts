@@ -25,7 +25,7 @@ import { encodeConsumerGroupTargetAssignmentMemberKey, decodeConsumerGroupTarget
 import { encodeConsumerGroupTargetAssignmentMemberValue, decodeConsumerGroupTargetAssignmentMemberValue } from '../protocol/generated/ConsumerGroupTargetAssignmentMemberValue';
 import { encodeConsumerGroupTargetAssignmentMetadataKey, decodeConsumerGroupTargetAssignmentMetadataKey } from '../protocol/generated/ConsumerGroupTargetAssignmentMetadataKey';
 import { encodeConsumerGroupTargetAssignmentMetadataValue, decodeConsumerGroupTargetAssignmentMetadataValue } from '../protocol/generated/ConsumerGroupTargetAssignmentMetadataValue';
-import { MemberState, type EpochedPartitions, type TopicPartitions } from './consumer-member';
+import { MemberState, type ClassicMemberMetadata, type EpochedPartitions, type TopicPartitions } from './consumer-member';
 
 export const CONSUMER_GROUP_METADATA_KEY_TYPE = 3;
 export const CONSUMER_GROUP_PARTITION_METADATA_KEY_TYPE = 4;
@@ -54,6 +54,8 @@ export interface MemberSubscription {
   subscribedTopicRegex: string;
   rebalanceTimeoutMs: number;
   serverAssignor: string | null;
+  /** A member of the classic protocol's session timeout and protocols. */
+  classic: ClassicMemberMetadata | null;
 }
 
 export interface CurrentAssignment {
@@ -113,7 +115,8 @@ export function encodeConsumerGroupRecord(r: ConsumerGroupRecord): { key: Buffer
         value: v && value((w) => encodeConsumerGroupMemberMetadataValue(w, {
           instanceId: v.instanceId, rackId: v.rackId, clientId: v.clientId, clientHost: v.clientHost,
           subscribedTopicNames: v.subscribedTopicNames, subscribedTopicRegex: v.subscribedTopicRegex === '' ? null : v.subscribedTopicRegex,
-          rebalanceTimeoutMs: v.rebalanceTimeoutMs, serverAssignor: v.serverAssignor, classicMemberMetadata: null,
+          rebalanceTimeoutMs: v.rebalanceTimeoutMs, serverAssignor: v.serverAssignor,
+          classicMemberMetadata: v.classic && { sessionTimeoutMs: v.classic.sessionTimeoutMs, supportedProtocols: [...v.classic.protocols] },
         }, VALUE_VERSION)),
       };
     }
@@ -177,6 +180,10 @@ export function decodeConsumerGroupRecord(key: Buffer, valueBytes: Buffer | null
           instanceId: m.instanceId, rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost,
           subscribedTopicNames: m.subscribedTopicNames, subscribedTopicRegex: m.subscribedTopicRegex ?? '',
           rebalanceTimeoutMs: m.rebalanceTimeoutMs ?? -1, serverAssignor: m.serverAssignor,
+          classic: m.classicMemberMetadata ? {
+            sessionTimeoutMs: m.classicMemberMetadata.sessionTimeoutMs,
+            protocols: m.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })),
+          } : null,
         },
       };
     }

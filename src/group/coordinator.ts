@@ -260,14 +260,19 @@ export class GroupCoordinator {
   // ================================================================= rebalance protocol
 
   /**
-   * A classic member joining: an empty consumer group of the id gives way to a classic group (its
-   * offsets stay), as in Kafka. Classic members inside a consumer group (the online migration)
-   * are not served yet: INCONSISTENT_GROUP_PROTOCOL.
+   * A classic member joining: into a consumer group with members as one of them (KIP-848's mixed
+   * groups); an empty consumer group of the id gives way to a classic group (its offsets stay), as in Kafka.
    */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
     if (consumerGroup && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
-      if (consumerGroup.members.size > 0) return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+      if (consumerGroup.members.size > 0) {
+        const { minSessionTimeoutMs, maxSessionTimeoutMs } = this.state.config;
+        if (req.sessionTimeoutMs < minSessionTimeoutMs || req.sessionTimeoutMs > maxSessionTimeoutMs) {
+          return Promise.resolve(joinError(req.memberId, ErrorCode.INVALID_SESSION_TIMEOUT));
+        }
+        return this.consumer.classicJoin(consumerGroup, req);
+      }
       // Its tombstones go first (appends keep their call order); the join does not wait for them, as in Kafka.
       const tombstones = this.state.dropConsumerGroup(req.groupId);
       void this.state.write(req.groupId, (store) => store.storeConsumerGroup(req.groupId, tombstones));
@@ -276,15 +281,26 @@ export class GroupCoordinator {
   }
 
   syncGroup(req: SyncRequest): Promise<SyncResult> {
-    return this.rebalance.syncGroup(req);
+    const consumerGroup = this.servedConsumerGroup(req.groupId);
+    return consumerGroup ? Promise.resolve(this.consumer.classicSync(consumerGroup, req)) : this.rebalance.syncGroup(req);
   }
 
   heartbeat(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number): number {
-    return this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
+    const consumerGroup = this.servedConsumerGroup(groupId);
+    return consumerGroup
+      ? this.consumer.classicHeartbeat(consumerGroup, memberId, groupInstanceId, generationId)
+      : this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
   }
 
   leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
-    return this.rebalance.leaveGroup(groupId, leaving);
+    const consumerGroup = this.servedConsumerGroup(groupId);
+    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : this.rebalance.leaveGroup(groupId, leaving);
+  }
+
+  /** The consumer group of the id, if there is one and this broker serves it now (classic requests to it are its members'). */
+  private servedConsumerGroup(groupId: string): ConsumerGroup | undefined {
+    const group = this.state.consumerGroups.get(groupId);
+    return group && this.state.validateStatus(groupId, false) === ErrorCode.NONE ? group : undefined;
   }
 
   // ================================================================= consumer groups (KIP-848)

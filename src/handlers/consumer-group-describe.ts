@@ -5,15 +5,12 @@
 // - GROUP_ID_NOT_FOUND with Kafka's message for an unknown id ("Group X not found.") and for a
 //   classic group's ("Group X is not a consumer group."); NOT_COORDINATOR and
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
-// - v1: each member's type (1: it uses the consumer protocol; classic members are not served yet).
+// - v1: each member's type (0: it joined with JoinGroup, the classic protocol; 1: with ConsumerGroupHeartbeat).
 // - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
 import { ApiKey } from '../protocol/generated';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
-
-/** Kafka's MemberType of a member that heartbeats with ConsumerGroupHeartbeat. */
-const CONSUMER_MEMBER_TYPE = 1;
 
 export interface ConsumerGroupDescribeServices {
   readonly groups: Pick<GroupCoordinator, 'consumerGroupDescribe'>;
@@ -28,7 +25,6 @@ export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe,
         ...d,
         members: d.members.map((m) => ({
           ...m, assignment: { topicPartitions: m.assignment }, targetAssignment: { topicPartitions: m.targetAssignment },
-          memberType: CONSUMER_MEMBER_TYPE,
         })),
         authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
       };

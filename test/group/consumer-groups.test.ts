@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
-import { Harness, G, flush, stableGroup } from './fakes';
+import { Reader } from '../../src/protocol/primitives';
+import { Harness, G, flush, joinRequest, stableGroup, subscription } from './fakes';
 
 const CG = 'cg';
 
@@ -357,6 +358,75 @@ describe('consumer groups: subscriptions and topics', () => {
     expect(a.partitions()).to.deep.equal(['t-0', 't-1', 't-2']);
     expect(b.partitions()).to.deep.equal(['t-3', 't-4']);
     expect(h.coordinator.consumerGroupDescribe(CG).assignorName).to.equal('range');
+  });
+});
+
+/** The partitions of ConsumerProtocolAssignment bytes, as "topic-partition". */
+function assignedIn(bytes: Buffer): string[] {
+  const r = new Reader(bytes);
+  r.int16();
+  const out: string[] = [];
+  for (let i = 0, n = r.arrayLength(); i < n; i++) {
+    const topic = r.string();
+    for (let j = 0, m = r.arrayLength(); j < m; j++) out.push(`${topic}-${r.int32()}`);
+  }
+  return out.sort();
+}
+
+describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup, Heartbeat)', () => {
+  it('a classic consumer joins a consumer group as a member, gets its partitions once released, and leaves', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    const first = await h.coordinator.joinGroup(joinRequest(CG, { clientId: 'classic', protocols: [{ name: 'range', metadata: subscription(['t']) }] }));
+    expect(first.errorCode).to.equal(ErrorCode.MEMBER_ID_REQUIRED);
+    const c = first.memberId;
+    const joined = await h.coordinator.joinGroup(joinRequest(CG, { memberId: c, protocols: [{ name: 'range', metadata: subscription(['t']) }] }));
+    expect(joined).to.deep.include({ errorCode: 0, memberId: c, generationId: 2, protocolType: 'consumer', protocolName: 'range', leader: '', members: [] });
+    const sync = () => h.coordinator.syncGroup({ groupId: CG, memberId: c, generationId: 2, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [] });
+    // Its partitions are still a's: nothing yet.
+    const synced = await sync();
+    expect(synced).to.include({ errorCode: 0, protocolType: 'consumer', protocolName: 'range' });
+    expect(assignedIn(synced.assignment)).to.deep.equal([]);
+    expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.NONE);
+    expect(h.coordinator.heartbeat(CG, c, null, 1)).to.equal(ErrorCode.ILLEGAL_GENERATION);
+    await settle([a]);
+    expect(a.partitions()).to.have.length(2);
+    // Released: the classic member is told to join again, and gets them.
+    expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
+    const rejoined = await h.coordinator.joinGroup(joinRequest(CG, { memberId: c, protocols: [{ name: 'range', metadata: subscription(['t']) }] }));
+    expect(rejoined.generationId).to.equal(2);
+    const got = assignedIn((await sync()).assignment);
+    expect([...got, ...a.partitions()].sort()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
+    expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.NONE);
+    const d = h.coordinator.consumerGroupDescribe(CG);
+    expect(d.members.map((m) => [m.memberId, m.memberType]).sort()).to.deep.equal([['a', 1], [c, 0]].sort());
+    expect(h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
+      errorCode: 0, members: [{ memberId: c, groupInstanceId: null, errorCode: 0 }],
+    });
+    await settle([a]);
+    expect(a.partitions()).to.have.length(4);
+    expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: 'x', protocolType: 'connect' }))).errorCode).to.equal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+  });
+
+  it('a classic member that does not sync within its rebalance timeout, or stops heartbeating, is fenced', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    const join = (memberId: string) => h.coordinator.joinGroup(joinRequest(CG, { memberId, rebalanceTimeoutMs: 5000, sessionTimeoutMs: 20_000 }));
+    await join('c1');
+    await h.advance(6000, 1000);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('c1')).to.equal(false);
+    await join('c2');
+    await h.coordinator.syncGroup({ groupId: CG, memberId: 'c2', generationId: h.coordinator.consumerGroup(CG)!.members.get('c2')!.memberEpoch,
+      groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] });
+    await h.advance(19_000, 1000);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('c2')).to.equal(true);
+    await h.advance(2000, 1000);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('c2')).to.equal(false);
   });
 });
 

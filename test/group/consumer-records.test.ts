@@ -65,7 +65,14 @@ describe('consumer group records', () => {
       {
         kind: 'member', groupId: 'g', memberId: 'm', value: {
           instanceId: 'i', rackId: null, clientId: 'c', clientHost: '/1.2.3.4', subscribedTopicNames: ['a', 'b'],
-          subscribedTopicRegex: 'x.*', rebalanceTimeoutMs: 30000, serverAssignor: 'range',
+          subscribedTopicRegex: 'x.*', rebalanceTimeoutMs: 30000, serverAssignor: 'range', classic: null,
+        },
+      },
+      {
+        kind: 'member', groupId: 'g', memberId: 'classic', value: {
+          instanceId: null, rackId: 'r1', clientId: 'c', clientHost: '/1.2.3.4', subscribedTopicNames: ['a'],
+          subscribedTopicRegex: '', rebalanceTimeoutMs: 30000, serverAssignor: null,
+          classic: { sessionTimeoutMs: 10000, protocols: [{ name: 'range', metadata: Buffer.from('sub') }] },
         },
       },
       { kind: 'targetEpoch', groupId: 'g', value: { assignmentEpoch: 7, assignmentTimestamp: 1234 } },
