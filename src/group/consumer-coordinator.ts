@@ -21,9 +21,9 @@ import {
 } from './consumer-member';
 import type { CoordinatorState } from './coordinator-state';
 import type { ConsumerGroupSnapshot } from './store';
-import { CONSUMER_PROTOCOL_TYPE, decodeSubscription, encodeAssignment } from './consumer-protocol';
-import { GroupState, joinError, syncError, type JoinResult, type SyncResult } from './group';
-import type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
+import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment } from './consumer-protocol';
+import { GroupState, joinError, syncError, type ClassicGroup, type JoinResult, type SyncResult } from './group';
+import type { JoinRequest, LeaveResult, MemberIdentity, RebalanceManager, SyncRequest } from './rebalance';
 import { reconcile, type ReconciliationTarget } from './reconciliation';
 import { compileTopicRegex, InvalidRegexError } from './topic-regex';
 import { consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
@@ -37,6 +37,8 @@ export interface ConsumerGroupConfig {
   maxSize: number;
   /** group.consumer.assignors: the first is the default. */
   assignors: readonly ConsumerGroupAssignor[];
+  /** group.consumer.migration.policy */
+  migrationPolicy: string;
 }
 
 /** The topics of the cluster, as the Controller's metadata has them. */
@@ -115,6 +117,8 @@ export class ConsumerGroupManager {
   constructor(
     private readonly state: CoordinatorState,
     private readonly config: ConsumerGroupConfig,
+    /** Hands a classic group's members over when it is upgraded. */
+    private readonly rebalance: Pick<RebalanceManager, 'handOverMembers'>,
     private readonly topics: ConsumerGroupTopics,
     private readonly groupConfig: GroupConfigLookup = () => undefined,
   ) {}
@@ -128,6 +132,7 @@ export class ConsumerGroupManager {
       ({ errorCode: code, errorMessage: message ? fitString(message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     let result: ConsumerHeartbeatResult;
     let before: ConsumerGroupImage | null;
+    const existed = this.state.consumerGroups.has(req.groupId);
     try {
       if (this.state.closed) throw new GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       this.validate(req);
@@ -137,6 +142,9 @@ export class ConsumerGroupManager {
       result = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
+      // An upgraded group stays one even if the heartbeat that upgraded it is refused.
+      const upgraded = existed ? undefined : this.state.consumerGroups.get(req.groupId);
+      if (upgraded) await this.persist(upgraded, null);
       return failed(err.code, err.message);
     }
     const group = this.state.consumerGroups.get(req.groupId);
@@ -295,16 +303,56 @@ export class ConsumerGroupManager {
     if (!create) {
       throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, classicLive ? `Group ${groupId} is not a consumer group.` : `Consumer group ${groupId} not found.`);
     }
-    if (classicLive && !classic.is(GroupState.Empty)) {
-      if (!classic.usesConsumerProtocol()) {
-        throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND,
-          `Cannot upgrade classic group ${groupId} to consumer group because the group does not use the consumer embedded protocol.`);
-      }
-      // Kafka upgrades such a group online (group.consumer.migration.policy); not served yet: its refusal as with the policy off.
-      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND,
-        `Cannot upgrade classic group ${groupId} to consumer group because online upgrade is disabled.`);
-    }
+    if (classicLive && !classic.is(GroupState.Empty)) return this.upgrade(classic);
     return new ConsumerGroup(groupId);
+  }
+
+  /**
+   * The online upgrade (Kafka's validateOnlineUpgrade and convertToConsumerGroup): a classic group
+   * of the consumer protocol becomes a consumer group whose members keep the classic protocol, at
+   * their generation as member epoch with their assignment; the classic group is left Empty with
+   * the offsets, its record tombstoned. Its members learn of the new epoch on their next heartbeat.
+   */
+  private upgrade(classic: ClassicGroup): ConsumerGroup {
+    const groupId = classic.groupId;
+    const refuse = (reason: string): never => {
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Cannot upgrade classic group ${groupId} to consumer group because ${reason}.`);
+    };
+    if (this.config.migrationPolicy !== 'upgrade' && this.config.migrationPolicy !== 'bidirectional') refuse('online upgrade is disabled');
+    if (!classic.usesConsumerProtocol()) refuse('the group does not use the consumer embedded protocol');
+    if (classic.members.size > this.config.maxSize) refuse('the group size exceeds the consumer group maximum size');
+    const group = new ConsumerGroup(groupId);
+    const epoch = classic.generationId;
+    const topicIds = (partitions: { topic: string; partitions: number[] }[]): [string, number[]][] => partitions.flatMap((t) => {
+      const topic = this.topics.topic(t.topic);
+      return topic ? [[topic.id, t.partitions] as [string, number[]]] : [];
+    });
+    const members = [...classic.members.values()].map((m) => {
+      const protocolName = classic.protocolName ?? m.protocols[0]?.name ?? '';
+      const subscription = decodeSubscription(m.metadata(protocolName));
+      const assignment = decodeAssignment(m.assignment.length > 0 ? m.assignment : encodeAssignment([], 0));
+      if (subscription === null || assignment === null) return refuse('the embedded consumer protocol is malformed');
+      const assigned = new Map(topicIds(assignment).map(([id, ps]) => [id, new Map(ps.map((p) => [p, epoch]))]));
+      const member: ConsumerGroupMember = {
+        ...newMember(m.memberId), instanceId: m.groupInstanceId, rackId: subscription.rackId, clientId: m.clientId, clientHost: m.clientHost,
+        rebalanceTimeoutMs: m.rebalanceTimeoutMs, subscribedTopicNames: [...new Set(subscription.topics)].sort(),
+        memberEpoch: epoch, previousMemberEpoch: epoch, assigned,
+        classic: { sessionTimeoutMs: m.sessionTimeoutMs, protocols: m.protocols },
+      };
+      return member;
+    });
+    this.rebalance.handOverMembers(classic);
+    void this.state.write(groupId, (store) => store.deleteGroup(groupId, []));
+    group.groupEpoch = epoch;
+    group.assignmentEpoch = epoch;
+    for (const member of members) {
+      group.updateMember(member);
+      group.targetAssignment.set(member.memberId, withoutEpochs(member.assigned));
+      this.scheduleSessionTimeout(groupId, member.memberId, member.classic!.sessionTimeoutMs);
+    }
+    group.metadataHash = this.metadataHash(group, group.members, group.resolvedRegexes);
+    this.state.consumerGroups.set(groupId, group);
+    return group;
   }
 
   private dynamicMember(group: ConsumerGroup, memberId: string, req: ConsumerHeartbeatRequest, joining: boolean): ConsumerGroupMember {

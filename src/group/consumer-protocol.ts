@@ -75,3 +75,21 @@ export function encodeAssignment(partitions: { topic: string; partitions: number
   w.nullableBytes(null);
   return w.finishOne();
 }
+
+/** The partitions of ConsumerProtocolAssignment bytes (any version), or null when they are not one. */
+export function decodeAssignment(bytes: Buffer): { topic: string; partitions: number[] }[] | null {
+  try {
+    const r = new Reader(bytes);
+    if (r.int16() < 0) return null;
+    const assigned: { topic: string; partitions: number[] }[] = [];
+    for (let i = 0, n = r.arrayLength(); i < n; i++) {
+      const topic = r.string();
+      const partitions: number[] = [];
+      for (let j = 0, m = r.arrayLength(); j < m; j++) partitions.push(r.int32());
+      assigned.push({ topic, partitions });
+    }
+    return assigned;
+  } catch {
+    return null;
+  }
+}

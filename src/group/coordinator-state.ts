@@ -25,6 +25,8 @@ export interface GroupCoordinatorConfig {
   consumerHeartbeatIntervalMs: number;
   consumerMaxSize: number;
   consumerAssignors: readonly string[];
+  /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
+  consumerMigrationPolicy: string;
 }
 
 /**

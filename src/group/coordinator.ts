@@ -93,8 +93,8 @@ export class GroupCoordinator {
     });
     this.consumer = new ConsumerGroupManager(this.state, {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
-      maxSize: config.consumerMaxSize, assignors,
-    }, deps.topics ?? NO_TOPICS, deps.groupConfig);
+      maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
+    }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
   }
 
   // ================================================================= lifecycle

@@ -25,6 +25,7 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     consumerHeartbeatIntervalMs: config.getInt('group.consumer.heartbeat.interval.ms'),
     consumerMaxSize: config.getInt('group.consumer.max.size'),
     consumerAssignors: config.getList('group.consumer.assignors'),
+    consumerMigrationPolicy: config.getString('group.consumer.migration.policy'),
   };
 }
 

@@ -98,6 +98,22 @@ export class RebalanceManager {
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
   }
 
+  /**
+   * The group's members move to the consumer group of its id (the online upgrade, KIP-848): their
+   * parked joins and syncs are told to rejoin, their timers stop, and the group is left Empty,
+   * holding the committed offsets.
+   */
+  handOverMembers(group: ClassicGroup): void {
+    for (const m of [...group.members.values()]) {
+      group.completeJoin(m, joinError(m.memberId, ErrorCode.REBALANCE_IN_PROGRESS));
+      group.completeSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+      group.remove(m.memberId);
+    }
+    this.timers.cancelAll(groupTimersPrefix(group.groupId));
+    if (!group.is(GroupState.PreparingRebalance)) group.transitionTo(GroupState.PreparingRebalance);
+    group.transitionTo(GroupState.Empty);
+  }
+
   // ================================================================= JoinGroup
 
   joinGroup(req: JoinRequest): Promise<JoinResult> {

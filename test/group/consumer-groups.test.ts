@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
-import { Reader } from '../../src/protocol/primitives';
+import { encodeAssignment } from '../../src/group/consumer-protocol';
+import { Reader, Writer } from '../../src/protocol/primitives';
 import { Harness, G, flush, joinRequest, stableGroup, subscription } from './fakes';
 
 const CG = 'cg';
@@ -430,6 +431,89 @@ describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup
   });
 });
 
+/** ConsumerProtocolSubscription v1 bytes with the partitions the member owns. */
+function ownedSubscription(topics: string[], owned: string[]): Buffer {
+  const byTopic = new Map<string, number[]>();
+  for (const tp of owned) {
+    const i = tp.lastIndexOf('-');
+    byTopic.set(tp.slice(0, i), [...(byTopic.get(tp.slice(0, i)) ?? []), Number(tp.slice(i + 1))]);
+  }
+  const w = new Writer();
+  w.int16(1);
+  w.int32(topics.length);
+  for (const t of topics) w.string(t);
+  w.nullableBytes(null);
+  w.int32(byTopic.size);
+  for (const [t, ps] of byTopic) {
+    w.string(t);
+    w.int32(ps.length);
+    for (const p of ps) w.int32(p);
+  }
+  return w.finishOne();
+}
+
+describe('consumer groups: the online upgrade of a classic group', () => {
+  it('a consumer member joining a classic group of the consumer protocol upgrades it; the classic members rejoin and revoke', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    // A classic group of two members, each with two partitions.
+    const join = (memberId: string, owned: string[]) => h.coordinator.joinGroup(joinRequest(G, {
+      memberId, protocols: [{ name: 'cooperative-sticky', metadata: ownedSubscription(['t'], owned) }],
+    }));
+    const x = await h.joinNew(G, { protocols: [{ name: 'cooperative-sticky', metadata: ownedSubscription(['t'], []) }] });
+    const y = await h.joinNew(G, { protocols: [{ name: 'cooperative-sticky', metadata: ownedSubscription(['t'], []) }] });
+    await h.advance(100);
+    const generation = x.join.value!.generationId;
+    const assignment = (ps: string[]) => encodeAssignment([{ topic: 't', partitions: ps.map((p) => Number(p.split('-')[1])) }], 1);
+    const leaderId = x.join.value!.leader;
+    const followerId = leaderId === x.memberId ? y.memberId : x.memberId;
+    h.sync(G, followerId, generation);
+    const synced = h.sync(G, leaderId, generation, [[leaderId, assignment(['t-0', 't-1'])], [followerId, assignment(['t-2', 't-3'])]]);
+    await flush();
+    expect(synced.value!.errorCode).to.equal(0);
+
+    const a = new Member(h, 'a', { groupId: G });
+    const r = await a.join(['t']);
+    expect(r).to.include({ errorCode: 0, memberEpoch: generation + 1 });
+    expect(a.partitions()).to.deep.equal([]);
+    expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['g:consumer']);
+    const described = h.coordinator.consumerGroupDescribe(G);
+    expect(described.members.map((m) => [m.memberId, m.memberType, m.assignment.flatMap((t) => t.partitions).length]).sort())
+      .to.deep.equal([[leaderId, 0, 2], [followerId, 0, 2], ['a', 1, 0]].sort());
+    expect(h.store.writes.some((w) => w.kind === 'deleteGroup' && w.groupId === G)).to.equal(true);
+
+    // The classic members are told to rejoin; they report what they own, revoke what they must, and rejoin.
+    const classic = async (memberId: string, owned: string[]) => {
+      expect(h.coordinator.heartbeat(G, memberId, null, generation)).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
+      const j = await join(memberId, owned);
+      const s = await h.coordinator.syncGroup({ groupId: G, memberId, generationId: j.generationId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'cooperative-sticky', assignments: [] });
+      return assignedIn(s.assignment);
+    };
+    const leaderKeeps = await classic(leaderId, ['t-0', 't-1']);
+    const followerKeeps = await classic(followerId, ['t-2', 't-3']);
+    await join(leaderId, leaderKeeps);
+    await join(followerId, followerKeeps);
+    await settle([a]);
+    const all = [...a.partitions(), ...leaderKeeps, ...followerKeeps].sort();
+    expect(all).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
+    expect(a.partitions().length).to.be.greaterThan(0);
+  });
+
+  it('is refused for a classic group larger than group.consumer.max.size, and with group.consumer.migration.policy off', async () => {
+    for (const [config, message] of [
+      [{ consumerMaxSize: 1 }, 'the group size exceeds the consumer group maximum size'],
+      [{ consumerMigrationPolicy: 'downgrade' }, 'online upgrade is disabled'],
+    ] as const) {
+      const h = await Harness.start(config);
+      await stableGroup(h, ['c1', 'c2']);
+      expect(await new Member(h, 'a', { groupId: G }).join(['t'])).to.include({
+        errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Cannot upgrade classic group g to consumer group because ${message}.`,
+      });
+      expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
+    }
+  });
+});
+
 describe('consumer groups: ids shared with classic groups, and the other group APIs', () => {
   it('a classic group\'s id is not a consumer group\'s', async () => {
     const h = await Harness.start();
@@ -437,8 +521,6 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', memberEpoch: 1 }))).to.include({
       errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group g is not a consumer group.',
     });
-    expect(await h.coordinator.consumerGroupHeartbeat(request({ groupId: G, memberId: 'm', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] })))
-      .to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Cannot upgrade classic group g to consumer group because online upgrade is disabled.' });
     const { join } = await h.joinNew('connect-group', { protocolType: 'connect' });
     await h.advance(100);
     expect(join.value!.errorCode).to.equal(0);

@@ -111,6 +111,7 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   consumerHeartbeatIntervalMs: 5000,
   consumerMaxSize: 1000,
   consumerAssignors: ['uniform', 'range'],
+  consumerMigrationPolicy: 'bidirectional',
 };
 
 /** Lets resolved promises' callbacks run. */
