@@ -22,7 +22,7 @@ import {
 import type { CoordinatorState } from './coordinator-state';
 import type { ConsumerGroupSnapshot } from './store';
 import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment } from './consumer-protocol';
-import { GroupState, joinError, syncError, type ClassicGroup, type JoinResult, type SyncResult } from './group';
+import { GroupMember, GroupState, joinError, syncError, type ClassicGroup, type JoinResult, type SyncResult } from './group';
 import type { JoinRequest, LeaveResult, MemberIdentity, RebalanceManager, SyncRequest } from './rebalance';
 import { reconcile, type ReconciliationTarget } from './reconciliation';
 import { compileTopicRegex, InvalidRegexError } from './topic-regex';
@@ -117,8 +117,8 @@ export class ConsumerGroupManager {
   constructor(
     private readonly state: CoordinatorState,
     private readonly config: ConsumerGroupConfig,
-    /** Hands a classic group's members over when it is upgraded. */
-    private readonly rebalance: Pick<RebalanceManager, 'handOverMembers'>,
+    /** Hands a classic group's members over when it is upgraded, takes them back when downgraded. */
+    private readonly rebalance: Pick<RebalanceManager, 'handOverMembers' | 'adoptMembers'>,
     private readonly topics: ConsumerGroupTopics,
     private readonly groupConfig: GroupConfigLookup = () => undefined,
   ) {}
@@ -528,6 +528,36 @@ export class ConsumerGroupManager {
     this.cancelTimers(group.groupId, member.memberId);
     group.metadataHash = this.metadataHash(group, group.members, group.resolvedRegexes);
     group.groupEpoch++;
+    if (member.classic === null) this.maybeDowngrade(group);
+  }
+
+  /**
+   * The online downgrade (Kafka's validateOnlineDowngradeWithFencedMembers and
+   * convertToClassicGroup): once the last member of ConsumerGroupHeartbeat has gone, a group whose
+   * members all use the classic protocol becomes a classic group again (the policy allowing, and
+   * within group.max.size), at the group epoch as generation with each member's target assignment,
+   * and rebalances. Its records are tombstoned; the classic group's are written as it rebalances.
+   */
+  private maybeDowngrade(group: ConsumerGroup): void {
+    const members = [...group.members.values()];
+    if (members.length === 0 || members.some((m) => m.classic === null) || members.length > this.state.config.maxSize) return;
+    if (this.config.migrationPolicy !== 'downgrade' && this.config.migrationPolicy !== 'bidirectional') return;
+    const { groupId } = group;
+    const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
+    const classicMembers = members.map((m) => {
+      const protocols = m.classic!.protocols;
+      const assigned = toWire(group.targetAssignment.get(m.memberId) ?? new Map())
+        .flatMap((t) => (names.has(t.topicId) ? [{ topic: names.get(t.topicId)!, partitions: t.partitions }] : []));
+      const version = decodeSubscription(protocols[0].metadata)?.version ?? 0;
+      return new GroupMember(m.memberId, m.instanceId, m.clientId, m.clientHost, m.rebalanceTimeoutMs, m.classic!.sessionTimeoutMs,
+        CONSUMER_PROTOCOL_TYPE, [...protocols], encodeAssignment(assigned, version));
+    });
+    const tombstones = this.state.dropConsumerGroup(groupId);
+    void this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
+    const holder = this.state.groups.get(groupId);
+    const classic = holder && !holder.is(GroupState.Dead) ? holder : this.state.createGroup(groupId);
+    this.rebalance.adoptMembers(classic, group.groupEpoch, classicMembers[0].protocols[0].name, classicMembers,
+      `Downgrade group ${groupId} from consumer to classic for member leaving.`);
   }
 
   /** A timer's fencing: only if the group and the member are still there (and, for the rebalance timeout, still in that epoch). */
@@ -540,7 +570,9 @@ export class ConsumerGroupManager {
     this.persistInBackground(group, before, 'the fencing of a member');
   }
 
+  /** A write nobody waits for (a failure is logged); none if the group went meanwhile (downgraded: its tombstones are written). */
   private persistInBackground(group: ConsumerGroup, before: ConsumerGroupImage, what: string): void {
+    if (this.state.consumerGroups.get(group.groupId) !== group) return;
     void this.persist(group, before).then((code) => {
       if (code !== ErrorCode.NONE) this.state.log.warn({ groupId: group.groupId, errorCode: code }, `could not write ${what} of a consumer group`);
     });

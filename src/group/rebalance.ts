@@ -18,6 +18,7 @@ import type { CoordinatorState, GroupCoordinatorConfig } from './coordinator-sta
 import {
   ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SyncResult,
 } from './group';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
 import type { GroupSnapshot } from './store';
 import { groupTimersPrefix, heartbeatKey, joinKey, syncKey, type GroupTimers } from './timers';
 
@@ -112,6 +113,25 @@ export class RebalanceManager {
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
     if (!group.is(GroupState.PreparingRebalance)) group.transitionTo(GroupState.PreparingRebalance);
     group.transitionTo(GroupState.Empty);
+  }
+
+  /**
+   * A consumer group's members coming back to the classic protocol (the online downgrade, KIP-848):
+   * the group takes them at `generationId` with their assignments, as a Stable group, and starts a
+   * rebalance for them to join.
+   */
+  adoptMembers(group: ClassicGroup, generationId: number, protocolName: string, members: GroupMember[], reason: string): void {
+    group.generationId = generationId;
+    group.protocolType = CONSUMER_PROTOCOL_TYPE;
+    group.protocolName = protocolName;
+    for (const m of members) group.add(m, null);
+    group.leaderId = members[0]?.memberId ?? null;
+    group.refreshSubscribedTopics();
+    group.transitionTo(GroupState.PreparingRebalance);
+    group.transitionTo(GroupState.CompletingRebalance);
+    group.transitionTo(GroupState.Stable);
+    for (const m of members) this.scheduleHeartbeat(group, m);
+    this.prepareRebalance(group, reason);
   }
 
   // ================================================================= JoinGroup

@@ -7,7 +7,7 @@ import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
 import { encodeAssignment } from '../../src/group/consumer-protocol';
 import { Reader, Writer } from '../../src/protocol/primitives';
-import { Harness, G, flush, joinRequest, stableGroup, subscription } from './fakes';
+import { Harness, G, flush, joinRequest, stableGroup, subscription, track } from './fakes';
 
 const CG = 'cg';
 
@@ -497,6 +497,29 @@ describe('consumer groups: the online upgrade of a classic group', () => {
     const all = [...a.partitions(), ...leaderKeeps, ...followerKeeps].sort();
     expect(all).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
     expect(a.partitions().length).to.be.greaterThan(0);
+  });
+
+  it('when the last member of ConsumerGroupHeartbeat leaves, the classic members have a classic group again, which rebalances', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    const a = new Member(h, 'a', { groupId: G });
+    await a.join(['t']);
+    const classicJoin = (memberId: string) => h.coordinator.joinGroup(joinRequest(G, { memberId }));
+    const joined = await classicJoin('c');
+    expect(joined).to.include({ errorCode: 0, generationId: 2 });
+    await a.leave();
+    expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
+    const group = h.coordinator.group(G)!;
+    expect([group.state, group.generationId, [...group.members.keys()].join()]).to.deep.equal(['PreparingRebalance', 3, 'c']);
+    const tombstones = h.store.writes.filter((w) => w.kind === 'consumerGroup').at(-1)!;
+    expect(tombstones.kind === 'consumerGroup' && tombstones.records.every((r) => r.value === null)).to.equal(true);
+    // The classic member is told to rejoin, and the group goes on as a classic one.
+    expect(h.coordinator.heartbeat(G, 'c', null, 2)).to.equal(ErrorCode.ILLEGAL_GENERATION);
+    expect(h.coordinator.heartbeat(G, 'c', null, 3)).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
+    const rejoin = track(classicJoin('c'));
+    await h.advance(100);
+    expect(rejoin.value).to.include({ errorCode: 0, generationId: 4, leader: 'c' });
+    expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['g:classic']);
   });
 
   it('is refused for a classic group larger than group.consumer.max.size, and with group.consumer.migration.policy off', async () => {
