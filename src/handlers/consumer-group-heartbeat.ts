@@ -7,6 +7,9 @@
 // - Errors with Kafka's messages: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, GROUP_ID_NOT_FOUND (the id
 //   of a classic group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 //   FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION (v1 SubscribedTopicRegex).
+// - A join to a classic group of the consumer protocol upgrades it (group.consumer.migration.policy):
+//   its members stay, of the classic protocol; when the last ConsumerGroupHeartbeat member leaves a
+//   group of classic members, it is a classic group again.
 // - UNSUPPORTED_VERSION while the finalized group.version is 0, as Kafka.
 import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
