@@ -78,15 +78,16 @@ export class ConsumerGroup {
    * Kafka's ConsumerGroup.validateOffsetCommit: a commit without member epoch (-1: the admin
    * client, or a consumer outside group management) only while the group is empty, a
    * transactional one without any member fields (TxnOffsetCommit before v3) always; else the
-   * member's, at its current epoch, and (not in a transaction) with OffsetCommit v9+.
+   * member's, at its current epoch (a member of the classic protocol: ILLEGAL_GENERATION, as its
+   * generation), and (not in a transaction, not of the classic protocol) with OffsetCommit v9+.
    */
   validateOffsetCommit(memberId: string, groupInstanceId: string | null, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
     if (memberEpoch < 0 && this.members.size === 0) return ErrorCode.NONE;
     if (isTransactional && memberEpoch === -1 && memberId === '' && groupInstanceId === null) return ErrorCode.NONE;
     const member = this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (!isTransactional && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
-    return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
+    if (!isTransactional && member.classic === null && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
+    return epochError(member, memberEpoch);
   }
 
   /** Whether some member subscribes to the topic (by name or through its regular expression). */
@@ -100,7 +101,7 @@ export class ConsumerGroup {
     if (memberId === null && memberEpoch < 0) return ErrorCode.NONE;
     const member = memberId === null ? undefined : this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
-    return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
+    return epochError(member, memberEpoch);
   }
 
   /** The epoch of the partition's owner, -1 when nobody owns it. */
@@ -194,6 +195,12 @@ export class ConsumerGroup {
       }
     }
   }
+}
+
+/** Kafka's validateMemberEpoch: the member's epoch or nothing, told as its protocol tells it. */
+function epochError(member: ConsumerGroupMember, epoch: number): number {
+  if (epoch === member.memberEpoch) return ErrorCode.NONE;
+  return member.classic === null ? ErrorCode.STALE_MEMBER_EPOCH : ErrorCode.ILLEGAL_GENERATION;
 }
 
 /** The parts of a group its records hold (ConsumerGroup.image). */

@@ -401,6 +401,12 @@ describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup
     const got = assignedIn((await sync()).assignment);
     expect([...got, ...a.partitions()].sort()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
     expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.NONE);
+    // It commits as a classic consumer does: any OffsetCommit version, its generation.
+    const commit = (generationId: number) => h.coordinator.commitOffsets({
+      groupId: CG, memberId: c, generationId, groupInstanceId: null, apiVersion: 7, retentionTimeMs: -1,
+      partitions: [{ topic: 't', partition: 0, offset: 3, leaderEpoch: -1, metadata: '', commitTimestamp: -1 }],
+    });
+    expect([...await commit(2), ...await commit(1)]).to.deep.equal([0, ErrorCode.ILLEGAL_GENERATION]);
     const d = h.coordinator.consumerGroupDescribe(CG);
     expect(d.members.map((m) => [m.memberId, m.memberType]).sort()).to.deep.equal([['a', 1], [c, 0]].sort());
     expect(h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
