@@ -640,8 +640,9 @@ export class ConsumerGroupManager {
   async classicJoin(group: ConsumerGroup, req: JoinRequest): Promise<JoinResult> {
     const unknownMember = req.memberId === '';
     const memberId = unknownMember ? generateClusterId() : req.memberId;
-    const subscription = req.protocolType === CONSUMER_PROTOCOL_TYPE && req.protocols.length > 0 ? decodeSubscription(req.protocols[0].metadata) : null;
     if (group.members.size >= this.config.maxSize && !group.members.has(memberId)) return joinError(memberId, ErrorCode.GROUP_MAX_SIZE_REACHED);
+    const supported = group.supportsClassicProtocols(req.protocolType, req.protocols.map((p) => p.name));
+    const subscription = supported ? decodeSubscription(req.protocols[0].metadata) : null;
     if (subscription === null) return joinError(memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     // JoinGroup v4+ (KIP-394): a dynamic member without id is handed one first.
     if (unknownMember && req.requireKnownMemberId && req.groupInstanceId === null) return joinError(memberId, ErrorCode.MEMBER_ID_REQUIRED);

@@ -6,6 +6,7 @@ import { ErrorCode } from '../common/errors';
 import {
   isReconciledTo, sameAssignment, sameSubscription, type ConsumerGroupMember, type EpochedPartitions, type TopicPartitions,
 } from './consumer-member';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
 import type { ConsumerGroupRecord } from './consumer-records';
 
 /** Kafka's ConsumerGroupState, as DescribeGroups, ListGroups and ConsumerGroupDescribe spell it. */
@@ -88,6 +89,16 @@ export class ConsumerGroup {
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (!isTransactional && member.classic === null && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
     return epochError(member, memberEpoch);
+  }
+
+  /**
+   * Kafka's supportsClassicProtocols: a member of the classic protocol may join with the consumer
+   * protocol type and one protocol every classic member already there supports.
+   */
+  supportsClassicProtocols(protocolType: string, protocolNames: readonly string[]): boolean {
+    if (protocolType !== CONSUMER_PROTOCOL_TYPE || protocolNames.length === 0) return false;
+    const classicMembers = [...this.members.values()].filter((m) => m.classic !== null);
+    return protocolNames.some((name) => classicMembers.every((m) => m.classic!.protocols.some((p) => p.name === name)));
   }
 
   /** Whether some member subscribes to the topic (by name or through its regular expression). */

@@ -416,6 +416,10 @@ describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup
     expect(a.partitions()).to.have.length(4);
     expect(h.coordinator.heartbeat(CG, c, null, 2)).to.equal(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: 'x', protocolType: 'connect' }))).errorCode).to.equal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    // A classic member must share a protocol with the classic members there.
+    expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: 'd' }))).errorCode).to.equal(0);
+    expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: 'e', protocols: [{ name: 'roundrobin', metadata: subscription(['t']) }] }))).errorCode)
+      .to.equal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
   });
 
   it('a classic member that does not sync within its rebalance timeout, or stops heartbeating, is fenced', async () => {
