@@ -14,7 +14,7 @@ import { fitString } from '../protocol/encoding';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
 import { createHash } from 'node:crypto';
-import { ConsumerGroup, ConsumerGroupState, type ConsumerGroupImage } from './consumer-group';
+import { ConsumerGroup, type ConsumerGroupImage } from './consumer-group';
 import {
   JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
@@ -797,11 +797,6 @@ export class ConsumerGroupManager {
         memberType: m.classic === null ? 1 : 0,
       })),
     };
-  }
-
-  /** The group's state as ListGroups shows it, or undefined for an id that is not a consumer group. */
-  listedState(groupId: string): ConsumerGroupState | undefined {
-    return this.state.consumerGroups.get(groupId)?.state;
   }
 }
 
