@@ -14,13 +14,21 @@ const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { finalizedLevel } = require('./lib/api-versions');
 
 const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 const CLUSTER_TEST = path.join(DIR, 'cluster/cluster-test.js');
 
+// The group-*-consumer rows are the group rows with group.protocol=consumer (KIP-848), for the clients that have it.
+// The txn rows run with the transaction version the broker finalizes (Kafka 4.4: 2); the *-tv1 rows are the same
+// scenarios after the harness downgraded the broker to transaction.version 1 (UpdateFeatures, through Kafka's own
+// kafka-features tool), run after every other per-client row; the harness restores the version afterwards.
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
-  'group-consume', 'group-rebalance', 'group-static', 'txn-consume-transform-produce', 'txn-zombie-fenced', 'compaction', 'retention'];
+  'group-consume', 'group-rebalance', 'group-static', 'group-consume-consumer', 'group-rebalance-consumer', 'group-static-consumer',
+  'txn-consume-transform-produce', 'txn-zombie-fenced', 'txn-consume-transform-produce-tv1', 'txn-zombie-fenced-tv1', 'compaction', 'retention'];
+const TV1 = /-tv1$/; // the scenario with transaction.version 1: the client program runs the scenario without the suffix
+const KAFKA_SH = path.join(DIR, 'lib/apache-kafka.sh');
 
 // Scenarios run once, not per client: each starts its own broker process (bin/fjord start, so that it can be
 // killed with SIGKILL and restarted) and uses one client, whose column shows the result. `--scenario crash`
@@ -32,6 +40,14 @@ const ONCE = [
   { name: 'crash: broker kill -9 mid-commit', select: 'txn-crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'txn-commit-kill']] },
   { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
   { name: 'cluster-controller', select: 'cluster-controller', client: 'kafkajs', cmd: [process.execPath, [CLUSTER_TEST, 'cluster-controller']] },
+];
+
+// Run-once rows on the harness's broker (as the per-client rows; their cmd takes its bootstrap), after the
+// per-client rows: Kafka's own ClientCompatibilityTest (the Maven kafka-tools artifact) and a Java group migrating
+// from the classic protocol to the consumer protocol while it consumes.
+const ONCE_ON_BROKER = [
+  { name: 'ClientCompatibilityTest', select: 'client-compatibility', client: 'java', cmd: (b) => [process.execPath, [path.join(DIR, 'lib/client-compatibility.js'), b]] },
+  { name: 'group-migration', select: 'group-migration', client: 'java', cmd: (b) => javaCmd(b, 'group-migration') },
 ];
 
 // The cluster rows, per client (cluster/cluster-test.js): each cell starts its own 3-broker cluster (one etcd,
@@ -58,12 +74,15 @@ const GO_BIN = path.join(GO_DIR, 'fjord-compat-go');
  * na: { scenario: reason } for scenarios that the client cannot express at all (cluster rows too).
  */
 const KCAT_NO_TXN = 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make';
+const CONSUMER_PROTOCOL = ['group-consume-consumer', 'group-rebalance-consumer', 'group-static-consumer'];
+const classicOnly = (why) => Object.fromEntries(CONSUMER_PROTOCOL.map((s) => [s, why]));
 const CLIENTS = [
   {
     name: 'kafkajs',
     check: () => (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kafkajs/client.js'), b, s]],
     na: {
+      ...classicOnly('kafkajs has the classic group protocol only (JoinGroup / SyncGroup)'),
       'group-static': 'kafkajs has no static membership: it sends no group.instance.id',
       'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
     },
@@ -73,7 +92,8 @@ const CLIENTS = [
     check: () => tool('kcat', ['-V'], 'kcat (apt-get install kcat)') || (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
     cmd: (b, s) => [process.execPath, [path.join(DIR, 'kcat/client.js'), b, s]],
     na: {
-      ...Object.fromEntries(['txn-consume-transform-produce', 'txn-zombie-fenced', 'cluster-txn'].map((s) => [s, KCAT_NO_TXN])),
+      ...Object.fromEntries(['txn-consume-transform-produce', 'txn-zombie-fenced', 'txn-consume-transform-produce-tv1', 'txn-zombie-fenced-tv1', 'cluster-txn'].map((s) => [s, KCAT_NO_TXN])),
+      ...classicOnly('kcat 1.7.1 (Debian) is built on librdkafka 2.0.2, which predates group.protocol=consumer'),
       'cluster-failover': 'kcat -P reports no offset per acknowledged record (confluent-kafka is librdkafka with delivery reports)',
       'cluster-group': 'not wired: the cluster harness drives JSON-lines group members, kcat -G members are parsed in kcat/client.js',
     },
@@ -87,23 +107,34 @@ const CLIENTS = [
     name: 'kafka-python',
     check: () => tool(PY, ['-c', 'import kafka'], 'Python kafka-python (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/kafka_python_client.py'), b, s]],
-    na: { 'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)' },
+    na: {
+      ...classicOnly('kafka-python has the classic group protocol only'),
+      'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)',
+    },
   },
   {
     name: 'java',
     check: () => tool('java', ['-version'], 'java (a JDK 17)') || tool('mvn', ['-v'], 'mvn (Maven)'),
     build: ['mvn', ['-q', '-B', '-f', path.join(JAVA_DIR, 'pom.xml'), 'package']],
     na: { 'cluster-group': 'Java runs its group members as threads of one JVM (Group.java): it has no group-member process mode for the harness to drive' },
-    cmd: (b, s) => ['java', ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp',
-      `${JAVA_DIR}/target/classes${path.delimiter}${JAVA_DIR}/target/lib/*`, 'fjord.compat.Client', b, s]],
+    cmd: (b, s) => javaCmd(b, s),
   },
   {
     name: 'franz-go',
     check: () => tool('go', ['version'], 'go'),
     build: ['go', ['build', '-o', GO_BIN, '.'], { cwd: GO_DIR }],
     cmd: (b, s) => [GO_BIN, [b, s]],
+    na: {
+      'group-static-consumer': 'franz-go 1.22.3 sends a static member\'s leave (member epoch -2) without its instance id, which Kafka 4.4 refuses ' +
+        '(INVALID_REQUEST "InstanceId can\'t be null."): the member stays until its session expires and its restarted instance is refused meanwhile',
+    },
   },
 ];
+
+function javaCmd(bootstrap, scenario) {
+  return ['java', ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp', `${JAVA_DIR}/target/classes${path.delimiter}${JAVA_DIR}/target/lib/*`,
+    'fjord.compat.Client', bootstrap, scenario]];
+}
 
 function requireResolves(name) {
   try {
@@ -121,7 +152,7 @@ function tool(program, args, what) {
 }
 
 /** Runs a program with a time limit; resolves { code, out, ms, timedOut }. Kills its whole process group on timeout. */
-function run(program, args, { timeoutMs, cwd } = {}) {
+function run(program, args, { timeoutMs, cwd, env = {} } = {}) {
   return new Promise((resolve) => {
     const start = Date.now();
     let out = '';
@@ -130,7 +161,7 @@ function run(program, args, { timeoutMs, cwd } = {}) {
       cwd: cwd || ROOT,
       detached: true, // own process group, so a timeout kills grandchildren (kcat, JVM threads) too
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, PYTHONUNBUFFERED: '1', ...env },
     });
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -177,7 +208,7 @@ function parseArgs(argv) {
   }
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
-  const selectors = [...new Set([...ONCE.map((o) => o.select), ...PREFIXES])];
+  const selectors = [...new Set([...ONCE.map((o) => o.select), ...ONCE_ON_BROKER.map((o) => o.select), ...PREFIXES])];
   for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
@@ -187,7 +218,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${ONCE.map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${[...ONCE_ON_BROKER, ...ONCE].map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -207,8 +238,12 @@ async function startBroker(opts) {
   // wait 3 s for more members before its first rebalance. The scenarios pass either way.
   // Retention checked every 500 ms and the cleaner's back-off 200 ms (Kafka: 5 min, 15 s), for the compaction and
   // retention scenarios.
+  // Consumer-protocol groups (KIP-848) with a 6 s session and 0.5 s heartbeats (Kafka: 45 s and 5 s, its minimums
+  // too), the classic rows' timings; compat/lib/apache-kafka.sh gives Kafka the same.
   const broker = await startBroker({ port: 0, dataDir, logLevel: opts.logLevel, config: {
     'group.initial.rebalance.delay.ms': '0', 'log.retention.check.interval.ms': '500', 'log.cleaner.backoff.ms': '200',
+    'group.consumer.min.session.timeout.ms': '6000', 'group.consumer.session.timeout.ms': '6000',
+    'group.consumer.min.heartbeat.interval.ms': '500', 'group.consumer.heartbeat.interval.ms': '500',
   } });
   return {
     bootstrap: broker.bootstrap,
@@ -217,6 +252,37 @@ async function startBroker(opts) {
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs one cell's program; logs and returns its result ({ status, message }). */
+async function runCell(key, program, args, timeoutS, opts, env = {}) {
+  const r = await run(program, args, { timeoutMs: timeoutS * 1000, env });
+  let result;
+  if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${timeoutS} s (killed)\n${failureText(r.out)}` };
+  else if (r.code === 0) result = { status: 'pass' };
+  else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
+  console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
+  if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+  return result;
+}
+
+/**
+ * Sets the broker's finalized transaction.version with Kafka's own kafka-features tool (FeatureCommand, from the
+ * kafka-tools artifact: UpdateFeatures) and waits until ApiVersions shows it; null, or why it failed.
+ */
+async function setTransactionVersion(bootstrap, level) {
+  const current = await finalizedLevel(bootstrap, 'transaction.version');
+  if (current === level) return null;
+  const how = level < current ? 'downgrade' : 'upgrade';
+  const r = await run(KAFKA_SH, ['tool', 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', bootstrap, how, '--feature', `transaction.version=${level}`], { timeoutMs: 120000 });
+  if (r.code !== 0) return `kafka-features ${how} --feature transaction.version=${level} failed (exit ${r.code}):\n${failureText(r.out)}`;
+  for (const deadline = Date.now() + 15000; Date.now() < deadline; await new Promise((ok) => setTimeout(ok, 200))) {
+    if ((await finalizedLevel(bootstrap, 'transaction.version')) === level) {
+      console.log(`compat: transaction.version ${current} -> ${level} (kafka-features ${how})`);
+      return null;
+    }
+  }
+  return `kafka-features ${how} to transaction.version=${level} succeeded, but ApiVersions still finalizes ${await finalizedLevel(bootstrap, 'transaction.version')} after 15 s`;
 }
 
 function printMatrix(scenarios, clients, results) {
@@ -235,13 +301,14 @@ async function main() {
   const scenarios = SCENARIOS.filter((s) => selected(opts, s));
   const clusterScenarios = CLUSTER_SCENARIOS.filter((s) => selected(opts, s));
   const once = ONCE.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
+  const onceOnBroker = ONCE_ON_BROKER.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
   const results = new Map(); // "client/scenario" -> { status, message }
   const brokerErrors = [];
 
   // 1. Toolchains and builds, one at a time (builds are heavy on 2 cores).
   const unusable = new Map(); // client name -> reason
   for (const c of clients) {
-    if (!scenarios.length && !clusterScenarios.length && !once.some((o) => o.client === c.name)) continue; // nothing to run with it
+    if (!scenarios.length && !clusterScenarios.length && ![...once, ...onceOnBroker].some((o) => o.client === c.name)) continue; // nothing to run with it
     let reason = c.check();
     if (!reason && c.build) {
       const [program, args, { cwd } = {}] = c.build;
@@ -258,30 +325,49 @@ async function main() {
     brokerErrors.push(e);
     console.error('compat: uncaught exception in the broker process:', e);
   });
-  const broker = scenarios.length ? await startBroker(opts) : null;
+  const broker = scenarios.length || onceOnBroker.length ? await startBroker(opts) : null;
   if (broker) console.log(`compat: broker at ${broker.bootstrap}${opts.bootstrap ? ' (external)' : ''}`);
 
-  // 3. Scenarios.
-  for (const c of clients) {
-    for (const s of scenarios) {
-      const key = `${c.name}/${s}`;
-      if (unusable.has(c.name)) {
-        results.set(key, { status: 'FAIL', message: unusable.get(c.name) });
-        continue;
+  // 3. Scenarios: every per-client row, the run-once rows on this broker, then the transaction version 1 rows.
+  // The txn cells learn the finalized transaction.version (FJORD_COMPAT_TXN_VERSION): the Java and franz-go programs
+  // check that the producer epochs show the transaction protocol it implies.
+  let txnVersion = null;
+  const cell = async (c, s) => {
+    const key = `${c.name}/${s}`;
+    let result;
+    if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
+    else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
+    else {
+      const [program, args] = c.cmd(broker.bootstrap, s.replace(TV1, ''));
+      const env = s.startsWith('txn-') ? { FJORD_COMPAT_TXN_VERSION: String(txnVersion) } : {};
+      result = await runCell(key, program, args, opts.timeout, opts, env);
+    }
+    results.set(key, result);
+  };
+  const [tv1Scenarios, firstScenarios] = [scenarios.filter((s) => TV1.test(s)), scenarios.filter((s) => !TV1.test(s))];
+  if (scenarios.some((s) => s.startsWith('txn-'))) {
+    txnVersion = await finalizedLevel(broker.bootstrap, 'transaction.version');
+    console.log(`compat: the broker finalizes transaction.version ${txnVersion}`);
+  }
+  for (const c of clients) for (const s of firstScenarios) await cell(c, s);
+  for (const o of onceOnBroker) {
+    const key = `${o.client}/${o.name}`;
+    const [program, args] = o.cmd(broker.bootstrap);
+    results.set(key, unusable.has(o.client) ? { status: 'FAIL', message: unusable.get(o.client) } : await runCell(key, program, args, ONCE_TIMEOUT_S, opts));
+  }
+  if (tv1Scenarios.length) {
+    const restore = await finalizedLevel(broker.bootstrap, 'transaction.version');
+    const failed = await setTransactionVersion(broker.bootstrap, 1);
+    txnVersion = 1;
+    for (const c of clients) {
+      for (const s of tv1Scenarios) {
+        if (failed) results.set(`${c.name}/${s}`, { status: 'FAIL', message: failed });
+        else await cell(c, s);
       }
-      if (c.na && c.na[s]) {
-        results.set(key, { status: 'n/a', message: c.na[s] });
-        continue;
-      }
-      const [program, args] = c.cmd(broker.bootstrap, s);
-      const r = await run(program, args, { timeoutMs: opts.timeout * 1000 });
-      let result;
-      if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${opts.timeout} s (killed)\n${failureText(r.out)}` };
-      else if (r.code === 0) result = { status: 'pass' };
-      else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
-      results.set(key, result);
-      console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
-      if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
+    }
+    if (!failed && restore !== 1) {
+      const error = await setTransactionVersion(broker.bootstrap, restore);
+      if (error) brokerErrors.push(new Error(error));
     }
   }
 
@@ -311,20 +397,13 @@ async function main() {
     const key = `${o.client}/${o.name}`;
     let result;
     if (unusable.has(o.client)) result = { status: 'FAIL', message: unusable.get(o.client) };
-    else {
-      const r = await run(o.cmd[0], o.cmd[1], { timeoutMs: ONCE_TIMEOUT_S * 1000 });
-      if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${ONCE_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
-      else if (r.code === 0) result = { status: 'pass' };
-      else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
-      console.log(`compat: ${key.padEnd(30)} ${result.status.padEnd(4)} ${(r.ms / 1000).toFixed(1)} s`);
-      if (opts.verbose && r.out.trim()) console.log(r.out.replace(/^/gm, '    '));
-    }
+    else result = await runCell(key, o.cmd[0], o.cmd[1], ONCE_TIMEOUT_S, opts);
     results.set(key, result);
   }
 
   // 6. Report.
   console.log('');
-  printMatrix([...scenarios, ...clusterScenarios, ...once.map((o) => o.name)], clients, results);
+  printMatrix([...scenarios, ...clusterScenarios, ...onceOnBroker.map((o) => o.name), ...once.map((o) => o.name)], clients, results);
   const failures = [...results].filter(([, r]) => r.status === 'FAIL');
   if (failures.length || brokerErrors.length) console.log('\nFailures:');
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);

@@ -12,6 +12,7 @@ import { BrokerConfig } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
+import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
@@ -21,7 +22,10 @@ import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
 import { attachOffsetsTopic, createGroupCoordinator, ensureOffsetsTopic, startGroupCoordinator, type GroupCoordinator } from './group';
-import { createTransactionCoordinator, TransactionCoordinatorStarter, type TransactionCoordinator } from './txn';
+import {
+  createTransactionCoordinator, createTxnPartitionAdds, TransactionCoordinatorStarter, type RemotePartitionAdds, type TransactionCoordinator,
+  type TxnPartitionAdds,
+} from './txn';
 import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
@@ -65,10 +69,14 @@ export interface BrokerParts {
   controller: Controller;
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
+  /** The cluster's feature flags (UpdateFeatures, ApiVersions; transaction.version, group.version). */
+  features: Features;
   /** A single broker's metadata store (its tests change leader epochs through it). */
   store?: MetadataStore;
   /** In a cluster: transaction markers for partitions other brokers lead. */
   remoteMarkers?: TxnMarkerChannel;
+  /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
+  remotePartitionAdds?: RemotePartitionAdds;
 }
 
 export class Broker {
@@ -78,11 +86,14 @@ export class Broker {
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly producerIds: ProducerIdManager;
+  readonly features: Features;
   readonly store: MetadataStore | undefined;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
   /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
   readonly transactions: TransactionCoordinator;
+  /** The partitions transaction version 2 producers write to, added to their transactions. */
+  readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
 
   constructor(
@@ -90,12 +101,13 @@ export class Broker {
     readonly log: Logger,
     parts: BrokerParts,
   ) {
-    ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds } = parts);
+    ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
     this.groups = createGroupCoordinator(config, replicas, controller, log);
-    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers);
+    this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
+      () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
     this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);
     // KIP-890 part 1's check asks the local coordinator; in a cluster the transactional id's may be
@@ -104,6 +116,11 @@ export class Broker {
       replicas.verifyTransaction = (transactionalId, producerId, producerEpoch, topic, partition, produceVersion) =>
         this.transactions.verifyTransactionalWrite(transactionalId, producerId, producerEpoch, topic, partition, produceVersion >= 11);
     }
+    // Transaction version 2 writes (Produce v12+, TxnOffsetCommit v5+) have their partitions added by
+    // the ids' coordinators.
+    this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
+    replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
+      this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -149,8 +166,9 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
     const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
     const controller = new Controller(new LocalMetadata(store, self, replicas), config);
     const producerIds = await ProducerIdManager.open(config.dataDir);
+    const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, store },
+      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
       port: config.listener.port,
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -177,10 +195,17 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
  */
 async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
   const joined = await joinCluster(config, log);
+  const features = await Features.start(etcdFeatureLevels(joined.etcd), config.nodeId).catch(async (e: unknown) => {
+    await joined.stopController();
+    await joined.replicas.close();
+    joined.remoteMarkers.close();
+    await joined.etcd.close();
+    throw e;
+  });
   let member: ClusterMember | undefined;
   let stopped = false;
   return {
-    parts: { ...joined },
+    parts: { ...joined, features },
     port: joined.port,
     listening: () => undefined,
     start: async (broker) => {
@@ -213,6 +238,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     },
     close: async () => {
       joined.remoteMarkers.close();
+      joined.remotePartitionAdds.close();
       await joined.etcd.close();
     },
   };

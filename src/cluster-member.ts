@@ -22,6 +22,7 @@ import { EtcdCluster } from './cluster/etcd/etcd-cluster';
 import { EtcdMetadata } from './cluster/etcd/etcd-metadata';
 import type { MetadataCache } from './cluster/etcd/metadata-cache';
 import { generateClusterId, type TopicRecord } from './cluster/metadata-store';
+import { SUPPORTED_FEATURES } from './cluster/features';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
@@ -29,6 +30,7 @@ import { ReplicaManager } from './replica/replica-manager';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
+import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { freePort } from './local-etcd';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
@@ -164,6 +166,7 @@ export interface ClusterParts {
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
   remoteMarkers: RemoteTxnMarkerChannel;
+  remotePartitionAdds: RemoteAddPartitionsToTxn;
   /** The port to listen on (a free one picked when 0 was asked: it is registered before listening). */
   port: number;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -185,6 +188,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     connect, nodeId, logger: log,
     endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
     rack: (config.get('broker.rack') as string | null), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+    supportedFeatures: [...SUPPORTED_FEATURES],
   }).catch((err: Error) => {
     // A duplicate node id says so itself; anything else here is etcd out of reach.
     if (err.name === 'DuplicateBrokerError') throw err;
@@ -219,6 +223,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       etcd, clusterId, controller, replicas, port,
       producerIds: new ProducerIdManager(() => etcd.reserveProducerIdBlock(PRODUCER_ID_BLOCK_SIZE)),
       remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
+        { clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

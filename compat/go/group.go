@@ -29,6 +29,7 @@ type groupEnv struct {
 	ctx       context.Context
 	bootstrap string
 	adm       *kadm.Client
+	protocol  string // the members' group protocol: "classic", or "consumer" (KIP-848, kgo.ServerSideBalancer)
 }
 
 func (g *groupEnv) produce(topic string, lo, hi int) error {
@@ -40,6 +41,7 @@ func (g *groupEnv) produce(topic string, lo, hi int) error {
 }
 
 func (g *groupEnv) start(ms *[]*member, o memberOpts) (*member, error) {
+	o.Protocol = g.protocol
 	m, err := startMember(g.bootstrap, o)
 	if err == nil {
 		*ms = append(*ms, m)
@@ -53,9 +55,27 @@ func killAll(ms *[]*member) {
 	}
 }
 
-func groupScenario(run func(g *groupEnv) (string, error)) func(ctx context.Context, bootstrap string, adm *kadm.Client) error {
+// checkGroupType: with the consumer protocol, the group is a consumer group (kgo falls back to the classic
+// protocol where the broker lacks ConsumerGroupHeartbeat v1: that is no pass).
+func (g *groupEnv) checkGroupType(group string) error {
+	if g.protocol != "consumer" {
+		return nil
+	}
+	listed, err := g.adm.ListGroups(g.ctx)
+	if err != nil {
+		return fmt.Errorf("ListGroups: %w", err)
+	}
+	if kind := listed[group].GroupType; kind != "consumer" {
+		return fmt.Errorf("group %s is of type %q, expected \"consumer\" (the consumer protocol)", group, kind)
+	}
+	return nil
+}
+
+// groupScenario runs a group scenario with the members on the group protocol given ("classic" or "consumer": the
+// -consumer rows, where the broker assigns and its group.consumer.* session timeout and heartbeat interval apply).
+func groupScenario(run func(g *groupEnv) (string, error), protocol string) func(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 	return func(ctx context.Context, bootstrap string, adm *kadm.Client) error {
-		summary, err := run(&groupEnv{ctx, bootstrap, adm})
+		summary, err := run(&groupEnv{ctx, bootstrap, adm, protocol})
 		if err == nil {
 			fmt.Println(summary)
 		}
@@ -83,6 +103,9 @@ func groupConsume(g *groupEnv) (string, error) {
 		return "", err
 	}
 	if err := waitSettled(ms, 20*time.Second, "the group did not settle with three members owning all 6 partitions"); err != nil {
+		return "", err
+	}
+	if err := g.checkGroupType(group); err != nil {
 		return "", err
 	}
 	if err := noErrors(ms); err != nil {
@@ -140,6 +163,9 @@ func groupRebalance(g *groupEnv) (string, error) {
 		}
 	}
 	if err := waitSettled(ms, 30*time.Second, "the group did not settle with three members owning all 6 partitions"); err != nil {
+		return "", err
+	}
+	if err := g.checkGroupType(group); err != nil {
 		return "", err
 	}
 	if err := g.produce(topic, 0, 300); err != nil {
@@ -206,6 +232,9 @@ func groupStatic(g *groupEnv) (string, error) {
 		return "", err
 	}
 	if err := waitSettled([]*member{first, second}, 30*time.Second, "the group did not settle with two static members"); err != nil {
+		return "", err
+	}
+	if err := g.checkGroupType(group); err != nil {
 		return "", err
 	}
 	if err := g.produce(topic, 0, 200); err != nil {

@@ -1,5 +1,6 @@
 // The group-member mode of the group scenarios (`fjord-compat-go BOOTSTRAP group-member JSON`): one member
-// process. A member is a kgo client with ConsumerGroup (kgo's default balancer: cooperative-sticky),
+// process. A member is a kgo client with ConsumerGroup (kgo's default balancer: cooperative-sticky; with
+// "protocol": "consumer", kgo.ServerSideBalancer: KIP-848, the broker's uniform assignor and its session settings),
 // BlockRebalanceOnPoll, and a commit of everything polled when partitions are revoked; it prints one JSON event
 // a line and closes when it reads "close" on stdin:
 //
@@ -27,6 +28,7 @@ type memberOpts struct {
 	Group      string `json:"group"`
 	SessionMs  int    `json:"sessionMs"`
 	InstanceID string `json:"instanceId,omitempty"`
+	Protocol   string `json:"protocol,omitempty"` // "classic" (the default) or "consumer"
 }
 
 type event struct {
@@ -64,13 +66,17 @@ func groupMember(bootstrap string, o memberOpts) error {
 	opts := []kgo.Opt{
 		seeds(bootstrap), kgo.ClientID("fjord-compat-go-" + o.Name), kgo.MetadataMinAge(100 * time.Millisecond),
 		kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.SessionTimeout(time.Duration(o.SessionMs) * time.Millisecond), kgo.HeartbeatInterval(heartbeatMs * time.Millisecond),
 		kgo.RebalanceTimeout(rebalanceTimeoutMs * time.Millisecond), kgo.AutoCommitInterval(commitIntervalMs * time.Millisecond),
 		kgo.FetchMaxWait(250 * time.Millisecond), kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(callback("assigned")), kgo.OnPartitionsRevoked(callback("revoked")), kgo.OnPartitionsLost(callback("lost")),
 	}
 	if o.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(o.InstanceID))
+	}
+	if o.Protocol == "consumer" {
+		opts = append(opts, kgo.ServerSideBalancer()) // the session timeout and heartbeat interval are the broker's
+	} else {
+		opts = append(opts, kgo.SessionTimeout(time.Duration(o.SessionMs)*time.Millisecond), kgo.HeartbeatInterval(heartbeatMs*time.Millisecond))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -24,9 +24,13 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"keyed-partitions": keyedPartitions,
 	"offsets-by-time":  offsetsByTime,
 	"idempotent":       idempotent,
-	"group-consume":    groupScenario(groupConsume),
-	"group-rebalance":  groupScenario(groupRebalance),
-	"group-static":     groupScenario(groupStatic),
+	"group-consume":    groupScenario(groupConsume, "classic"),
+	"group-rebalance":  groupScenario(groupRebalance, "classic"),
+	"group-static":     groupScenario(groupStatic, "classic"),
+
+	"group-consume-consumer":   groupScenario(groupConsume, "consumer"),
+	"group-rebalance-consumer": groupScenario(groupRebalance, "consumer"),
+	"group-static-consumer":    groupScenario(groupStatic, "consumer"),
 
 	"txn-consume-transform-produce": txnConsumeTransformProduce,
 	"txn-zombie-fenced":             txnZombieFenced,

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -161,6 +162,36 @@ func parseOutput(r *kgo.Record, what string) (int, int, error) {
 	return i, t, nil
 }
 
+// checkEpochs: which transaction protocol the producer used, from the producer epoch of a new transactional id
+// after its transactions (DescribeTransactions): transaction version 2 (KIP-890) bumps it at every transaction's
+// end, version 1 keeps the epoch of its InitProducerId, 0. The harness says which version the broker finalizes
+// (FJORD_COMPAT_TXN_VERSION), and kgo uses version 2 when it is finalized: the epoch must show it. Without the
+// variable, only reported.
+func checkEpochs(ctx context.Context, adm *kadm.Client, txnID string, transactions int) (string, error) {
+	described, err := adm.DescribeTransactions(ctx, txnID)
+	if err != nil {
+		return "", fmt.Errorf("DescribeTransactions: %w", err)
+	}
+	d, ok := described[txnID]
+	if !ok || d.Err != nil {
+		return "", fmt.Errorf("DescribeTransactions %s: %v", txnID, d.Err)
+	}
+	seen := fmt.Sprintf("producer epoch %d after %d transactions", d.ProducerEpoch, transactions)
+	finalized := os.Getenv("FJORD_COMPAT_TXN_VERSION")
+	if finalized == "" {
+		return seen, nil
+	}
+	level, err := strconv.Atoi(finalized)
+	if err != nil {
+		return "", fmt.Errorf("FJORD_COMPAT_TXN_VERSION=%q: %w", finalized, err)
+	}
+	v2 := level >= 2
+	if v2 && int(d.ProducerEpoch) != transactions || !v2 && d.ProducerEpoch != 0 {
+		return "", fmt.Errorf("%s: expected %s", seen, map[bool]string{true: "one epoch bump per transaction (transaction version 2 finalized)", false: "epoch 0, no bump (transaction version " + finalized + ")"}[v2])
+	}
+	return fmt.Sprintf("%s (transaction version %d)", seen, map[bool]int{true: 2, false: 1}[v2]), nil
+}
+
 func txnConsumeTransformProduce(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 	input, err := createTopic(ctx, adm, "txn-in", txnPartitions, nil)
 	if err != nil {
@@ -188,6 +219,10 @@ func txnConsumeTransformProduce(ctx context.Context, bootstrap string, adm *kadm
 	}
 	if len(txns.aborted) == 0 {
 		return fmt.Errorf("no transaction was aborted: %s", txns.show())
+	}
+	epochs, err := checkEpochs(ctx, adm, input+"-txn", len(txns.committed)+len(txns.aborted))
+	if err != nil {
+		return err
 	}
 	if err := writeEnd(ctx, bootstrap, output, txnPartitions); err != nil {
 		return err
@@ -253,7 +288,7 @@ func txnConsumeTransformProduce(ctx context.Context, bootstrap string, adm *kadm
 	if err := checkCommittedAtEnd(ctx, adm, group, input); err != nil {
 		return err
 	}
-	fmt.Printf("%s; read_committed: each of %d records once, none aborted; read_uncommitted: all %d; committed offsets = end offsets\n", txns.show(), txnInputRecords, expected)
+	fmt.Printf("%s; read_committed: each of %d records once, none aborted; read_uncommitted: all %d; committed offsets = end offsets; %s\n", txns.show(), txnInputRecords, expected, epochs)
 	return nil
 }
 

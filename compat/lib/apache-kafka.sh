@@ -28,6 +28,9 @@
 # internal topics (3, min ISR 2), capped by COUNT.
 # KAFKA_HEAP_OPTS overrides the heap (default -Xms256m -Xmx768m, the machine is shared; a cluster's nodes
 # default to -Xms256m -Xmx1g each).
+# A directory is formatted with Kafka's own finalized features, as a new Kafka 4.4 cluster (transaction.version
+# 2, KIP-890); FJORD_KAFKA_TXN_VERSION=1 formats it with transaction.version=1 instead (the transaction
+# version 1 runs). It takes effect when a directory is formatted, its first start: use a new DIR.
 set -euo pipefail
 
 KAFKA_VERSION=4.4.0
@@ -80,9 +83,11 @@ java_cmd() { # java_cmd MAIN ARGS...: the JVM command line for one of Kafka's ma
 }
 
 # write_properties DIR NODE_ID PORT ADVERTISED_PORT CONTROLLER_PORT VOTERS REPLICATION: DIR/server.properties of
-# a combined node, its internal topics replicated REPLICATION times (min ISR: 2 at most). The last three settings
+# a combined node, its internal topics replicated REPLICATION times (min ISR: 2 at most). The last seven settings
 # are the ones compat/run.js gives Fjord's broker (no initial rebalance delay, retention checked every 500 ms,
-# cleaner back-off 200 ms), so that the group and cleanup scenarios run alike on both.
+# cleaner back-off 200 ms; consumer-protocol groups (KIP-848) with a 6 s session and 0.5 s heartbeats, the
+# classic rows' group-rebalance timing, where Kafka's defaults are 45 s and 5 s), so that the group and cleanup
+# scenarios run alike on both.
 write_properties() {
   local dir=$1 id=$2 port=$3 advertised=$4 controller=$5 voters=$6 rf=$7
   local min_isr=$((rf < 2 ? rf : 2))
@@ -104,16 +109,21 @@ share.coordinator.state.topic.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 log.retention.check.interval.ms=500
 log.cleaner.backoff.ms=200
+group.consumer.min.session.timeout.ms=6000
+group.consumer.session.timeout.ms=6000
+group.consumer.min.heartbeat.interval.ms=500
+group.consumer.heartbeat.interval.ms=500
 EOF
   mv "$dir/server.properties.tmp" "$dir/server.properties"
 }
 
 format_dir() { # format_dir DIR: formats DIR's log dir with the one cluster id, once
   [ -f "$1/logs/meta.properties" ] && return
-  # transaction.version=1 (Kafka 4 formats with 2 by default): the transaction protocol Fjord serves, clients
-  # adding partitions with AddPartitionsToTxn (TV2: implicitly in Produce, KIP-890).
+  # Kafka's default features (transaction.version 2), or transaction.version=$FJORD_KAFKA_TXN_VERSION
+  local features=()
+  [ -z "${FJORD_KAFKA_TXN_VERSION:-}" ] || features=(--feature "transaction.version=$FJORD_KAFKA_TXN_VERSION")
   $(java_cmd kafka.tools.StorageTool format --cluster-id "$CLUSTER_ID" --config "$1/server.properties" \
-    --feature transaction.version=1 --ignore-formatted) >"$1/format.log" 2>&1 ||
+    "${features[@]}" --ignore-formatted) >"$1/format.log" 2>&1 ||
     { cat "$1/format.log" >&2; return 1; }
 }
 

@@ -18,6 +18,10 @@
 //                        all (no assignment callback, the same generation where the client shows it) in the
 //                        2 s after the restart.
 //
+// The group-*-consumer rows run the same scenarios with group.protocol=consumer (KIP-848) where the client has it
+// (confluent-kafka, Java, franz-go; not kafkajs or kcat): the broker's assignor, session timeout and heartbeat
+// interval, and a check that the group is a consumer group.
+//
 // A member is a process (a kafkajs program, a kcat -G) whose events are parsed into `Member`:
 // its current assignment, its records, the assignment events it saw and errors.
 const { spawn } = require('child_process');

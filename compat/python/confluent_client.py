@@ -146,9 +146,12 @@ def group_member(bootstrap, opts):
     out = group.Emitter()
     conf = {
         "bootstrap.servers": bootstrap, "group.id": opts["group"], "client.id": f"fjord-compat-confluent-{opts['name']}",
-        "auto.offset.reset": "earliest", "session.timeout.ms": opts["sessionMs"], "heartbeat.interval.ms": group.HEARTBEAT_MS,
-        "max.poll.interval.ms": group.REBALANCE_TIMEOUT_MS, "auto.commit.interval.ms": group.COMMIT_INTERVAL_MS,
+        "auto.offset.reset": "earliest", "max.poll.interval.ms": group.REBALANCE_TIMEOUT_MS, "auto.commit.interval.ms": group.COMMIT_INTERVAL_MS,
     }
+    if opts.get("protocol") == "consumer":
+        conf["group.protocol"] = "consumer"  # the broker's session and heartbeat settings apply (librdkafka refuses its own)
+    else:
+        conf.update({"session.timeout.ms": opts["sessionMs"], "heartbeat.interval.ms": group.HEARTBEAT_MS})
     if opts.get("instanceId"):
         conf["group.instance.id"] = opts["instanceId"]
     consumer = Consumer(conf)
@@ -261,6 +264,11 @@ class GroupAdapter(txn.TxnAdapter):
         finally:
             consumer.close()
 
+    def group_type(self, group_id):
+        listed = self.admin.list_consumer_groups(request_timeout=15).result(20)
+        kinds = [g.type.name.lower() for g in listed.valid if g.group_id == group_id]
+        return kinds[0] if kinds else None
+
     def end_offsets(self, topic):
         consumer = Consumer({"bootstrap.servers": self.bootstrap, **CONSUMER})
         try:
@@ -333,7 +341,8 @@ def cluster_produce(bootstrap, topic, count):
 
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
-    if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced):
+    if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced,
+                    *group.CONSUMER_PROTOCOL_SCENARIOS.values()):
         return scenario(GroupAdapter(bootstrap, admin))
     if scenario in (cleanup.compaction, cleanup.retention):
         return scenario(CleanupAdapter(bootstrap, admin))
@@ -349,4 +358,4 @@ elif __name__ == "__main__":
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
-          "txn-zombie-fenced": txn.txn_zombie_fenced}, run)
+          "txn-zombie-fenced": txn.txn_zombie_fenced, **group.CONSUMER_PROTOCOL_SCENARIOS}, run)

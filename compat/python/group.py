@@ -1,5 +1,6 @@
 """The consumer-group scenarios, shared by the Python client programs: the same steps and checks as
-compat/lib/group.js (group-consume, group-rebalance, group-static; read the description there).
+compat/lib/group.js (group-consume, group-rebalance, group-static; read the description there), and the same with
+group.protocol=consumer (CONSUMER_PROTOCOL_SCENARIOS, the -consumer rows: confluent-kafka only).
 
 Each member is the client program itself in group-member mode (`client.py BOOTSTRAP group-member JSON`), a
 process of its own, so that group-rebalance can SIGKILL it (neither librdkafka nor kafka-python can close a
@@ -136,15 +137,17 @@ class Member:
                 + (f" errors: {' | '.join(self.errors[-3:])}" if self.errors else ""))
 
 
-def member_process(program, bootstrap, name, topic, group, session_ms, instance_id=None):
-    opts = {"name": name, "topic": topic, "group": group, "sessionMs": session_ms, "instanceId": instance_id}
+def member_process(program, bootstrap, name, topic, group, session_ms, instance_id=None, protocol="classic"):
+    opts = {"name": name, "topic": topic, "group": group, "sessionMs": session_ms, "instanceId": instance_id, "protocol": protocol}
     return Member(name, [sys.executable, program, bootstrap, "group-member", json.dumps(opts)])
 
 
 class Adapter:
     """What the group scenarios ask of a client. A client program subclasses it with its own program
-    file, topic creation and producer, and adds committed() and end_offsets()."""
+    file, topic creation and producer, and adds committed() and end_offsets() (and group_type() where the
+    client runs the consumer-protocol rows). `protocol` is the members' group.protocol."""
     kill_note = "the member process got SIGKILL"
+    protocol = "classic"
 
     def __init__(self, bootstrap, admin, program, create_topic, produce):
         self.bootstrap, self.admin = bootstrap, admin
@@ -157,7 +160,7 @@ class Adapter:
         self._produce(self.bootstrap, topic, [(data.key(i), data.value(i), data.headers(i), None) for i in range(lo, hi)])
 
     def member(self, name, topic, group_id, session_ms, instance_id=None):
-        return member_process(self._program, self.bootstrap, name, topic, group_id, session_ms, instance_id)
+        return member_process(self._program, self.bootstrap, name, topic, group_id, session_ms, instance_id, self.protocol)
 
 
 def wait_for(cond, seconds, what, members=()):
@@ -205,6 +208,14 @@ def owned(members):
     return ", ".join(f"{m.name} {sorted(m.assignment)}" for m in members)
 
 
+def check_group_type(a, group_id):
+    """With group.protocol=consumer, the group is a consumer group (a client may fall back to the classic
+    protocol where the broker lacks ConsumerGroupHeartbeat: that is no pass)."""
+    if a.protocol == "consumer":
+        kind = a.group_type(group_id)
+        check(kind == "consumer", f"group {group_id} is of type {kind!r}, expected 'consumer' (group.protocol=consumer)")
+
+
 # The adapter `a` a client program hands in: a.create_topic(prefix, partitions) -> topic; a.produce(topic, lo, hi)
 # (records key-<i> / value(i) / headers(i)); a.member(name, topic, group, session_ms, instance_id=None) -> Member;
 # a.committed(group, topic) -> {partition: offset}; a.end_offsets(topic) -> {partition: offset}; a.kill_note.
@@ -217,6 +228,7 @@ def group_consume(a):
     try:
         wait_for(lambda: len(read(members)) == 600, 30, "the three members did not read all 600 records", members)
         wait_settled(members, 20, "the group did not settle with three members owning all 6 partitions")
+        check_group_type(a, group)
         check_no_errors(members)
         check_no_duplicates(members)
         assignments = owned(members)
@@ -237,6 +249,7 @@ def group_rebalance(a):
     members = [a.member(n, topic, group, REBALANCE_SESSION_MS) for n in ("m0", "m1", "m2")]
     try:
         wait_settled(members, 30, "the group did not settle with three members owning all 6 partitions")
+        check_group_type(a, group)
         a.produce(topic, 0, 300)
         wait_for(lambda: len(read(members, 0, 300)) == 300, 20, "records 0..299 not all read before the kill", members)
         victim, survivors = members[2], members[:2]
@@ -271,6 +284,7 @@ def group_static(a):
         second = a.member("b", topic, group, SESSION_MS, f"{group}-b")
         every.append(second)
         wait_settled([first, second], 30, "the group did not settle with two static members")
+        check_group_type(a, group)
         a.produce(topic, 0, 200)
         wait_for(lambda: len(read(every, 0, 200)) == 200, 20, "records 0..199 not all read", every)
         events_before, assignment_before, generation_before = len(first.events), sorted(first.assignment), first.generation
@@ -299,3 +313,18 @@ def group_static(a):
     finally:
         for m in every:
             m.kill()
+
+
+def consumer_protocol(scenario):
+    """The scenario with group.protocol=consumer (KIP-848): the broker assigns (its group.consumer.assignors),
+    and its session timeout and heartbeat interval apply (group.consumer.session.timeout.ms and
+    group.consumer.heartbeat.interval.ms: 6 s and 0.5 s on the compat brokers, the timings of the classic rows)."""
+    def run(a):
+        a.protocol = "consumer"
+        return scenario(a)
+    return run
+
+
+# The consumer-protocol rows, for the clients that have group.protocol=consumer (confluent-kafka).
+CONSUMER_PROTOCOL_SCENARIOS = {f"{name}-consumer": consumer_protocol(f) for name, f in
+                               (("group-consume", group_consume), ("group-rebalance", group_rebalance), ("group-static", group_static))}

@@ -1,6 +1,7 @@
-// The one place where topics are created, deleted, grown and reconfigured. Handlers (CreateTopics,
-// Metadata's auto-creation, DeleteTopics, CreatePartitions, AlterConfigs...) call it and turn its
-// results into their own response shapes; the rules and Kafka's error codes live here.
+// The one place where topics are created, deleted, grown and reconfigured, and where groups' configs
+// are set. Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// AlterConfigs...) call it and turn its results into their own response shapes; the rules and
+// Kafka's error codes live here.
 //
 // Operations that change topics (create, delete, create partitions, alter configs) run one at a
 // time, in the order they arrive, as Kafka's controller applies them from its event queue: each
@@ -18,6 +19,8 @@
 // gives them states (createTopic itself answers only after that).
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
+import { MIN_SEGMENT_BYTES } from '../config/definitions';
+import { consumerGroupConfig, validateGroupConfigs, type ConsumerGroupConfig } from '../config/group-config';
 import { validateTopicConfigs } from '../config/topic-config';
 import type { TopicRecord } from './metadata-store';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
@@ -46,6 +49,19 @@ export interface NewTopic {
   replicationFactor: number;        // -1: default.replication.factor
   assignments: { partitionIndex: number; brokerIds: number[] }[];
   configs: Record<string, string>;
+}
+
+/**
+ * The segment size of an internal topic comes from offsets.topic.segment.bytes or
+ * transaction.state.log.segment.bytes, which Kafka bounds only by 1; below the 1 MiB that Kafka 4
+ * requires of segment.bytes (where Kafka would fail to create the topic), it is given as
+ * internal.segment.bytes, which has no such minimum.
+ */
+function withInternalSegmentBytes(configs: Record<string, string>): Record<string, string> {
+  const segmentBytes = configs['segment.bytes'];
+  if (segmentBytes === undefined || Number(segmentBytes) >= MIN_SEGMENT_BYTES) return configs;
+  const { 'segment.bytes': _, ...rest } = configs;
+  return { ...rest, 'internal.segment.bytes': segmentBytes };
 }
 
 export class Controller {
@@ -151,7 +167,7 @@ export class Controller {
    */
   async ensureInternalTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, string>): Promise<Outcome> {
     const rf = Math.max(1, Math.min(replicationFactor, this.brokers().length));
-    const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs }, false);
+    const res = await this.createTopic({ name, numPartitions, replicationFactor: rf, assignments: [], configs: withInternalSegmentBytes(configs) }, false);
     return res.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? OK : { errorCode: res.errorCode, errorMessage: res.errorMessage };
   }
 
@@ -273,6 +289,38 @@ export class Controller {
       if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
       if (validateOnly) return OK;
       return (await this.backend.setTopicConfigs(topic, configs)) === STALE ? STALE : OK;
+    });
+  }
+
+  /** A group's config overrides (GROUP config resources; empty: none). They outlive the group, as in Kafka. */
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.backend.groupConfigs(groupId);
+  }
+
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[] {
+    return this.backend.groupsWithConfigs();
+  }
+
+  /** What the group coordinator takes from a consumer group's configs: each override, else the broker's setting. */
+  consumerGroupConfig(groupId: string): ConsumerGroupConfig {
+    return consumerGroupConfig(this.config, this.backend.groupConfigs(groupId));
+  }
+
+  /**
+   * Replaces a group's overrides with what `next` makes of the current ones, in turn with the topic
+   * operations (so IncrementalAlterConfigs edits what the previous change left); the result is
+   * checked against the broker's bounds (INVALID_CONFIG).
+   */
+  setGroupConfigs(groupId: string, next: (current: Readonly<Record<string, string>>) => Record<string, string> | Outcome,
+    validateOnly: boolean): Promise<Outcome> {
+    return this.inTurn(async () => {
+      const configs = next(this.backend.groupConfigs(groupId));
+      if (isOutcome(configs)) return configs;
+      const configError = validateGroupConfigs(configs, this.config);
+      if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
+      if (validateOnly) return OK;
+      return (await this.backend.setGroupConfigs(groupId, configs)) === STALE ? STALE : OK;
     });
   }
 

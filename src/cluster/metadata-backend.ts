@@ -50,6 +50,12 @@ export interface MetadataBackend {
   /** Appends partitions with these replica lists. */
   addPartitions(topic: TopicRecord, replicas: number[][]): Promise<TopicRecord | Outcome | Stale>;
   setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord | Stale>;
+  /** A group's config overrides (GROUP config resources; empty: none). */
+  groupConfigs(groupId: string): Readonly<Record<string, string>>;
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[];
+  /** Replaces a group's overrides, if they are still as read in the same synchronous stretch; none left removes them. */
+  setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` with a topic's name once it has been deleted. */
   onTopicDeleted(listener: (name: string) => void): void;
 }
@@ -114,6 +120,20 @@ export class LocalMetadata implements MetadataBackend {
     await this.store.persist();
     this.storage.configsChanged(changed);
     return changed;
+  }
+
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.store.groupConfigs(groupId);
+  }
+
+  groupsWithConfigs(): string[] {
+    return this.store.groupsWithConfigs();
+  }
+
+  async setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<true> {
+    this.store.setGroupConfigs(groupId, configs);
+    await this.store.persist();
+    return true;
   }
 
   onTopicDeleted(listener: (name: string) => void): void {

@@ -1,6 +1,6 @@
 /**
- * Durable cluster metadata (topics, partitions, topic configs) in the data
- * directory.
+ * Durable cluster metadata (topics, partitions, topic configs, group configs,
+ * the finalized feature levels) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -143,7 +143,14 @@ interface SnapshotState {
   nodeId: number;
   version: number;
   topics: TopicRecord[];
+  /** Group id -> its config overrides (GROUP config resources); absent from snapshots without any. */
+  groupConfigs?: Record<string, Record<string, string>>;
+  /** Absent in snapshots written before features were kept (and until they are first set). */
+  finalizedFeatures?: FeatureLevels;
 }
+
+/** Finalized feature levels by feature name (src/cluster/features.ts). */
+export type FeatureLevels = Readonly<Record<string, number>>;
 
 interface Waiter {
   target: number;
@@ -163,6 +170,8 @@ export class MetadataStore {
 
   private readonly byName = new Map<string, TopicRecord>();
   private readonly byId = new Map<string, TopicRecord>();
+  private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
+  private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -255,6 +264,8 @@ export class MetadataStore {
         store.byName.set(t.name, frozen);
         store.byId.set(t.id, frozen);
       }
+      for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
+      store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -300,6 +311,16 @@ export class MetadataStore {
     return this.byName.size;
   }
 
+  /** A group's config overrides (empty: none). */
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.groupConfigsById.get(groupId) ?? {};
+  }
+
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[] {
+    return [...this.groupConfigsById.keys()].sort();
+  }
+
   /** Aliases of topic / topicById / topics. */
   getTopic(name: string): TopicRecord | undefined {
     return this.topic(name);
@@ -311,6 +332,11 @@ export class MetadataStore {
 
   listTopics(): TopicRecord[] {
     return this.topics();
+  }
+
+  /** The finalized feature levels as last set (the same object until the next set); undefined: never set. */
+  get finalizedFeatures(): FeatureLevels | undefined {
+    return this.features;
   }
 
   // ------------------------------------------------------------------ mutations
@@ -394,6 +420,14 @@ export class MetadataStore {
     return this.replace(t, { ...t, configs: { ...configs } });
   }
 
+  /** Replaces a group's config overrides (validate them first); none left forgets the group. */
+  setGroupConfigs(groupId: string, configs: Readonly<Record<string, string>>): void {
+    this.checkWritable();
+    if (Object.keys(configs).length === 0) this.groupConfigsById.delete(groupId);
+    else this.groupConfigsById.set(groupId, Object.freeze({ ...configs }));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -401,6 +435,14 @@ export class MetadataStore {
     if (!t || !t.partitions[partition]) fail('UNKNOWN_TOPIC_OR_PARTITION', 'This server does not host this topic-partition.');
     const partitions = t.partitions.map((p) => (p.index === partition ? storedPartition(p.index, p.replicas, leaderEpoch) : p));
     return this.replace(t, { ...t, partitions });
+  }
+
+  /** Replaces the finalized feature levels (validated by the caller: features.ts). */
+  setFinalizedFeatures(levels: FeatureLevels): FeatureLevels {
+    this.checkWritable();
+    this.features = Object.freeze({ ...levels });
+    this.changed();
+    return this.features;
   }
 
   /**
@@ -456,7 +498,11 @@ export class MetadataStore {
   }
 
   private snapshotState(): SnapshotState {
-    return { clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics() };
+    const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
+    return {
+      clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
+      finalizedFeatures: this.features,
+    };
   }
 
   private async writeLoop(): Promise<void> {
@@ -495,6 +541,10 @@ function stateBody(state: SnapshotState): string {
       partitions: t.partitions.map((p) => ({ index: p.index, replicas: p.replicas, leaderEpoch: p.leaderEpoch })),
       configs: t.configs,
     })),
+    // Only when there are some, so that a snapshot written before group configs existed still checks out.
+    ...(Object.keys(state.groupConfigs ?? {}).length > 0 ? { groupConfigs: state.groupConfigs } : {}),
+    // Only when set, so that a snapshot written before features were kept keeps its checksum.
+    ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
   });
 }
 
@@ -520,6 +570,11 @@ function readSnapshot(file: string): SnapshotState {
   const s = d.state as SnapshotState;
   if (typeof s.clusterId !== 'string' || !Number.isInteger(s.nodeId) || !Number.isInteger(s.version) || !Array.isArray(s.topics)) {
     throw bad('missing fields');
+  }
+  if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
+  if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
+    !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
+    throw bad('bad finalized features');
   }
   const sum = crypto.createHash('sha256').update(stateBody(s)).digest('hex');
   if (sum !== d.sha256) throw bad('checksum mismatch');

@@ -254,11 +254,12 @@ export class BrokerConfig {
     // ---- listeners
     const protoMap = parseSecurityProtocolMap(this.getString('listener.security.protocol.map'));
     const controllerNames = new Set(this.getList('controller.listener.names').map((n) => n.toUpperCase()));
-    const all = parseListeners(this.getString('listeners'), 'listeners', protoMap);
+    const listenersRaw = this.valueString('listeners') ?? '';
+    const all = parseListeners(listenersRaw, 'listeners', protoMap);
     const ports = new Set<number>();
     for (const ep of all) {
       if (ep.port !== 0 && ports.has(ep.port)) {
-        throw invalidValue('listeners', this.getString('listeners'), 'Each listener must have a different port');
+        throw invalidValue('listeners', listenersRaw, 'Each listener must have a different port');
       }
       ports.add(ep.port);
     }
@@ -269,18 +270,18 @@ export class BrokerConfig {
       }
     }
     if (client.length === 0) {
-      throw invalidValue('listeners', this.getString('listeners'), 'at least one non-controller listener is required');
+      throw invalidValue('listeners', listenersRaw, 'at least one non-controller listener is required');
     }
     for (const ep of client) {
       if (ep.securityProtocol !== 'PLAINTEXT') {
-        throw invalidValue('listeners', this.getString('listeners'),
+        throw invalidValue('listeners', listenersRaw,
           `listener ${ep.name} uses ${ep.securityProtocol}; Fjord supports PLAINTEXT only`);
       }
     }
     this.listeners = client;
     this.listener = client[0];
 
-    const advRaw = this.get('advertised.listeners') as string | null;
+    const advRaw = this.valueString('advertised.listeners');
     let advertised: Endpoint[];
     if (advRaw !== null && advRaw !== '') {
       advertised = parseListeners(advRaw, 'advertised.listeners', protoMap);
@@ -307,8 +308,8 @@ export class BrokerConfig {
 
     // ---- directories
     const cwd = opts.cwd ?? process.cwd();
-    const dirsRaw = (this.get('log.dirs') as string | null) ?? (this.get('log.dir') as string | null) ?? '';
-    const dirs = dirsRaw.split(/\s*,\s*/).map((d) => d.trim()).filter((d) => d !== '');
+    const dirsRaw = this.valueString('log.dirs') ?? this.valueString('log.dir') ?? '';
+    const dirs = dirsRaw.split(',').map((d) => d.trim()).filter((d) => d !== '');
     if (dirs.length === 0) {
       throw new ConfigError('At least one log directory must be defined via log.dirs or log.dir.', 'log.dirs', dirsRaw);
     }
@@ -513,7 +514,8 @@ export class BrokerConfig {
    * exist are silently left out. Sorted by name.
    */
   describe(names?: readonly string[] | null, opts: DescribeOptions = {}): ConfigEntry[] {
-    const all = new Set<string>([...BROKER_CONFIGS.keys(), ...this.originals.keys()]);
+    const listed = [...BROKER_CONFIGS.values()].filter((k) => !k.internal).map((k) => k.name);
+    const all = new Set<string>([...listed, ...this.originals.keys()]);
     const wanted = names && names.length > 0 ? names.filter((n) => all.has(n)) : [...all];
     const out: ConfigEntry[] = [];
     for (const name of [...new Set(wanted)].sort()) {

@@ -2,8 +2,9 @@
  * Config definition machinery (types, parsing, validators, Kafka's string
  * conventions) and the broker config definitions.
  *
- * Names, types, defaults and validators follow Apache Kafka 3.9's
- * KafkaConfig / ServerLogConfigs; the error texts follow ConfigDef
+ * Names, types, defaults and validators follow Apache Kafka 4.4's
+ * KafkaConfig / ServerLogConfigs (what test/config/kafka-configs.test.ts
+ * checks against a real Kafka 4.4.0); the error texts follow ConfigDef
  * ("Invalid value X for configuration Y: ..."). Fjord deviations from
  * Kafka's defaults are marked "Fjord:" in the doc phrase.
  */
@@ -18,8 +19,8 @@ export enum ConfigSource {
   STATIC_BROKER_CONFIG = 4,
   DEFAULT_CONFIG = 5,
   DYNAMIC_BROKER_LOGGER_CONFIG = 6,
-  CLIENT_METRICS_CONFIG = 7,
-  GROUP_CONFIG = 8,
+  DYNAMIC_CLIENT_METRICS_CONFIG = 7,
+  DYNAMIC_GROUP_CONFIG = 8,
 }
 
 /** DescribeConfigsResponse.ConfigType ids (DescribeConfigs v3+). */
@@ -251,6 +252,8 @@ export interface ConfigKeyDef {
   dynamic?: boolean;
   /** Accepted and reported, but Fjord does not act on it. */
   noEffect?: boolean;
+  /** Kafka's internal configs: accepted, never listed by DescribeConfigs. */
+  internal?: boolean;
 }
 
 export interface ConfigKey extends ConfigKeyDef {
@@ -289,6 +292,11 @@ export function defineConfigs<T extends ConfigKeyDef>(defs: T[]): ReadonlyMap<st
 const LONG_MAX_S = LONG_MAX.toString();
 const INT_MAX_S = String(INT_MAX);
 
+/** Kafka 4's least segment size (KIP-1030): log.segment.bytes and segment.bytes. */
+export const MIN_SEGMENT_BYTES = 1024 * 1024;
+/** Kafka 4's default of (log.)message.timestamp.after.max.ms (KIP-1030): an hour into the future. */
+export const TIMESTAMP_AFTER_MAX_MS = '3600000';
+
 export const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
 export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime'];
 export const CLEANUP_POLICIES = ['compact', 'delete'];
@@ -309,28 +317,29 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // identity, listeners, directories
   { name: 'node.id', type: 'int', default: '0', doc: 'Id of this node in the cluster. Fjord: defaults to 0 (Kafka requires it)' },
   { name: 'broker.id', type: 'int', default: '0', doc: 'Older name of node.id; both must agree when both are set. Fjord: defaults to 0' },
-  { name: 'process.roles', type: 'list', default: '', validator: validList('broker', 'controller'), doc: 'KRaft roles of this process', noEffect: true },
+  { name: 'process.roles', type: 'list', default: null, validator: validList('broker', 'controller'), doc: 'KRaft roles of this process', noEffect: true },
   { name: 'controller.quorum.voters', type: 'list', default: '', doc: 'KRaft controller quorum', noEffect: true },
-  { name: 'controller.listener.names', type: 'list', default: '', doc: 'Listeners reserved for controllers; not served to clients' },
+  { name: 'controller.listener.names', type: 'list', default: null, doc: 'Listeners reserved for controllers; not served to clients' },
   { name: 'inter.broker.listener.name', type: 'string', default: null, doc: 'Listener used between brokers', noEffect: true },
   {
-    name: 'listeners', type: 'string', default: 'PLAINTEXT://127.0.0.1:9092', dynamic: true,
+    name: 'listeners', type: 'list', default: 'PLAINTEXT://127.0.0.1:9092', dynamic: true,
     doc: 'Comma-separated NAME://host:port endpoints to listen on. Fjord: defaults to loopback (Kafka: PLAINTEXT://:9092)',
   },
-  { name: 'advertised.listeners', type: 'string', default: null, dynamic: true, doc: 'Endpoints given to clients; defaults to the listeners' },
+  { name: 'advertised.listeners', type: 'list', default: null, doc: 'Endpoints given to clients; defaults to the listeners' },
   {
     name: 'listener.security.protocol.map', type: 'string', dynamic: true,
-    default: 'PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL',
+    default: 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
     doc: 'Listener name to security protocol pairs (Fjord serves PLAINTEXT only)',
   },
-  { name: 'log.dirs', type: 'string', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
-  { name: 'log.dir', type: 'string', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },
+  { name: 'log.dirs', type: 'list', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
+  { name: 'log.dir', type: 'list', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },
 
   // topics
   { name: 'num.partitions', type: 'int', default: '1', validator: atLeast(1), doc: 'Default partition count for new topics' },
   { name: 'default.replication.factor', type: 'int', default: '1', doc: 'Default replication factor for new topics' },
   { name: 'auto.create.topics.enable', type: 'boolean', default: 'true', doc: 'Create unknown topics when clients ask for them' },
   { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow topics to be deleted' },
+  { name: 'max.request.partition.size.limit', type: 'int', default: '2000', validator: atLeast(1), doc: 'Most partitions one DescribeTopicPartitions answer holds' },
   { name: 'min.insync.replicas', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Replicas that must ack an acks=all write' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Allow out-of-sync replicas to become leader' },
   { name: 'compression.type', type: 'string', default: 'producer', validator: validString(...COMPRESSION_TYPES), dynamic: true, doc: 'Codec for stored batches; producer keeps what the client sent' },
@@ -351,12 +360,12 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: '1000', validator: atLeast(0), doc: 'Most fetch sessions (KIP-227) kept at once' },
   { name: 'num.network.threads', type: 'int', default: '3', validator: atLeast(1), dynamic: true, doc: 'Network thread count', noEffect: true },
   { name: 'num.io.threads', type: 'int', default: '8', validator: atLeast(1), dynamic: true, doc: 'Request handler thread count', noEffect: true },
-  { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },
+  { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '2', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },
   { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests waiting for their turn, broker-wide, before reads pause' },
   { name: 'queued.max.request.bytes', type: 'long', default: '-1', doc: 'Bytes of requests in the broker (partial frames included) before reads pause; -1: no limit' },
 
   // log segments, retention, flushing
-  { name: 'log.segment.bytes', type: 'int', default: '1073741824', validator: atLeast(14), dynamic: true, doc: 'Size at which a segment is rolled' },
+  { name: 'log.segment.bytes', type: 'int', default: '1073741824', validator: atLeast(MIN_SEGMENT_BYTES), dynamic: true, doc: 'Size at which a segment is rolled' },
   { name: 'log.roll.ms', type: 'long', default: null, dynamic: true, doc: 'Age at which a segment is rolled; overrides log.roll.hours' },
   { name: 'log.roll.hours', type: 'int', default: '168', validator: atLeast(1), doc: 'Segment roll age in hours' },
   { name: 'log.roll.jitter.ms', type: 'long', default: null, dynamic: true, doc: 'Random jitter subtracted from the roll age; overrides log.roll.jitter.hours' },
@@ -376,7 +385,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'log.preallocate', type: 'boolean', default: 'false', dynamic: true, doc: 'Preallocate segment files' },
   { name: 'log.message.timestamp.type', type: 'string', default: 'CreateTime', validator: validString(...TIMESTAMP_TYPES), dynamic: true, doc: 'Keep the producer timestamp or stamp append time' },
   { name: 'log.message.timestamp.before.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'How far in the past a CreateTime timestamp may be' },
-  { name: 'log.message.timestamp.after.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'How far in the future a CreateTime timestamp may be' },
+  { name: 'log.message.timestamp.after.max.ms', type: 'long', default: TIMESTAMP_AFTER_MAX_MS, validator: atLeast(0), dynamic: true, doc: 'How far in the future a CreateTime timestamp may be' },
   { name: 'log.local.retention.ms', type: 'long', default: '-2', validator: atLeast(-2), dynamic: true, doc: 'Local retention with tiered storage (-2: use retention)' },
   { name: 'log.local.retention.bytes', type: 'long', default: '-2', validator: atLeast(-2), dynamic: true, doc: 'Local size cap with tiered storage (-2: use retention)' },
 
@@ -444,7 +453,45 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: '10000', validator: atLeast(1), doc: 'How often timed-out transactions are aborted' },
   { name: 'transaction.remove.expired.transaction.cleanup.interval.ms', type: 'int', default: '3600000', validator: atLeast(1), doc: 'How often expired transactional ids are removed' },
   { name: 'producer.id.expiration.ms', type: 'int', default: '86400000', validator: atLeast(1), dynamic: true, doc: 'Forget idle producer ids after this long' },
-  { name: 'producer.id.expiration.check.interval.ms', type: 'int', default: '600000', validator: atLeast(1), doc: 'How often expired producer ids are removed' },
+  { name: 'producer.id.expiration.check.interval.ms', type: 'int', default: '600000', validator: atLeast(1), internal: true, doc: 'How often expired producer ids are removed' },
+
+  // The broker defaults and bounds of the group configs (group-config.ts). Fjord serves neither
+  // share nor streams groups: their settings are only what their group configs are checked against.
+  { name: 'group.consumer.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a consumer group' },
+  { name: 'group.consumer.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest consumer.assignment.interval.ms a group may set' },
+  { name: 'group.consumer.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest consumer.assignment.interval.ms a group may set' },
+  { name: 'group.share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of share group members', noEffect: true },
+  { name: 'group.share.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest share.session.timeout.ms a group may set' },
+  { name: 'group.share.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest share.session.timeout.ms a group may set' },
+  { name: 'group.share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Heartbeat interval of share group members', noEffect: true },
+  { name: 'group.share.min.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Smallest share.heartbeat.interval.ms a group may set' },
+  { name: 'group.share.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest share.heartbeat.interval.ms a group may set' },
+  { name: 'group.share.record.lock.duration.ms', type: 'int', default: '30000', validator: atLeast(1000), doc: 'How long a share group record stays acquired', noEffect: true },
+  { name: 'group.share.min.record.lock.duration.ms', type: 'int', default: '15000', validator: atLeast(1000), doc: 'Smallest share.record.lock.duration.ms a group may set' },
+  { name: 'group.share.max.record.lock.duration.ms', type: 'int', default: '60000', validator: atLeast(1000), doc: 'Largest share.record.lock.duration.ms a group may set' },
+  { name: 'group.share.delivery.count.limit', type: 'int', default: '5', validator: atLeast(2), doc: 'Deliveries of a share group record before it is archived', noEffect: true },
+  { name: 'group.share.min.delivery.count.limit', type: 'int', default: '2', validator: atLeast(2), doc: 'Smallest share.delivery.count.limit a group may set' },
+  { name: 'group.share.max.delivery.count.limit', type: 'int', default: '10', validator: atLeast(2), doc: 'Largest share.delivery.count.limit a group may set' },
+  { name: 'group.share.partition.max.record.locks', type: 'int', default: '2000', validator: atLeast(100), doc: 'Records of a share partition acquired at once', noEffect: true },
+  { name: 'group.share.min.partition.max.record.locks', type: 'int', default: '100', validator: atLeast(100), doc: 'Smallest share.partition.max.record.locks a group may set' },
+  { name: 'group.share.max.partition.max.record.locks', type: 'int', default: '4000', validator: atLeast(100), doc: 'Largest share.partition.max.record.locks a group may set' },
+  { name: 'group.share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a share group', noEffect: true },
+  { name: 'group.share.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest share.assignment.interval.ms a group may set' },
+  { name: 'group.share.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest share.assignment.interval.ms a group may set' },
+  { name: 'group.streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of streams group members', noEffect: true },
+  { name: 'group.streams.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest streams.session.timeout.ms a group may set' },
+  { name: 'group.streams.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest streams.session.timeout.ms a group may set' },
+  { name: 'group.streams.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Heartbeat interval of streams group members', noEffect: true },
+  { name: 'group.streams.min.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Smallest streams.heartbeat.interval.ms a group may set' },
+  { name: 'group.streams.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest streams.heartbeat.interval.ms a group may set' },
+  { name: 'group.streams.num.standby.replicas', type: 'int', default: '0', validator: atLeast(0), doc: 'Standby replicas of each streams task', noEffect: true },
+  { name: 'group.streams.max.standby.replicas', type: 'int', default: '2', validator: atLeast(0), doc: 'Largest streams.num.standby.replicas a group may set' },
+  { name: 'group.streams.initial.rebalance.delay.ms', type: 'int', default: '3000', validator: atLeast(0), doc: 'Wait before a new streams group\'s first assignment', noEffect: true },
+  { name: 'group.streams.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a streams group', noEffect: true },
+  { name: 'group.streams.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest streams.assignment.interval.ms a group may set' },
+  { name: 'group.streams.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest streams.assignment.interval.ms a group may set' },
+  { name: 'group.streams.assignors', type: 'list', default: 'sticky', doc: 'Task assignors of streams groups; the first is the default', noEffect: true },
+  { name: 'group.streams.rack.aware.assignment.tags', type: 'list', default: '', doc: 'Client tags that rack-aware streams assignment spreads standbys over', noEffect: true },
 ];
 
 export const BROKER_CONFIGS = defineConfigs(BROKER_CONFIG_DEFS);

@@ -1,5 +1,5 @@
 /**
- * Topic-level configs (Kafka 3.9's LogConfig), their broker synonyms
+ * Topic-level configs (Kafka 4.4's LogConfig), their broker synonyms
  * (ServerTopicConfigSynonyms), validation as the controller does it, and the
  * effective-config views for DescribeConfigs and CreateTopics.
  *
@@ -19,6 +19,8 @@ import {
   ConfigSynonym,
   ConfigValue,
   LONG_MAX,
+  MIN_SEGMENT_BYTES,
+  TIMESTAMP_AFTER_MAX_MS,
   TIMESTAMP_TYPES,
   Validator,
   atLeast,
@@ -28,6 +30,7 @@ import {
   gzipLevel,
   invalidValue,
   lz4Level,
+  parseType,
   parseValue,
   validList,
   validString,
@@ -68,7 +71,7 @@ const syn = (name: string, converter?: TopicConfigSynonym['converter']): TopicCo
 
 /** Definition order follows Kafka's LogConfig (it decides which bad value is reported first). */
 export const TOPIC_CONFIG_DEFS: TopicConfigKeyDef[] = [
-  { name: 'segment.bytes', type: 'int', default: '1073741824', validator: atLeast(14), synonyms: [syn('log.segment.bytes')], doc: 'Size at which a segment is rolled' },
+  { name: 'segment.bytes', type: 'int', default: '1073741824', validator: atLeast(MIN_SEGMENT_BYTES), synonyms: [syn('log.segment.bytes')], doc: 'Size at which a segment is rolled' },
   { name: 'segment.ms', type: 'long', default: '604800000', validator: atLeast(1), synonyms: [syn('log.roll.ms'), syn('log.roll.hours', 'hoursToMs')], doc: 'Age at which a segment is rolled' },
   { name: 'segment.jitter.ms', type: 'long', default: '0', validator: atLeast(0), synonyms: [syn('log.roll.jitter.ms'), syn('log.roll.jitter.hours', 'hoursToMs')], doc: 'Random jitter subtracted from the roll age' },
   { name: 'segment.index.bytes', type: 'int', default: '10485760', validator: atLeast(4), synonyms: [syn('log.index.size.max.bytes')], doc: 'Largest offset index file' },
@@ -93,18 +96,20 @@ export const TOPIC_CONFIG_DEFS: TopicConfigKeyDef[] = [
   { name: 'preallocate', type: 'boolean', default: 'false', synonyms: [syn('log.preallocate')], doc: 'Preallocate segment files' },
   { name: 'message.timestamp.type', type: 'string', default: 'CreateTime', validator: validString(...TIMESTAMP_TYPES), synonyms: [syn('log.message.timestamp.type')], doc: 'Keep the producer timestamp or stamp append time' },
   { name: 'message.timestamp.before.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), synonyms: [syn('log.message.timestamp.before.max.ms')], doc: 'How far in the past a CreateTime timestamp may be' },
-  { name: 'message.timestamp.after.max.ms', type: 'long', default: LONG_MAX_S, validator: atLeast(0), synonyms: [syn('log.message.timestamp.after.max.ms')], doc: 'How far in the future a CreateTime timestamp may be' },
+  { name: 'message.timestamp.after.max.ms', type: 'long', default: TIMESTAMP_AFTER_MAX_MS, validator: atLeast(0), synonyms: [syn('log.message.timestamp.after.max.ms')], doc: 'How far in the future a CreateTime timestamp may be' },
   { name: 'leader.replication.throttled.replicas', type: 'list', default: '', validator: throttledReplicas, synonyms: [], doc: 'Replicas throttled on the leader side', noEffect: true },
   { name: 'follower.replication.throttled.replicas', type: 'list', default: '', validator: throttledReplicas, synonyms: [], doc: 'Replicas throttled on the follower side', noEffect: true },
   { name: 'remote.storage.enable', type: 'boolean', default: 'false', synonyms: [], doc: 'Tiered storage for this topic (not available in Fjord)' },
   { name: 'local.retention.ms', type: 'long', default: '-2', validator: atLeast(-2), synonyms: [syn('log.local.retention.ms')], doc: 'Local retention with tiered storage (-2: use retention.ms)' },
   { name: 'local.retention.bytes', type: 'long', default: '-2', validator: atLeast(-2), synonyms: [syn('log.local.retention.bytes')], doc: 'Local size cap with tiered storage (-2: use retention.bytes)' },
+  // Kafka 4's way to segments below segment.bytes' 1 MiB minimum (its tests use it, as do Fjord's).
+  { name: 'internal.segment.bytes', type: 'int', default: null, validator: atLeast(14), synonyms: [], internal: true, doc: 'Segment size that overrides segment.bytes, without its minimum' },
 ];
 
 export const TOPIC_CONFIGS: ReadonlyMap<string, TopicConfigKey> = defineConfigs(TOPIC_CONFIG_DEFS);
 
-/** Sorted topic config names (what DescribeConfigs lists). */
-export const TOPIC_CONFIG_NAMES: readonly string[] = [...TOPIC_CONFIGS.keys()].sort();
+/** Sorted topic config names (what DescribeConfigs lists: internal ones are not). */
+export const TOPIC_CONFIG_NAMES: readonly string[] = [...TOPIC_CONFIGS.values()].filter((k) => !k.internal).map((k) => k.name).sort();
 
 export function isTopicConfigName(name: string): boolean {
   return TOPIC_CONFIGS.has(name);
@@ -252,13 +257,15 @@ export interface TopicLogConfig {
 /**
  * Broker defaults overlaid with the topic's overrides, typed. Longs are JS
  * numbers (Long.MAX_VALUE ≈ 9.22e18 still compares as "infinite").
- * Throws ConfigError for an override that does not parse.
+ * Overrides were validated when they were set; here they are only parsed, so
+ * that a topic set under older bounds (segment.bytes below Kafka 4's 1 MiB)
+ * still opens. Throws ConfigError for an override that does not parse.
  */
 export function resolveTopicConfig(broker: BrokerConfig | undefined, overrides?: TopicConfigMap): TopicLogConfig {
   const v = topicDefaultsFromBroker(broker);
   for (const [k, raw] of toEntries(overrides)) {
     const key = TOPIC_CONFIGS.get(k);
-    if (key) v.set(k, parseValue(key, raw));
+    if (key) v.set(k, parseType(k, raw, key.type));
   }
   const n = (k: string) => Number(v.get(k));
   const policy = (v.get('cleanup.policy') as string[]).map((p) => p.toLowerCase());
@@ -286,7 +293,7 @@ export function resolveTopicConfig(broker: BrokerConfig | undefined, overrides?:
     preallocate: v.get('preallocate') as boolean,
     retentionBytes: n('retention.bytes'),
     retentionMs: n('retention.ms'),
-    segmentBytes: n('segment.bytes'),
+    segmentBytes: v.get('internal.segment.bytes') !== null ? n('internal.segment.bytes') : n('segment.bytes'),
     segmentIndexBytes: n('segment.index.bytes'),
     segmentJitterMs: n('segment.jitter.ms'),
     segmentMs: n('segment.ms'),
@@ -307,7 +314,7 @@ export interface TopicDescribeOptions {
 
 function selectNames(names: readonly string[] | null | undefined): string[] {
   if (!names || names.length === 0) return [...TOPIC_CONFIG_NAMES];
-  return [...new Set(names.filter((n) => TOPIC_CONFIGS.has(n)))].sort();
+  return [...new Set(names.filter((n) => TOPIC_CONFIG_NAMES.includes(n)))].sort();
 }
 
 /**

@@ -9,8 +9,7 @@
 // Timers: each member's session (group.consumer.session.timeout.ms, or the group's
 // consumer.session.timeout.ms) and, while it must revoke partitions, its rebalance timeout; either
 // fences it: it leaves the group and the group epoch is bumped.
-import { ErrorCode } from '../common/errors';
-import { fitString } from '../protocol/encoding';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
 import { createHash } from 'node:crypto';
@@ -25,7 +24,7 @@ import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAss
 import { GroupMember, GroupState, joinError, syncError, type ClassicGroup, type JoinResult, type SyncResult } from './group';
 import type { JoinRequest, LeaveResult, MemberIdentity, RebalanceManager, SyncRequest } from './rebalance';
 import { reconcile, type ReconciliationTarget } from './reconciliation';
-import { compileTopicRegex, InvalidRegexError } from './topic-regex';
+import { compileRe2Pattern, Re2SyntaxError, type Re2Pattern } from '../common/re2-pattern';
 import { consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
 
 export interface ConsumerGroupConfig {
@@ -129,7 +128,7 @@ export class ConsumerGroupManager {
    */
   async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     const failed = (code: number, message = ''): ConsumerHeartbeatResult =>
-      ({ errorCode: code, errorMessage: message ? fitString(message) : null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
+      ({ errorCode: code, errorMessage: message || null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     let result: ConsumerHeartbeatResult;
     let before: ConsumerGroupImage | null;
     const existed = this.state.consumerGroups.has(req.groupId);
@@ -181,7 +180,7 @@ export class ConsumerGroupManager {
       invalid('MemberEpoch is invalid.');
     }
     if (req.serverAssignor !== null && !this.config.assignors.some((a) => a.name === req.serverAssignor)) {
-      throw new GroupError(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${req.serverAssignor} is not supported. ` +
+      throw new GroupError(ErrorCode.UNSUPPORTED_ASSIGNOR, `ServerAssignor ${quoteInMessage(req.serverAssignor)} is not supported. ` +
         `Supported assignors: ${this.config.assignors.map((a) => a.name).join(', ')}.`);
     }
   }
@@ -301,7 +300,7 @@ export class ConsumerGroupManager {
     const classic = this.state.groups.get(groupId);
     const classicLive = classic !== undefined && !classic.is(GroupState.Dead);
     if (!create) {
-      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, classicLive ? `Group ${groupId} is not a consumer group.` : `Consumer group ${groupId} not found.`);
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, classicLive ? `Group ${quoteInMessage(groupId)} is not a consumer group.` : `Consumer group ${quoteInMessage(groupId)} not found.`);
     }
     if (classicLive && !classic.is(GroupState.Empty)) return this.upgrade(classic);
     return new ConsumerGroup(groupId);
@@ -316,7 +315,7 @@ export class ConsumerGroupManager {
   private upgrade(classic: ClassicGroup): ConsumerGroup {
     const groupId = classic.groupId;
     const refuse = (reason: string): never => {
-      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Cannot upgrade classic group ${groupId} to consumer group because ${reason}.`);
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Cannot upgrade classic group ${quoteInMessage(groupId)} to consumer group because ${reason}.`);
     };
     if (this.config.migrationPolicy !== 'upgrade' && this.config.migrationPolicy !== 'bidirectional') refuse('online upgrade is disabled');
     if (!classic.usesConsumerProtocol()) refuse('the group does not use the consumer embedded protocol');
@@ -376,16 +375,16 @@ export class ConsumerGroupManager {
         return { member: existing };
       }
       if (existing.memberEpoch !== STATIC_LEAVE_EPOCH) {
-        throw new GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, `Static member ${memberId} with instance id ${instanceId} ` +
-          `cannot join the group because the instance id is owned by ${existing.memberId} member.`);
+        throw new GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, `Static member ${quoteInMessage(memberId)} with instance id ${quoteInMessage(instanceId)} ` +
+          `cannot join the group because the instance id is owned by ${quoteInMessage(existing.memberId)} member.`);
       }
       // The replacement starts from what the previous member owned.
       return { member: { ...existing, memberId, memberEpoch: JOIN_EPOCH, previousMemberEpoch: JOIN_EPOCH }, replaced: existing };
     }
-    if (!existing) throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${instanceId} is unknown.`);
+    if (!existing) throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${quoteInMessage(instanceId)} is unknown.`);
     if (existing.memberId !== memberId) {
       throw new GroupError(ErrorCode.FENCED_INSTANCE_ID,
-        `Static member ${memberId} with instance id ${instanceId} was fenced by member ${existing.memberId}.`);
+        `Static member ${quoteInMessage(memberId)} with instance id ${quoteInMessage(instanceId)} was fenced by member ${quoteInMessage(existing.memberId)}.`);
     }
     this.checkMemberEpoch(existing, req);
     return { member: existing };
@@ -432,7 +431,7 @@ export class ConsumerGroupManager {
     const resolved = new Map<string, ReadonlySet<string>>();
     for (const regex of regexes) {
       const re = compileRegex(regex);
-      resolved.set(regex, new Set(names.filter((n) => re.test(n))));
+      resolved.set(regex, new Set(names.filter((n) => re.matches(n))));
     }
     const same = resolved.size === group.resolvedRegexes.size && [...resolved].every(([r, topics]) => {
       const before = group.resolvedRegexes.get(r);
@@ -501,10 +500,10 @@ export class ConsumerGroupManager {
     if (req.instanceId === null) {
       member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
     } else {
-      member = group.staticMember(req.instanceId) ?? throwError(new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${req.instanceId} is unknown.`));
+      member = group.staticMember(req.instanceId) ?? throwError(new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${quoteInMessage(req.instanceId)} is unknown.`));
       if (member.memberId !== req.memberId) {
         throw new GroupError(ErrorCode.FENCED_INSTANCE_ID,
-          `Static member ${req.memberId} with instance id ${req.instanceId} was fenced by member ${member.memberId}.`);
+          `Static member ${quoteInMessage(req.memberId)} with instance id ${quoteInMessage(req.instanceId)} was fenced by member ${quoteInMessage(member.memberId)}.`);
       }
       if (req.memberEpoch === STATIC_LEAVE_EPOCH) {
         // Gone for a while: its instance id stays, for a replacement to take over its partitions.
@@ -763,8 +762,8 @@ export class ConsumerGroupManager {
     const group = this.state.consumerGroups.get(groupId);
     if (group) return group;
     const classic = this.state.groups.get(groupId);
-    if (classic && !classic.is(GroupState.Dead)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
-    throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
+    if (classic && !classic.is(GroupState.Dead)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
+    throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} not found.`);
   }
 
   describe(groupId: string): ConsumerGroupDescription {
@@ -776,7 +775,7 @@ export class ConsumerGroupManager {
       group = this.consumerGroup(groupId);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
-      return { ...blank, errorCode: err.code, errorMessage: fitString(err.message) };
+      return { ...blank, errorCode: err.code, errorMessage: err.message };
     }
     const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
     const described = (partitions: TopicPartitions): DescribedPartitions[] =>
@@ -800,18 +799,19 @@ export class ConsumerGroupManager {
   }
 }
 
-/** The regex as Kafka reads it, or INVALID_REGULAR_EXPRESSION with Kafka's message. */
-function compileRegex(regex: string): RegExp {
+/** The regex as Kafka reads it (RE2/J, whole topic names), or INVALID_REGULAR_EXPRESSION with Kafka's message. */
+function compileRegex(regex: string): Re2Pattern {
   try {
-    return compileTopicRegex(regex);
+    return compileRe2Pattern(regex);
   } catch (err) {
-    if (!(err instanceof InvalidRegexError)) throw err;
-    throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${regex}\` is not a valid regular expression: ${err.message}.`);
+    if (!(err instanceof Re2SyntaxError)) throw err;
+    throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+      `SubscribedTopicRegex \`${quoteInMessage(regex)}\` is not a valid regular expression: ${err.description}.`);
   }
 }
 
 function unknownMember(groupId: string, memberId: string): GroupError {
-  return new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${groupId}.`);
+  return new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(memberId)} is not a member of group ${quoteInMessage(groupId)}.`);
 }
 
 function throwError(err: Error): never {

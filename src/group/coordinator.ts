@@ -7,9 +7,8 @@
 // timers and store through ./coordinator-state.ts. Handlers translate requests into these calls
 // and the answers back.
 import type { Logger } from 'pino';
-import { fitString } from '../protocol/encoding';
 import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
-import { ErrorCode } from '../common/errors';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { Timer } from '../replica/delayed/timing-wheel';
 import { CONSUMER_GROUP_ASSIGNORS } from './assignors';
 import {
@@ -53,7 +52,8 @@ export interface GroupOverview {
 export interface GroupDescription {
   /** GROUP_ID_NOT_FOUND (with its message) for an id that is not a classic group's. */
   errorCode: number;
-  errorMessage: string | null;
+  /** More than the code says, for DescribeGroups v6+ (absent: none, or the handler's for an unknown group). */
+  errorMessage?: string;
   groupId: string;
   state: string;
   protocolType: string;
@@ -377,19 +377,19 @@ export class GroupCoordinator {
   }
 
   describeGroup(groupId: string): GroupDescription {
-    const blank = { groupId, protocolType: '', protocolData: '', members: [], errorMessage: null };
+    const blank = { groupId, protocolType: '', protocolData: '', members: [] };
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
-    const notFound = (errorMessage: string): GroupDescription =>
-      ({ ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: fitString(errorMessage), state: GroupState.Dead });
-    if (this.state.consumerGroups.has(groupId)) return notFound(`Group ${groupId} is not a classic group.`);
-    if (!group) return notFound(`Group ${groupId} not found.`);
+    // A consumer group's id is not a classic group's (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
+    if (this.state.consumerGroups.has(groupId)) {
+      return { ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} is not a classic group.`, state: GroupState.Dead };
+    }
+    if (!group) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
     // Protocol, metadata and assignments are only shown once they agree with each other (Stable).
     const stable = group.is(GroupState.Stable);
     return {
       errorCode: ErrorCode.NONE,
-      errorMessage: null,
       groupId,
       state: group.state,
       protocolType: group.protocolType ?? '',
@@ -402,7 +402,7 @@ export class GroupCoordinator {
   }
 
   /** Deletes Empty groups with their offsets; each answer in the order asked (duplicates answered once). */
-  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number }[]> {
+  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number; errorMessage?: string }[]> {
     const unique = [...new Set(groupIds)];
     return Promise.all(unique.map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })));
   }

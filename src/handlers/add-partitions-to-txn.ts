@@ -1,7 +1,9 @@
 // AddPartitionsToTxn (key 24), versions 0-5.
-// - v0-3: one transaction (the producer's own request). v4+ (KIP-890): a batch of transactions, each
-//   either added to or, with verifyOnly, checked against the coordinator's state; a top-level error.
-// - Partitions of topics this broker does not have: UNKNOWN_TOPIC_OR_PARTITION, and every other
+// - v0-3: one transaction (the producer's own request), of a transaction version 1 client. v4+ (KIP-890):
+//   a batch of transactions from partition leaders, each either added to (for a transaction version 2
+//   producer's write, so at version 2) or, with verifyOnly, checked against the coordinator's state; a
+//   top-level error.
+// - Partitions the metadata does not have: UNKNOWN_TOPIC_OR_PARTITION, and every other
 //   partition of that transaction OPERATION_NOT_ATTEMPTED (nothing is added), as Kafka answers.
 // - Otherwise every partition gets the coordinator's answer: NONE once the new partition set is in
 //   __transaction_state; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
@@ -13,14 +15,14 @@ import { ApiKey } from '../protocol/generated';
 import type { AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
 import type { AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult } from '../protocol/generated/AddPartitionsToTxnResponse';
 import { ErrorCode } from '../common/errors';
-import type { ReplicaManager } from '../replica/replica-manager';
+import type { Controller } from '../cluster/controller';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
-import type { TopicPartition } from '../txn/transaction-metadata';
+import { EPOCH_BUMP_TRANSACTION_VERSION, type TopicPartition } from '../txn/transaction-metadata';
 import { defineHandler } from './handler';
 
 export interface AddPartitionsToTxnServices {
-  readonly replicas: Pick<ReplicaManager, 'partition'>;
+  readonly controller: Pick<Controller, 'topic'>;
   readonly transactions: Pick<TransactionCoordinator, 'addPartitions' | 'verifyPartitions'>;
 }
 
@@ -53,7 +55,7 @@ async function addToTransaction(
   s: AddPartitionsToTxnServices, t: TransactionRequest, v: number,
 ): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
   const partitions: TopicPartition[] = t.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
-  const unknown = (tp: TopicPartition): boolean => s.replicas.partition(tp.topic, tp.partition) === undefined;
+  const unknown = (tp: TopicPartition): boolean => s.controller.topic(tp.topic)?.partitions[tp.partition] === undefined;
   let errors: number[];
   if (partitions.some(unknown)) {
     errors = partitions.map((tp) => (unknown(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
@@ -62,7 +64,8 @@ async function addToTransaction(
     const answer = t.verifyOnly
       ? s.transactions.verifyPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
         v >= 5 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE)
-      : await s.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions);
+      : await s.transactions.addPartitions(t.transactionalId, producerId, t.producerEpoch, partitions,
+        v >= 4 ? EPOCH_BUMP_TRANSACTION_VERSION : 0);
     errors = typeof answer === 'number' ? partitions.map(() => producerFencedForVersion(answer, v, 2)) : answer;
   }
   let i = 0;

@@ -1,7 +1,10 @@
-// DescribeCluster (key 60), versions 0-1.
+// DescribeCluster (key 60), versions 0-2.
 // - The brokers (this one), the cluster id and the controller id (also this broker).
 // - EndpointType (v1+): 1 = brokers, 2 = controllers; Fjord's broker is its own controller,
 //   so both answer with this node. Any other value is INVALID_REQUEST.
+// - IncludeFencedBrokers / IsFenced (v2, KIP-1073): Kafka adds registered brokers its controller
+//   has fenced. Fjord has no such state (a cluster member whose etcd session ends leaves the
+//   registry, a single broker is always in), so every broker listed is unfenced and none is added.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import { CLUSTER_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
@@ -13,7 +16,7 @@ export interface DescribeClusterServices {
   readonly controller: Pick<Controller, 'controllerId' | 'brokers'>;
 }
 
-export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 1 }, (s: DescribeClusterServices) => (req) => {
+export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 2 }, (s: DescribeClusterServices) => (req) => {
   const endpointType = req.endpointType ?? 1;
   const base = { throttleTimeMs: 0, endpointType, clusterId: s.clusterId, controllerId: s.controller.controllerId };
   if (endpointType !== 1 && endpointType !== 2) {

@@ -1,15 +1,18 @@
 // DescribeGroups (key 15), versions 0-6.
 // - Per group: state, protocol type, and once Stable the protocol name and each member's metadata
 //   and assignment bytes (before that, members are listed without them, as Kafka does).
-// - An unknown group, or a consumer group's id (KIP-848: not a classic group), is answered as state
-//   "Dead": v6+ with GROUP_ID_NOT_FOUND and Kafka's message ("Group X not found.", "Group X is not
-//   a classic group."), before v6 with no error.
+// - An unknown group is answered as state "Dead": with no error before v6, with GROUP_ID_NOT_FOUND
+//   and "Group <id> not found." from v6 (KIP-1043), as Kafka's group coordinator does (a long id
+//   quoted in part, so that the message fits a protocol string). So is a consumer group's id
+//   (KIP-848: not a classic group), from v6 with "Group <id> is not a classic group.". Other errors
+//   carry the coordinator's message when it has one, else none (Kafka 4.4 sends none with NOT_COORDINATOR).
 // - v3+: authorized operations when asked (no ACLs: everything a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.
-import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { GroupCoordinator } from '../group';
+import { GroupState } from '../group/group';
 import { defineHandler } from './handler';
 
 export interface DescribeGroupsServices {
@@ -23,9 +26,11 @@ export const describeGroups = defineHandler(ApiKey.DescribeGroups, { minVersion:
     groups: req.groups.map((groupId) => {
       const d = s.groups.describeGroup(groupId);
       const v6 = ctx.apiVersion >= 6;
+      const notFound = v6 && d.errorCode === ErrorCode.NONE && d.state === GroupState.Dead;
+      const notClassicBeforeV6 = !v6 && d.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
       return {
-        errorCode: !v6 && d.errorCode === ErrorCode.GROUP_ID_NOT_FOUND ? ErrorCode.NONE : d.errorCode,
-        errorMessage: v6 ? d.errorMessage : null,
+        errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : notClassicBeforeV6 ? ErrorCode.NONE : d.errorCode,
+        errorMessage: notFound ? `Group ${quoteInMessage(groupId)} not found.` : v6 ? d.errorMessage ?? null : null,
         groupId,
         groupState: d.state,
         protocolType: d.protocolType,

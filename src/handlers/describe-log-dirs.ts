@@ -1,10 +1,11 @@
-// DescribeLogDirs (key 35), versions 0-4.
+// DescribeLogDirs (key 35), versions 0-5.
 // - One log dir, the data dir (absolute path), as Kafka's ReplicaManager.describeLogDirs reports
 //   each of its dirs: per topic, each requested partition hosted there with its size in bytes
 //   (all segments), offset lag max(HW - LEO, 0) (0 for the current replica) and isFutureKey false.
 // - Null topics: every partition of every log. Requested partitions we do not host are left
 //   out, and so are topics left with none.
-// - v4+: the file system's total and usable bytes.
+// - v4+: the file system's total and usable bytes. v5+: IsCordoned (KIP-1066), false: Fjord has
+//   no cordoning of log dirs.
 // - The dir is always in the answer (the Java AdminClient reads an empty result list as
 //   CLUSTER_AUTHORIZATION_FAILED); when a log of it is offline, or the file system cannot be
 //   read, the dir answers KAFKA_STORAGE_ERROR with no topics, as Kafka does for an offline dir.
@@ -26,7 +27,7 @@ export interface DescribeLogDirsServices {
   readonly log: Pick<Logger, 'warn'>;
 }
 
-export const describeLogDirs = defineHandler(ApiKey.DescribeLogDirs, { minVersion: 0, maxVersion: 4 }, (s: DescribeLogDirsServices) => async (req) => {
+export const describeLogDirs = defineHandler(ApiKey.DescribeLogDirs, { minVersion: 0, maxVersion: 5 }, (s: DescribeLogDirsServices) => async (req) => {
   const logs = s.replicas.logs;
   const logDir = s.config.dataDir;
   const wanted = req.topics === null ? null
@@ -50,11 +51,11 @@ export const describeLogDirs = defineHandler(ApiKey.DescribeLogDirs, { minVersio
     }
     result = {
       errorCode: ErrorCode.NONE, logDir, topics: [...byTopic.values()],
-      totalBytes: fileSystemBytes(usage.totalBytes), usableBytes: fileSystemBytes(usage.usableBytes),
+      totalBytes: fileSystemBytes(usage.totalBytes), usableBytes: fileSystemBytes(usage.usableBytes), isCordoned: false,
     };
   } catch (err) {
     s.log.warn({ err, logDir }, 'unable to describe the log dir');
-    result = { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, logDir, topics: [], totalBytes: -1n, usableBytes: -1n };
+    result = { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, logDir, topics: [], totalBytes: -1n, usableBytes: -1n, isCordoned: false };
   }
   return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, results: [result] };
 });

@@ -6,13 +6,15 @@
 //   or ending a transaction that has not started, INVALID_TXN_STATE; while the markers are being
 //   written, CONCURRENT_TRANSACTIONS. INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED
 //   (INVALID_PRODUCER_EPOCH before v2), COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
-// - v5 answers the producer id and epoch to use next. Fjord serves transaction version 1 (it does
-//   not advertise the transaction.version feature, so clients do not use KIP-890 part 2): the epoch
-//   is not bumped and v5 answers the same id and epoch (-1 and -1 on errors).
+// - v5 is a transaction version 2 client (KIP-890 part 2, as Kafka decides it from the version alone):
+//   every end bumps the epoch (an abort with no transaction open too), the markers carry the new
+//   epoch, and the answer gives the producer id and epoch to go on with: the bumped epoch, or a new
+//   producer id at epoch 0 once the epoch runs out. A retry (the epoch before the bump) of the end that
+//   completed answers NONE with them again; -1 and -1 on errors. v4 and before keep version 1's rules.
 import { ApiKey } from '../protocol/generated';
-import { ErrorCode } from '../common/errors';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
+import { EPOCH_BUMP_TRANSACTION_VERSION } from '../txn/transaction-metadata';
 import { defineHandler } from './handler';
 
 export interface EndTxnServices {
@@ -20,10 +22,11 @@ export interface EndTxnServices {
 }
 
 export const endTxn = defineHandler(ApiKey.EndTxn, { minVersion: 0, maxVersion: 5 }, (s: EndTxnServices) => async (req, ctx) => {
-  const errorCode = await s.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed);
-  const ok = errorCode === ErrorCode.NONE;
+  const clientTransactionVersion = ctx.apiVersion >= 5 ? EPOCH_BUMP_TRANSACTION_VERSION : 0;
+  const ended = await s.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed,
+    clientTransactionVersion);
   return {
-    throttleTimeMs: 0, errorCode: producerFencedForVersion(errorCode, ctx.apiVersion, 2),
-    producerId: ok ? req.producerId : -1n, producerEpoch: ok ? req.producerEpoch : -1,
+    throttleTimeMs: 0, errorCode: producerFencedForVersion(ended.errorCode, ctx.apiVersion, 2),
+    producerId: BigInt(ended.producerId), producerEpoch: ended.producerEpoch,
   };
 });

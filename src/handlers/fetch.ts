@@ -1,4 +1,4 @@
-// Fetch (key 1), versions 4-17.
+// Fetch (key 1), versions 4-18.
 // - Topics by name (v4-12) or by id (v13+; UNKNOWN_TOPIC_ID for an unknown id).
 // - Fetch sessions (v7+, KIP-227) through the broker's FetchSessionCache.
 // - The partitions are read by ReplicaManager.fetchMessages: byte limits (min(request max_bytes,
@@ -11,6 +11,9 @@
 //   overlapping the batches returned; the client drops those producers' records up to their
 //   ABORT marker. READ_UNCOMMITTED answers abortedTransactions null.
 // - A partition with an unknown topic id is an error like any other: the request does not wait.
+// - v18: a follower reports its high watermark per partition (KIP-1166); one below the leader's is
+//   answered at once, and a waiting fetch ends when the leader's passes it, so followers learn
+//   of a new high watermark without waiting out max_wait_ms.
 import { ApiKey } from '../protocol/generated';
 import type { FetchRequest } from '../protocol/generated/FetchRequest';
 import type { FetchResponse, FetchResponsePartitionData } from '../protocol/generated/FetchResponse';
@@ -26,6 +29,8 @@ import {
 import { defineHandler } from './handler';
 
 const READ_COMMITTED = 1;
+/** Fetch v18's HighWatermark default: the follower does not say. */
+const UNKNOWN_HIGH_WATERMARK = (1n << 63n) - 1n;
 
 export interface FetchServices {
   readonly config: Pick<BrokerConfig, 'getInt'>;
@@ -34,17 +39,17 @@ export interface FetchServices {
   readonly replicas: Pick<ReplicaManager, 'fetchMessages'>;
 }
 
-export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 17 }, (s: FetchServices) => async (req, ctx): Promise<FetchResponse> => {
+export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 18 }, (s: FetchServices) => async (req, ctx): Promise<FetchResponse> => {
   const usesTopicIds = ctx.apiVersion >= 13;
-  const requested = resolvePartitions(s, req, usesTopicIds);
+  // A follower (v15+ names itself in replicaState) reads to the log end and tells the leader what it has.
+  const replicaId = ctx.apiVersion >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId ?? -1;
+  const requested = resolvePartitions(s, req, usesTopicIds, replicaId >= 0);
   const forgotten = req.forgottenTopicsData.flatMap((t) =>
     t.partitions.map((p) => sessionKey(usesTopicIds ? t.topicId ?? ZERO_UUID : t.topic ?? '', p)));
   const context = s.fetchSessions.newContext(req.sessionId ?? 0, req.sessionEpoch ?? -1, usesTopicIds, requested, forgotten);
   if (context.errorCode !== ErrorCode.NONE) {
     return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
   }
-  // A follower (v15+ names itself in replicaState) reads to the log end and tells the leader what it has.
-  const replicaId = ctx.apiVersion >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId ?? -1;
   const isolation: FetchIsolation = replicaId >= 0 ? 'log-end' : (req.isolationLevel ?? 0) === READ_COMMITTED ? 'txn-committed' : 'high-watermark';
   // Partitions of topic ids we do not know have no name: answered here, not read, and like any
   // partition's error they mean no waiting.
@@ -62,8 +67,11 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 17
   return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: context.sessionId, responses: groupByTopic(context, results) };
 });
 
-/** The request's partitions, topic names resolved from ids (v13+; '' for an unknown id) and int64s as numbers. */
-function resolvePartitions(s: FetchServices, req: FetchRequest, usesTopicIds: boolean): FetchPartitionRequest[] {
+/**
+ * The request's partitions, topic names resolved from ids (v13+; '' for an unknown id) and int64s as
+ * numbers; a follower's high watermark unless it sent the default (unknown).
+ */
+function resolvePartitions(s: FetchServices, req: FetchRequest, usesTopicIds: boolean, fromFollower: boolean): FetchPartitionRequest[] {
   const out: FetchPartitionRequest[] = [];
   for (const t of req.topics) {
     const topicId = t.topicId ?? ZERO_UUID;
@@ -73,6 +81,8 @@ function resolvePartitions(s: FetchServices, req: FetchRequest, usesTopicIds: bo
         topic: name, topicId, partition: p.partition, fetchOffset: Number(p.fetchOffset),
         logStartOffset: Number(p.logStartOffset ?? -1n), maxBytes: p.partitionMaxBytes,
         currentLeaderEpoch: p.currentLeaderEpoch ?? -1, lastFetchedEpoch: p.lastFetchedEpoch ?? -1,
+        ...(fromFollower && p.highWatermark !== undefined && p.highWatermark !== UNKNOWN_HIGH_WATERMARK
+          ? { replicaHighWatermark: Number(p.highWatermark) } : {}),
       });
     }
   }

@@ -2,7 +2,7 @@
 // ApiVersions and its services in BrokerServices: what the broker must provide.
 import type { ApiKey } from '../protocol/generated';
 import type { ApiHandler, HandlerDefinition } from './handler';
-import { apiVersions } from './api-versions';
+import { apiVersions, type ApiVersionsServices } from './api-versions';
 // Topics, records and the cluster.
 import { produce } from './produce';
 import { fetch } from './fetch';
@@ -18,8 +18,10 @@ import { alterConfigs } from './alter-configs';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { describeCluster } from './describe-cluster';
 import { describeLogDirs } from './describe-log-dirs';
+import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
+import { updateFeatures } from './update-features';
 // Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
@@ -42,25 +44,34 @@ import { endTxn } from './end-txn';
 import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
+import { listConfigResources } from './list-config-resources';
+// ACLs: no authorizer yet, so SECURITY_DISABLED as Kafka answers without one.
+import { describeAcls } from './describe-acls';
+import { createAcls } from './create-acls';
+import { deleteAcls } from './delete-acls';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
-  describeProducers, initProducerId,
+  describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
+  listConfigResources,
+  describeAcls, createAcls, deleteAcls,
 ] as const;
 
-type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? S : never;
+// A handler that needs no services has them as `unknown`, which would swallow the whole union (and
+// BrokerServices with it): it counts as needing nothing.
+type ServicesOf<D> = D extends HandlerDefinition<ApiKey, infer S> ? (unknown extends S ? object : S) : never;
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
-/** Every handler's services together (the intersection of their interfaces). */
-export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number]>>;
+/** Every handler's services together (the intersection of their interfaces); ApiVersions' list is made here. */
+export type BrokerServices = Intersection<ServicesOf<(typeof definitions)[number]>> & Omit<ApiVersionsServices, 'servedApis'>;
 
 /** Handlers bound to their services: what the router dispatches to. */
 export function createHandlers(services: BrokerServices): ApiHandler[] {
   // Each definition is its API's key and version range: the list ApiVersions answers with.
   const servedApis = [apiVersions, ...definitions].sort((a, b) => a.apiKey - b.apiKey);
-  return [apiVersions.bind({ servedApis }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
+  return [apiVersions.bind({ servedApis, features: services.features, clusterId: services.clusterId, nodeId: services.nodeId }), ...definitions.map((d: HandlerDefinition<ApiKey, BrokerServices>) => d.bind(services))];
 }

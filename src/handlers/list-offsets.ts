@@ -1,4 +1,4 @@
-// ListOffsets (key 2), versions 0-10: a translation of ReplicaManager.fetchOffsetForTimestamp and
+// ListOffsets (key 2), versions 0-11: a translation of ReplicaManager.fetchOffsetForTimestamp and
 // legacyFetchOffsetsForTimestamp (src/replica/offset-lookups.ts has the lookups).
 // - v1+, per partition, by the requested timestamp (Kafka's Partition.fetchOffsetForTimestamp and
 //   UnifiedLog.fetchOffsetByTimestamp):
@@ -9,6 +9,7 @@
 //        current leader epoch;
 //     -3 MAX_TIMESTAMP (v7+): the first record carrying the log's largest timestamp;
 //     -5 LATEST_TIERED (v9+): offset -1 (nothing is tiered);
+//     -6 EARLIEST_PENDING_UPLOAD (v11+, KIP-1023): offset -1 (no remote storage, so nothing pending);
 //     >= 0: the first record whose timestamp is >= the target, found inside its batch
 //        (compressed or not; every record of a LogAppendTime batch carries the batch's time).
 //   -1/-2/-4 answer timestamp -1. A lookup that finds nothing, or finds a record at or past the
@@ -47,7 +48,7 @@ export interface ListOffsetsServices {
   readonly log: Pick<Logger, 'error'>;
 }
 
-export const listOffsets = defineHandler(ApiKey.ListOffsets, { minVersion: 0, maxVersion: 10 }, (s: ListOffsetsServices) => async (req, ctx) => {
+export const listOffsets = defineHandler(ApiKey.ListOffsets, { minVersion: 0, maxVersion: 11 }, (s: ListOffsetsServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
   const isFromConsumer = req.replicaId === CONSUMER_REPLICA_ID;
   // Kafka's FetchIsolation for the request: only a consumer is bounded below the log end offset.

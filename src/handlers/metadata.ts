@@ -1,4 +1,4 @@
-// Metadata (key 3), versions 0-12.
+// Metadata (key 3), versions 0-13.
 // - Null topics (v1+) or an empty list at v0 means all topics; topics can be named by id from v12.
 // - At v10-11 the request carries topic ids and nullable names, but Kafka refuses both there: a null
 //   name or a non-zero id answers every topic INVALID_REQUEST (name "" for a null one), as Kafka's
@@ -8,6 +8,8 @@
 // - Errors per topic: INVALID_TOPIC_EXCEPTION for bad names, UNKNOWN_TOPIC_OR_PARTITION,
 //   UNKNOWN_TOPIC_ID for unknown ids.
 // - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
+// - v13's top-level error code (KIP-1102, e.g. REBOOTSTRAP_REQUIRED) is NONE, as Kafka's broker
+//   answers: nothing here asks a client to bootstrap again.
 import { ApiKey } from '../protocol/generated';
 import type { MetadataRequestTopic } from '../protocol/generated/MetadataRequest';
 import type { MetadataResponse, MetadataResponseTopic } from '../protocol/generated/MetadataResponse';
@@ -26,7 +28,7 @@ export interface MetadataServices {
   readonly controller: Pick<Controller, 'brokers' | 'controllerId' | 'topics' | 'topic' | 'topicById' | 'createTopic'>;
 }
 
-export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersion: 12 }, (s: MetadataServices) => async (req, ctx) => {
+export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersion: 13 }, (s: MetadataServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
   const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
   const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
@@ -50,6 +52,7 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
     controllerId: controller.controllerId,
     topics,
     clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    errorCode: ErrorCode.NONE,
   };
 });
 

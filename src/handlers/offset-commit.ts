@@ -1,4 +1,4 @@
-// OffsetCommit (key 8), versions 0-9.
+// OffsetCommit (key 8), versions 0-10.
 // - Members of the group's current generation commit; so may anyone with generation -1 and no
 //   member id while the group is Empty (a consumer that only stores offsets here, or the admin
 //   client), which creates the group if needed. v0 carries neither: it commits only to Empty groups.
@@ -10,7 +10,10 @@
 // - A null metadata is stored as "". v1's commit timestamp is used when set; v2-4's retention
 //   time, when not -1, gives the offset its own expiry (now + retention), as Kafka 4 does.
 // - A commit keeps a classic member's session alive.
+// - v10 names topics by id (KIP-848), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID for
+//   each of its partitions; the answer names each topic by the id it was sent.
 import { ApiKey } from '../protocol/generated';
+import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { CommitRequest } from '../group/coordinator';
@@ -18,11 +21,11 @@ import { commitKnownPartitions } from './shared/commit-partitions';
 import { defineHandler } from './handler';
 
 export interface OffsetCommitServices {
-  readonly controller: Pick<Controller, 'topic'>;
+  readonly controller: Pick<Controller, 'topic' | 'topicById'>;
   readonly groups: Pick<GroupCoordinator, 'commitOffsets'>;
 }
 
-export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, maxVersion: 9 }, (s: OffsetCommitServices) => async (req, ctx) => {
+export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, maxVersion: 10 }, (s: OffsetCommitServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
   const commit: Omit<CommitRequest, 'partitions'> = {
     groupId: req.groupId,
@@ -32,10 +35,12 @@ export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, 
     apiVersion: v,
     retentionTimeMs: v >= 2 && v <= 4 ? Number(req.retentionTimeMs ?? -1n) : -1,
   };
-  const topics = await commitKnownPartitions(s.controller, req.topics, (topic, p) => ({
+  const usesTopicIds = v >= 10;
+  const named = req.topics.map((t) => ({ ...t, name: usesTopicIds ? s.controller.topicById(t.topicId ?? ZERO_UUID)?.name : t.name }));
+  const topics = await commitKnownPartitions(s.controller, named, (topic, p) => ({
     topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
     leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
     commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
   }), (partitions) => s.groups.commitOffsets({ ...commit, partitions }));
-  return { throttleTimeMs: 0, topics };
+  return { throttleTimeMs: 0, topics: topics.map((t, i) => ({ ...t, topicId: req.topics[i].topicId ?? ZERO_UUID })) };
 });

@@ -1,4 +1,4 @@
-// OffsetFetch (key 9), versions 0-9.
+// OffsetFetch (key 9), versions 0-10.
 // - The committed offset, leader epoch (v5+) and metadata of each partition asked for; -1, -1 and
 //   "" where nothing is committed, or the group does not exist. Null topics (v2+) mean every
 //   committed partition of the group.
@@ -11,18 +11,24 @@
 //   STALE_MEMBER_EPOCH otherwise; without member id and epoch anyone may fetch.
 // - Group errors (COORDINATOR_LOAD_IN_PROGRESS...): at the top (v2-7) or per group (v8+); v0-1 have
 //   no such field and carry the error on each partition.
+// - v10 names topics by id (KIP-848), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID on
+//   each of its partitions. Asked for every topic (null), a v10 answer leaves out committed topics
+//   that no longer exist, which an id cannot name.
 import { ApiKey } from '../protocol/generated';
-import type { OffsetFetchResponseTopic } from '../protocol/generated/OffsetFetchResponse';
+import type { OffsetFetchResponseTopic, OffsetFetchResponseTopics } from '../protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../common/errors';
+import { ZERO_UUID } from '../protocol/primitives';
+import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { FetchingMember } from '../group/coordinator';
 import { defineHandler } from './handler';
 
 export interface OffsetFetchServices {
+  readonly controller: Pick<Controller, 'topic' | 'topicById'>;
   readonly groups: Pick<GroupCoordinator, 'fetchOffsets'>;
 }
 
-export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, maxVersion: 9 }, (s: OffsetFetchServices) => (req, ctx) => {
+export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, maxVersion: 10 }, (s: OffsetFetchServices) => (req, ctx) => {
   const v = ctx.apiVersion;
   const requireStable = v >= 7 && (req.requireStable ?? false);
   if (v >= 8) {
@@ -30,7 +36,7 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
       throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
       groups: req.groups.map((g) => {
         const member = v >= 9 ? { memberId: g.memberId ?? null, memberEpoch: g.memberEpoch ?? -1 } : undefined;
-        const fetched = fetch(s.groups, g.groupId, g.topics, requireStable, member);
+        const fetched = v >= 10 ? fetchByTopicIds(s, g.groupId, g.topics, requireStable, member) : fetch(s.groups, g.groupId, g.topics, requireStable, member);
         return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
       }),
     };
@@ -48,8 +54,33 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
   return { throttleTimeMs: 0, topics: fetched.topics, errorCode: fetched.errorCode, groups: [] };
 });
 
+interface FetchedTopics<T> {
+  errorCode: number;
+  topics: T[];
+}
+
+/** v10: the topics named by their ids, and each topic answered with its id. */
+function fetchByTopicIds(s: OffsetFetchServices, groupId: string, topics: { topicId?: string; partitionIndexes: number[] }[] | null,
+  requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopics> {
+  const named = topics && topics.map((t) => ({ ...t, name: s.controller.topicById(t.topicId ?? ZERO_UUID)?.name }));
+  const known = named && named.filter((t): t is typeof t & { name: string } => t.name !== undefined);
+  const fetched = fetch(s.groups, groupId, known, requireStable, member);
+  if (fetched.errorCode !== ErrorCode.NONE) return { errorCode: fetched.errorCode, topics: [] };
+  const answered = fetched.topics.flatMap((t) => {
+    const id = s.controller.topic(t.name)?.id;
+    return id === undefined ? [] : [{ ...t, topicId: id }];
+  });
+  const unknown = (named ?? []).filter((t) => t.name === undefined).map((t) => ({
+    name: '', topicId: t.topicId ?? ZERO_UUID,
+    partitions: t.partitionIndexes.map((partitionIndex) => ({
+      partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNKNOWN_TOPIC_ID,
+    })),
+  }));
+  return { errorCode: fetched.errorCode, topics: [...answered, ...unknown] };
+}
+
 function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name?: string; partitionIndexes: number[] }[] | null,
-  requireStable: boolean, member?: FetchingMember): { errorCode: number; topics: OffsetFetchResponseTopic[] } {
+  requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopic> {
   const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })),
     requireStable, member);
   return {

@@ -1,4 +1,4 @@
-// Produce (key 0), versions 3-11 served; 0-2 advertised and refused, as Kafka 4 does.
+// Produce (key 0), versions 3-13 served; 0-2 advertised and refused, as Kafka 4 does.
 // - Advertising v0 matters: librdkafka up to 2.11 silently stops compressing when a broker's
 //   lowest Produce version is above 0 (KAFKA-18659). Requests at v0-2 get UNSUPPORTED_VERSION
 //   for every partition.
@@ -16,13 +16,22 @@
 //   coordinator (transaction.partition.verification.enable, KIP-890 part 1): a partition not in
 //   its transaction gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer
 //   INVALID_PRODUCER_EPOCH, a transaction being ended NOT_ENOUGH_REPLICAS (which clients retry).
+// - v12+ is a transaction version 2 producer (KIP-890 part 2), which sends no AddPartitionsToTxn: its
+//   first transactional batch on a partition has the coordinator add the partition to its transaction
+//   before the append (same errors). A write from a transaction already ended meets the marker's
+//   bumped epoch: INVALID_PRODUCER_EPOCH.
 // - A partition still loading at start-up (after a crash, being recovered) answers
 //   NOT_LEADER_OR_FOLLOWER, as Kafka does for a partition it does not host yet: clients retry.
+// - v13 names topics by id (KIP-516), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID
+//   for each of its partitions, and the answer names each topic by the id it was sent. v12 is v11
+//   on the wire (it tells the broker the producer may leave AddPartitionsToTxn to it).
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
 //   the client notices (Kafka does the same).
 import { ApiKey } from '../protocol/generated';
 import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../protocol/generated/ProduceResponse';
 import { ErrorCode } from '../common/errors';
+import { ZERO_UUID } from '../protocol/primitives';
+import type { Controller } from '../cluster/controller';
 import {
   failedAppend, NO_LEADER_EPOCH, type AppendResult, type Partition, type PartitionAppend, type ReplicaManager,
 } from '../replica/replica-manager';
@@ -32,23 +41,27 @@ import { defineHandler } from './handler';
 const MIN_SERVED_VERSION = 3;
 
 export interface ProduceServices {
+  readonly controller: Pick<Controller, 'topicById'>;
   readonly replicas: Pick<ReplicaManager, 'leaderPartition' | 'partitionLoading' | 'append' | 'checkEnoughReplicasForAppend' | 'waitForInSyncReplicas'>;
 }
 
-export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 11 },
+export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion: 13 },
   (s: ProduceServices) => async (req, ctx): Promise<ProduceResponse | null> => {
     const nowMs = Date.now();
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
       : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
         : ErrorCode.NONE;
-    const appends: { topic: string; index: number; partition?: Partition; result: AppendResult }[] = [];
+    const usesTopicIds = ctx.apiVersion >= 13;
+    const appends: { topic: string; topicId: string; index: number; partition?: Partition; result: AppendResult }[] = [];
     for (const t of req.topicData) {
-      const topic = t.name ?? '';
+      const topicId = t.topicId ?? ZERO_UUID;
+      const topic = usesTopicIds ? s.controller.topicById(topicId)?.name : t.name ?? '';
       for (const p of t.partitionData) {
         let result: AppendResult;
-        const found = s.replicas.leaderPartition(topic, p.index, NO_LEADER_EPOCH);
-        const partition = 'errorCode' in found ? undefined : found.partition;
-        if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        const found = topic === undefined ? undefined : s.replicas.leaderPartition(topic, p.index, NO_LEADER_EPOCH);
+        const partition = found === undefined || 'errorCode' in found ? undefined : found.partition;
+        if (found === undefined) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_ID);
+        else if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
         else if ('errorCode' in found) result = failedAppend(found.errorCode);
         else if (req.acks === -1 && s.replicas.checkEnoughReplicasForAppend(found.partition) !== ErrorCode.NONE) {
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
@@ -56,7 +69,7 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
           result = s.replicas.append(found.partition, p.records, found.leaderEpoch,
             { produceVersion: ctx.apiVersion, nowMs, transactionalId: req.transactionalId });
         }
-        appends.push({ topic, index: p.index, partition, result });
+        appends.push({ topic: topic ?? topicId, topicId, index: p.index, partition, result });
       }
     }
 
@@ -77,21 +90,22 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
     const replicated = req.acks === -1 ? await Promise.all(appends.map((a, i) =>
       (a.partition && written[i].status === 'fulfilled' && answered[i].errorCode === ErrorCode.NONE
         ? s.replicas.waitForInSyncReplicas(a.partition, answered[i].lastOffset, req.timeoutMs) : ErrorCode.NONE))) : undefined;
-    const responses = new Map<string, ProduceResponsePartitionProduceResponse[]>();
+    const responses = new Map<string, { name: string; topicId: string; partitionResponses: ProduceResponsePartitionProduceResponse[] }>();
     appends.forEach((a, i) => {
       const replicationError = replicated?.[i] ?? ErrorCode.NONE;
       const r = written[i].status !== 'fulfilled' ? failedAppend(ErrorCode.KAFKA_STORAGE_ERROR)
         : replicationError !== ErrorCode.NONE ? failedAppend(replicationError) : answered[i];
-      let list = responses.get(a.topic);
-      if (!list) responses.set(a.topic, (list = []));
-      list.push({
+      const key = usesTopicIds ? a.topicId : a.topic;
+      let topic = responses.get(key);
+      if (!topic) responses.set(key, (topic = { name: usesTopicIds ? '' : a.topic, topicId: a.topicId, partitionResponses: [] }));
+      topic.partitionResponses.push({
         index: a.index, errorCode: r.errorCode, baseOffset: BigInt(r.baseOffset), logAppendTimeMs: BigInt(r.logAppendTimeMs),
         logStartOffset: BigInt(r.logStartOffset), errorMessage: r.errorMessage,
         recordErrors: r.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
       });
     });
     return {
-      responses: [...responses].map(([name, partitionResponses]) => ({ name, partitionResponses })),
+      responses: [...responses.values()],
       throttleTimeMs: 0,
     };
   });

@@ -1,5 +1,6 @@
-// TxnOffsetCommit (key 28), versions 0-4: a transactional producer commits a consumer group's
-// offsets as part of its transaction (KIP-98; the member fields of v3+ are KIP-447's).
+// TxnOffsetCommit (key 28), versions 0-6: a transactional producer commits a consumer group's
+// offsets as part of its transaction (KIP-98; the member fields of v3+ are KIP-447's; v6 names topics
+// by id, UNKNOWN_TOPIC_ID for an id this broker does not know).
 // - The offsets are written to the group's __consumer_offsets partition as one transactional batch
 //   of the producer, and stay pending until the transaction's marker: invisible to OffsetFetch
 //   (UNSTABLE_OFFSET_COMMIT with require_stable), committed or dropped when it ends.
@@ -18,6 +19,10 @@
 //   written: offsets no marker would ever end would stay pending. Not in a cluster (as Produce's check,
 //   see broker.ts): the transactional id's coordinator may be another broker, and the local one would
 //   answer NOT_COORDINATOR, turned into NOT_ENOUGH_REPLICAS, for ever.
+// - v5+ is a transaction version 2 producer (KIP-890 part 2), which sends no AddOffsetsToTxn: the
+//   group's __consumer_offsets partition is added to its transaction before the offsets are written,
+//   as Produce v12 adds its partitions. A failed add answers every partition with its error, as Kafka's
+//   group coordinator maps it (NOT_ENOUGH_REPLICAS, "not now", becomes COORDINATOR_NOT_AVAILABLE).
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
@@ -25,18 +30,23 @@ import type { Controller } from '../cluster/controller';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names';
 import type { GroupCoordinator } from '../group';
 import type { TxnCommitRequest } from '../group/coordinator';
-import type { TransactionCoordinator } from '../txn';
+import type { TransactionCoordinator, TxnPartitionAdds } from '../txn';
 import { commitKnownPartitions } from './shared/commit-partitions';
 import { defineHandler } from './handler';
 
 export interface TxnOffsetCommitServices {
   readonly config: Pick<BrokerConfig, 'getBool' | 'etcdConnect'>;
-  readonly controller: Pick<Controller, 'topic'>;
+  readonly controller: Pick<Controller, 'topic' | 'topicById'>;
   readonly groups: Pick<GroupCoordinator, 'partitionFor' | 'commitTxnOffsets'>;
   readonly transactions: Pick<TransactionCoordinator, 'verifyTransactionalWrite'>;
+  readonly partitionAdds: Pick<TxnPartitionAdds, 'add'>;
 }
 
-export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersion: 0, maxVersion: 4 },
+/** The first version whose producer has its offsets partition added implicitly (transaction version 2). */
+const FIRST_ADDING_VERSION = 5;
+const FIRST_TOPIC_ID_VERSION = 6;
+
+export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersion: 0, maxVersion: 6 },
   (s: TxnOffsetCommitServices) => async (req, ctx) => {
     const v = ctx.apiVersion;
     const commit: Omit<TxnCommitRequest, 'partitions'> = {
@@ -47,16 +57,28 @@ export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersio
       memberId: v >= 3 ? req.memberId ?? '' : '',
       groupInstanceId: v >= 3 ? req.groupInstanceId ?? null : null,
     };
-    const topics = await commitKnownPartitions(s.controller, req.topics, (topic, p) => ({
+    const byId = v >= FIRST_TOPIC_ID_VERSION;
+    const named = req.topics.map((t) => ({ ...t, name: byId ? s.controller.topicById(t.topicId ?? '')?.name : t.name }));
+    const offsetsPartition = { topic: GROUP_METADATA_TOPIC_NAME, partition: s.groups.partitionFor(req.groupId) };
+    const answered = await commitKnownPartitions(s.controller, named, (topic, p) => ({
       topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
       leaderEpoch: v >= 2 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
     }), async (partitions) => {
-      if (s.config.etcdConnect === null && s.config.getBool('transaction.partition.verification.enable')) {
+      if (v >= FIRST_ADDING_VERSION) {
+        const added = await s.partitionAdds.add(req.transactionalId, commit.producerId, commit.producerEpoch, offsetsPartition);
+        const refused = added === ErrorCode.NOT_ENOUGH_REPLICAS ? ErrorCode.COORDINATOR_NOT_AVAILABLE : added;
+        if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
+      } else if (s.config.etcdConnect === null && s.config.getBool('transaction.partition.verification.enable')) {
         const refused = s.transactions.verifyTransactionalWrite(req.transactionalId, commit.producerId, commit.producerEpoch,
-          GROUP_METADATA_TOPIC_NAME, s.groups.partitionFor(req.groupId), v >= 4);
+          offsetsPartition.topic, offsetsPartition.partition, v >= 4);
         if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
       }
       return s.groups.commitTxnOffsets({ ...commit, partitions });
     });
+    const topics = answered.map((t, i) => ({
+      name: t.name, topicId: req.topics[i].topicId,
+      partitions: byId && named[i].name === undefined
+        ? t.partitions.map((p) => ({ ...p, errorCode: ErrorCode.UNKNOWN_TOPIC_ID })) : t.partitions,
+    }));
     return { throttleTimeMs: 0, topics };
   });

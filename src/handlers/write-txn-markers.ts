@@ -1,10 +1,11 @@
-// WriteTxnMarkers (key 27), versions 0-1.
+// WriteTxnMarkers (key 27), versions 0-2.
 // - What a transaction coordinator sends a partition leader: write this COMMIT or ABORT marker into
 //   these partitions. Fjord's coordinators send it to each other (src/net/txn-marker-channel.ts) and
 //   write their own leaders' markers through the same local channel as this handler.
 // - Per partition: NONE once the marker is in the log; NOT_LEADER_OR_FOLLOWER where this broker is
 //   not the leader (the coordinator retries on the new one); UNKNOWN_TOPIC_OR_PARTITION; INVALID_PRODUCER_EPOCH
-//   for a marker older than the producer's epoch; TRANSACTION_COORDINATOR_FENCED for an older
+//   for a marker older than the producer's epoch (v2 with transaction version 2: not newer than it, the
+//   coordinator having bumped the epoch for the marker); TRANSACTION_COORDINATOR_FENCED for an older
 //   coordinator epoch; KAFKA_STORAGE_ERROR; INVALID_PRODUCER_ID_MAPPING for a producer id past 2^53, which
 //   this broker never hands out and cannot write. A marker into __consumer_offsets also commits or drops
 //   the producer's pending transactional offsets.
@@ -16,11 +17,14 @@ import { defineHandler } from './handler';
 /** The local marker channel, shared with the transaction coordinator, takes the replicas and groups whole. */
 export type WriteTxnMarkersServices = LocalTxnMarkerServices;
 
-export const writeTxnMarkers = defineHandler(ApiKey.WriteTxnMarkers, { minVersion: 0, maxVersion: 1 }, (s: WriteTxnMarkersServices) => {
+export const writeTxnMarkers = defineHandler(ApiKey.WriteTxnMarkers, { minVersion: 0, maxVersion: 2 }, (s: WriteTxnMarkersServices) => {
   const local = new LocalTxnMarkerChannel(s);
   return async (req) => {
     const markers = await Promise.all(req.markers.map(async (m) => {
-      const marker = { producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult };
+      const marker = {
+        producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult,
+        transactionVersion: m.transactionVersion ?? 0,
+      };
       const knownRange = Number.isSafeInteger(marker.producerId);
       const topics = await Promise.all(m.topics.map(async (t) => ({
         name: t.name,

@@ -2,10 +2,10 @@
 // coordinator's markers for partitions led by other brokers, sent as WriteTxnMarkers to each leader.
 // - The leader and its endpoint come from the metadata at each try (controller.topic(t).partitions[p]
 //   .leader, controller.brokers()); no leader, or one not registered, is LEADER_NOT_AVAILABLE.
-// - One BrokerClient per destination broker, opened on first use, reused, and opened again after it
-//   is lost or the broker's endpoint changes.
+// - One BrokerClient per destination broker (BrokerConnections).
 // - Markers queued for a broker in the same turn of the event loop go in one request (Kafka drains
 //   its per-broker queue into one WriteTxnMarkers request the same way).
+// - v2 carries the transaction's version (a peer at v1 is sent none: it checks the epoch as before 2).
 // - One try only: a lost connection is NETWORK_EXCEPTION, no answer in time REQUEST_TIMED_OUT, for
 //   each of that request's partitions; what to retry is the caller's decision (TxnMarkerRouter).
 import type { Logger } from 'pino';
@@ -18,16 +18,10 @@ import { UnsupportedVersionError } from '../protocol/primitives';
 import type { TxnMarker } from '../replica/replica-manager';
 import type { TxnMarkerChannel } from '../txn';
 import type { TopicPartition } from '../txn/transaction-metadata';
-import { BrokerClient, BrokerConnectionError, RequestTimeoutError } from './broker-client';
+import { BrokerConnectionError, RequestTimeoutError } from './broker-client';
+import { BrokerConnections, type BrokerConnectionsOptions } from './broker-connections';
 
-export interface RemoteTxnMarkerChannelOptions {
-  /** Our client id in the requests' headers. */
-  clientId: string;
-  /** socket.connection.setup.timeout.ms */
-  connectTimeoutMs: number;
-  /** request.timeout.ms */
-  requestTimeoutMs: number;
-}
+export type RemoteTxnMarkerChannelOptions = BrokerConnectionsOptions;
 
 /** A marker waiting for the next request to its partitions' leader. */
 interface QueuedMarker {
@@ -36,11 +30,9 @@ interface QueuedMarker {
   readonly done: (errorCodes: number[]) => void;
 }
 
-/** A broker we send markers to, at one endpoint. */
+/** A broker we send markers to, at its latest endpoint. */
 interface Destination {
-  readonly endpoint: BrokerEndpoint;
-  client: BrokerClient | undefined;
-  connecting: Promise<BrokerClient> | undefined;
+  endpoint: BrokerEndpoint;
   queue: QueuedMarker[];
 }
 
@@ -48,13 +40,15 @@ const endpointKey = (b: BrokerEndpoint) => `${b.host}:${b.port}`;
 
 export class RemoteTxnMarkerChannel implements TxnMarkerChannel {
   private readonly destinations = new Map<number, Destination>();
-  private closed = false;
+  private readonly connections: BrokerConnections;
 
   constructor(
     private readonly metadata: Pick<Controller, 'topic' | 'brokers'>,
-    private readonly opts: RemoteTxnMarkerChannelOptions,
+    opts: RemoteTxnMarkerChannelOptions,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.connections = new BrokerConnections(opts);
+  }
 
   async writeMarkers(marker: TxnMarker, partitions: readonly TopicPartition[]): Promise<number[]> {
     const errorCodes = partitions.map((): number => ErrorCode.LEADER_NOT_AVAILABLE);
@@ -74,22 +68,15 @@ export class RemoteTxnMarkerChannel implements TxnMarkerChannel {
 
   /** Closes every connection; later markers fail at once. */
   close(): void {
-    this.closed = true;
-    for (const d of this.destinations.values()) d.client?.close('the marker channel closed');
+    this.connections.close('the marker channel closed');
     this.destinations.clear();
   }
 
   private enqueue(endpoint: BrokerEndpoint, marker: TxnMarker, partitions: readonly TopicPartition[]): Promise<number[]> {
-    if (this.closed) return Promise.resolve(partitions.map(() => ErrorCode.NETWORK_EXCEPTION));
+    if (this.connections.isClosed) return Promise.resolve(partitions.map(() => ErrorCode.NETWORK_EXCEPTION));
     let dest = this.destinations.get(endpoint.nodeId);
-    if (dest && endpointKey(dest.endpoint) !== endpointKey(endpoint)) {
-      dest.client?.close(`broker ${endpoint.nodeId} moved to ${endpointKey(endpoint)}`);
-      dest = undefined;
-    }
-    if (!dest) {
-      dest = { endpoint, client: undefined, connecting: undefined, queue: [] };
-      this.destinations.set(endpoint.nodeId, dest);
-    }
+    if (!dest) this.destinations.set(endpoint.nodeId, (dest = { endpoint, queue: [] }));
+    dest.endpoint = endpoint;
     const queued = dest;
     if (queued.queue.length === 0) setImmediate(() => void this.flush(queued));
     return new Promise((done) => queued.queue.push({ marker, partitions, done }));
@@ -100,7 +87,7 @@ export class RemoteTxnMarkerChannel implements TxnMarkerChannel {
     const batch = dest.queue.splice(0);
     let response: WriteTxnMarkersResponse;
     try {
-      const client = await this.connection(dest);
+      const client = await this.connections.get(dest.endpoint);
       response = await client.request(ApiKey.WriteTxnMarkers, { markers: batch.map((q) => markerEntry(q.marker, q.partitions)) });
     } catch (err) {
       const errorCode = requestError(err);
@@ -116,23 +103,6 @@ export class RemoteTxnMarkerChannel implements TxnMarkerChannel {
         .find((p) => p.partitionIndex === tp.partition)?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR));
     });
   }
-
-  /** The destination's open connection, connecting once however many flushes ask at the same time. */
-  private connection(dest: Destination): Promise<BrokerClient> {
-    if (dest.client && !dest.client.isClosed) return Promise.resolve(dest.client);
-    dest.connecting ??= BrokerClient.connect({
-      host: dest.endpoint.host, port: dest.endpoint.port, clientId: this.opts.clientId,
-      connectTimeoutMs: this.opts.connectTimeoutMs, requestTimeoutMs: this.opts.requestTimeoutMs,
-    }).then((client) => {
-      // Closed meanwhile (or the broker moved): this connection has no one to serve.
-      if (this.closed || this.destinations.get(dest.endpoint.nodeId) !== dest) client.close('the marker channel no longer sends there');
-      dest.client = client;
-      return client;
-    }).finally(() => {
-      dest.connecting = undefined;
-    });
-    return dest.connecting;
-  }
 }
 
 /** One marker of a WriteTxnMarkers request, its partitions grouped by topic. */
@@ -141,7 +111,8 @@ function markerEntry(marker: TxnMarker, partitions: readonly TopicPartition[]): 
   for (const tp of partitions) byTopic.set(tp.topic, [...byTopic.get(tp.topic) ?? [], tp.partition]);
   return {
     producerId: BigInt(marker.producerId), producerEpoch: marker.producerEpoch, transactionResult: marker.commit,
-    coordinatorEpoch: marker.coordinatorEpoch, topics: [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+    coordinatorEpoch: marker.coordinatorEpoch, transactionVersion: marker.transactionVersion ?? 0,
+    topics: [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
   };
 }
 

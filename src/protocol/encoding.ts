@@ -4,13 +4,6 @@
 /** Kafka's limit for string lengths (both classic and compact forms). */
 export const MAX_STRING_LENGTH = 0x7fff;
 
-/** The text cut to fit a protocol string (an error message quoting an id of any length, as Kafka's do). */
-export function fitString(text: string): string {
-  let fitted = text;
-  while (Buffer.byteLength(fitted) > MAX_STRING_LENGTH) fitted = fitted.slice(0, Math.floor(fitted.length * 0.9));
-  return fitted;
-}
-
 /** Zigzag-encode a signed 32-bit integer into an unsigned 32-bit integer. */
 export function zigzagEncode32(n: number): number {
   return ((n << 1) ^ (n >> 31)) >>> 0;

@@ -6,7 +6,8 @@ import { DelayedOperation } from './delayed/purgatory';
 export class DelayedFetch extends DelayedOperation {
   /**
    * @param readableBytesSince the bytes that became readable on the watched partitions since the
-   *   wait began; undefined once one of them is gone or replaced, which answers at once.
+   *   wait began; undefined once one of them is gone or replaced, or has news for a follower (a
+   *   high watermark past the one it reported), which answers at once.
    */
   constructor(
     delayMs: number,

@@ -47,6 +47,8 @@ export interface FetchPartition {
   currentLeaderEpoch: number;
   /** A follower's latest leader epoch (Fetch v12+, KIP-320); -1 or absent when unknown. */
   lastFetchedEpoch?: number;
+  /** A follower's high watermark (Fetch v18+, KIP-1166); absent when it did not say. */
+  replicaHighWatermark?: number;
 }
 
 /** What a fetch answers for one partition; offsets are -1 when an error leaves them unknown. */

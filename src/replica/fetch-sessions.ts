@@ -26,6 +26,8 @@ export interface FetchPartitionRequest {
   maxBytes: number;
   currentLeaderEpoch: number;
   lastFetchedEpoch: number;
+  /** A follower's high watermark (Fetch v18+); absent when unknown. */
+  replicaHighWatermark?: number;
 }
 
 /** What was last answered for a partition, to decide whether an incremental answer must carry it. */

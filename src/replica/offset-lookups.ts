@@ -37,6 +37,7 @@ export type OffsetLookup = FoundOffset & { errorCode: number };
  *      who asks), with the current leader epoch;
  *   -3 MAX_TIMESTAMP: the first record carrying the log's largest timestamp;
  *   -5 LATEST_TIERED: offset -1 (nothing is tiered);
+ *   -6 EARLIEST_PENDING_UPLOAD (KIP-1023): offset -1 (no remote storage, nothing waits for upload);
  *   >= 0: the first record whose timestamp is >= the target, found inside its batch (compressed or
  *      not; every record of a LogAppendTime batch carries the batch's time).
  * -1/-2/-4 answer timestamp -1. A lookup that finds nothing, or finds a record at or past
@@ -55,6 +56,7 @@ export async function offsetForTimestamp(
       return { offset: start, timestamp: -1, leaderEpoch: first && first.startOffset <= start ? first.epoch : -1 };
     }
     case LATEST_TIERED_TIMESTAMP:
+    case EARLIEST_PENDING_UPLOAD_TIMESTAMP:
       return NOT_FOUND;
   }
   const found = timestamp === MAX_TIMESTAMP ? await recordWithMaxTimestamp(log) : await firstRecordAtOrAfter(log, timestamp);

@@ -40,6 +40,17 @@ export interface AppendOptions {
 export type TransactionVerifier = (transactionalId: string, producerId: number, producerEpoch: number,
   topic: string, partition: number, produceVersion: number) => number;
 
+/**
+ * Adds a partition to a transaction version 2 producer's transaction before its first write there
+ * (Produce v12+, KIP-890 part 2: the client sends no AddPartitionsToTxn). Resolves to NONE or the
+ * Produce error (Kafka's AddPartitionsToTxnManager with the ADD_PARTITION operation).
+ */
+export type TransactionPartitionAdder = (transactionalId: string, producerId: number, producerEpoch: number,
+  topic: string, partition: number) => Promise<number>;
+
+/** The first Produce version whose transactional batches add their partition to the transaction (KIP-890 part 2). */
+export const FIRST_ADDING_PRODUCE_VERSION = 12;
+
 export type { TxnMarker };
 
 /** One leader partition: its log (with its producer state) and what the replica layer keeps beside it. */

@@ -22,6 +22,8 @@ export interface PartitionFetch {
   /** The epoch of the follower's last batch (Fetch v12+, KIP-320); undefined when its log has none. */
   readonly lastFetchedEpoch: number | undefined;
   readonly logStartOffset: number;
+  /** The follower's high watermark, sent from Fetch v18 (KIP-1166) so the leader answers when it is behind. */
+  readonly highWatermark?: number;
 }
 
 /** replica.fetch.* settings of a Fetch request. */
@@ -58,6 +60,7 @@ export function buildFetchRequest(version: number, replica: Replica, limits: Fet
       lastFetchedEpoch: version >= 12 ? p.lastFetchedEpoch ?? -1 : -1,
       logStartOffset: BigInt(p.logStartOffset),
       partitionMaxBytes: limits.partitionMaxBytes,
+      ...(version >= 18 && p.highWatermark !== undefined ? { highWatermark: BigInt(p.highWatermark) } : {}),
     });
   }
   return {

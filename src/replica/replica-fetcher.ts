@@ -279,7 +279,7 @@ export class ReplicaFetcher {
       maxWaitMs: config.fetchWaitMaxMs, minBytes: config.fetchMinBytes,
       maxBytes: config.fetchResponseMaxBytes, partitionMaxBytes: config.fetchMaxBytes,
     };
-    const sent = partitions.map((state) => ({ state, fetchOffset: state.fetchOffset, target: state.target, lastFetchedEpoch: state.lastFetchedEpoch, logStartOffset: state.logStartOffset }));
+    const sent = partitions.map((state) => ({ state, fetchOffset: state.fetchOffset, target: state.target, lastFetchedEpoch: state.lastFetchedEpoch, logStartOffset: state.logStartOffset, highWatermark: state.highWatermark }));
     const response = await connection.request(ApiKey.Fetch, buildFetchRequest(version, this.opts, limits, sent));
     if (this.closed) return;
     if ((response.errorCode ?? ErrorCode.NONE) !== ErrorCode.NONE) {

@@ -34,7 +34,7 @@ import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../common/errors';
 import { scanBatches, assignOffsets, checkTimestamps, Compression, TimestampType, type BatchInfo } from '../records/batch';
 import {
-  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidation,
+  buildEndTxnMarker, validateRecords, validateRecordsInline, type RecordValidationError, type RecordValidationOk,
 } from '../records/records';
 import { LogManager, StorageError, partitionKey, type PartitionLog } from '../storage';
 import { producerBatchOf, type TxnMarker } from '../storage/producer-state';
@@ -47,8 +47,8 @@ import {
 import { legacyOffsetsBefore, NOT_FOUND, lastOffsetForLeaderEpoch, offsetForTimestamp, type OffsetLookup } from './offset-lookups';
 import { PartitionReplicas } from './partition-replicas';
 import {
-  failedAppend, NO_LEADER_EPOCH, refusedAppend, type AppendOptions, type AppendResult, type LeaderPartition, type Partition,
-  type PartitionAppend, type TransactionVerifier,
+  failedAppend, FIRST_ADDING_PRODUCE_VERSION, NO_LEADER_EPOCH, refusedAppend, type AppendOptions, type AppendResult, type LeaderPartition,
+  type Partition, type PartitionAppend, type TransactionPartitionAdder, type TransactionVerifier,
 } from './partition';
 import {
   DelayedProduce, type PartitionAssignment, type ReplicationOptions,
@@ -62,9 +62,13 @@ import type { FollowerPartition } from './replica-fetcher';
 const MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024;
 
 export {
-  failedAppend, NO_LEADER_EPOCH, type AppendOptions, type AppendResult, type LeaderPartition, type Partition, type PartitionAppend,
-  type TransactionVerifier, type TxnMarker,
+  failedAppend, FIRST_ADDING_PRODUCE_VERSION, NO_LEADER_EPOCH, type AppendOptions, type AppendResult, type LeaderPartition, type Partition,
+  type PartitionAppend, type TransactionPartitionAdder, type TransactionVerifier, type TxnMarker,
 } from './partition';
+
+/** What an append waits for before its turn: its records' validation, its partition's addition to a transaction. */
+type AppendCheck = Pick<RecordValidationOk, 'ok'> | RecordValidationError;
+const CHECKED: AppendCheck = { ok: true };
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
@@ -84,6 +88,8 @@ export class ReplicaManager implements TopicStorage {
   private readonly roleChanges = new Map<string, Promise<void>>();
   /** Set by the broker while transaction.partition.verification.enable is true. */
   verifyTransaction: TransactionVerifier | undefined;
+  /** Set by the broker: adds the partitions of transaction version 2 writes to their transactions. */
+  addToTransaction: TransactionPartitionAdder | undefined;
 
   private readonly expiryTimer: NodeJS.Timeout;
 
@@ -368,7 +374,8 @@ export class ReplicaManager implements TopicStorage {
    * passes, then reads again. A read_committed wait counts the bytes appended to a partition only
    * once its last stable offset has moved, so it wakes when a marker ends the transaction it waits
    * behind (Kafka counts the bytes below the LSO: with a large minBytes, data appended before the
-   * wait began is not counted here).
+   * wait began is not counted here). A follower that reported a high watermark below the leader's
+   * (Fetch v18+, KIP-1166) is answered at once, and a wait ends when the leader's passes it.
    */
   async fetchMessages(params: FetchParams, partitions: readonly FetchPartition[]): Promise<FetchPartitionResult[]> {
     const replicaId = params.replicaId ?? -1;
@@ -392,7 +399,8 @@ export class ReplicaManager implements TopicStorage {
     let results = await readWithinBudget(partitions, params.maxBytes, read);
     const available = results.reduce((n, r) => n + r.records.length, 0);
     const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
-    if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && partitions.length > 0) {
+    const followerBehind = results.some((r, i) => r.highWatermark > (partitions[i].replicaHighWatermark ?? Infinity));
+    if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && !followerBehind && partitions.length > 0) {
       await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation);
       results = await readWithinBudget(partitions, params.maxBytes, read);
     }
@@ -401,21 +409,24 @@ export class ReplicaManager implements TopicStorage {
 
   /**
    * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
-   * last stable offset moved), a partition disappears or is replaced, or the wait ends.
+   * last stable offset moved), a partition disappears or is replaced, its high watermark passes the
+   * one the follower reported, or the wait ends.
    */
   private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, isolation: FetchIsolation): Promise<void> {
     // Bytes appended count once the bound of what the fetch may read has moved past them: the last
     // stable offset for read_committed, a replicated partition's high watermark for other consumers.
     const bound = (p: Partition): number =>
       isolation === 'txn-committed' ? p.log.lastStableOffset : isolation === 'high-watermark' && p.role ? p.log.highWatermark : -1;
-    const watched = partitions.map((p) => this.partition(p.topic, p.partition)).map((partition) => ({
+    const watched = partitions.map((p) => ({ p, partition: this.partition(p.topic, p.partition) })).map(({ p, partition }) => ({
       partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: partition ? bound(partition) : -1,
+      replicaHighWatermark: p.replicaHighWatermark ?? Infinity,
     }));
     const readableBytesSince = (): number | undefined => {
       let added = 0;
       for (const w of watched) {
         if (!w.partition) continue;
         if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
+        if (w.partition.log.highWatermark > w.replicaHighWatermark) return undefined;
         // Bytes behind an open transaction (or not yet replicated) are not readable yet.
         if (w.lsoAtStart >= 0 && bound(w.partition) === w.lsoAtStart) continue;
         added += w.partition.appendedBytes - w.appendedAtStart;
@@ -513,7 +524,8 @@ export class ReplicaManager implements TopicStorage {
    * decompressed and its records checked off the event loop, started here, and the append queues for
    * its turn (a promise); so does any append while the partition has appends queued. Otherwise
    * everything up to the write is synchronous. The place in the partition's order is taken at call
-   * time either way.
+   * time either way. A transaction version 2 producer's first transactional write to the partition
+   * (Produce v12+) first has the partition added to its transaction, and queues behind that.
    */
   append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
     const config = partition.log.config;
@@ -532,16 +544,33 @@ export class ReplicaManager implements TopicStorage {
     // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
     // would fail at its offset forever). The batch is still stored as sent, never re-compressed. A large
     // compressed batch (or any zstd one on Node 20) is checked off the event loop while the append queues.
+    let checked: Promise<AppendCheck> | undefined;
     if (batch.compression !== Compression.NONE || config.compact) {
       const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
-      const checked = validateRecordsInline(records, batch, checks);
-      if (checked === null) {
-        return this.queue(partition, validateRecords(records, batch, checks), () => this.write(partition, bytes, batch, leaderEpoch, opts));
-      }
-      if (!checked.ok) return refusedAppend(checked);
+      const inline = validateRecordsInline(records, batch, checks);
+      if (inline === null) checked = validateRecords(records, batch, checks);
+      else if (!inline.ok) return refusedAppend(inline);
     }
-    if (partition.appendQueue) return this.queue(partition, undefined, () => this.write(partition, bytes, batch, leaderEpoch, opts));
+    if (batch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION) {
+      const added = this.addPartitionToTransaction(partition, batch, opts);
+      if (added) checked = checked ? Promise.all([checked, added]).then(([a, b]) => (a.ok ? b : a)) : added;
+    }
+    if (checked || partition.appendQueue) return this.queue(partition, checked, () => this.write(partition, bytes, batch, leaderEpoch, opts));
     return this.write(partition, bytes, batch, leaderEpoch, opts);
+  }
+
+  /**
+   * Kafka's ReplicaManager with the ADD_PARTITION operation: unless the producer already has a
+   * transaction open here at this epoch, the transaction coordinator adds the partition to its
+   * transaction; undefined when there is nothing to add. A write that lands after its transaction
+   * ended meets the marker's bumped epoch and is refused by the producer-state check.
+   */
+  private addPartitionToTransaction(partition: Partition, batch: BatchInfo, opts: AppendOptions): Promise<AppendCheck> | undefined {
+    if (!this.addToTransaction || !opts.transactionalId || (opts.origin ?? 'client') !== 'client') return undefined;
+    if (partition.log.producerState.hasOngoingTransaction(batch.producerId, batch.producerEpoch)) return undefined;
+    return this.addToTransaction(opts.transactionalId, batch.producerId, batch.producerEpoch, partition.topic, partition.index)
+      .then((errorCode): AppendCheck => (errorCode === ErrorCode.NONE ? CHECKED
+        : { ok: false, errorCode, errorMessage: 'the partition could not be added to the transaction', recordErrors: [] }));
   }
 
   /**
@@ -550,7 +579,7 @@ export class ReplicaManager implements TopicStorage {
    * there, and the appends behind go on. An append whose partition was deleted while it waited fails
    * as Kafka's ReplicaManager answers for a partition it does not host.
    */
-  private queue(partition: Partition, checked: Promise<RecordValidation> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
+  private queue(partition: Partition, checked: Promise<AppendCheck> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
     const queue = (partition.appendQueue ??= { last: Promise.resolve(), waiting: 0 });
     queue.waiting++;
     const result = Promise.all([checked, queue.last]).then(([valid]) => {
@@ -574,7 +603,8 @@ export class ReplicaManager implements TopicStorage {
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
-      const check = log.producerState.checkBatch(producerBatch, opts.origin);
+      const transactionV2 = producerBatch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION;
+      const check = log.producerState.checkBatch(producerBatch, opts.origin, transactionV2);
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset, lastOffset: check.lastOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,

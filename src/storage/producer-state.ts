@@ -43,6 +43,8 @@ import { ErrorCode } from '../common/errors';
 export const NO_PRODUCER_ID = -1;
 export const NO_PRODUCER_EPOCH = -1;
 const NO_SEQUENCE = -1;
+/** Short.MAX_VALUE: the epoch of a transaction version 2 end whose producer moves to a new id. */
+const MAX_PRODUCER_EPOCH = 32767;
 const INT32_MAX = 2 ** 31 - 1;
 /** Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN, which is also the client's max.in.flight for idempotence. */
 export const NUM_BATCHES_TO_RETAIN = 5;
@@ -89,6 +91,12 @@ export interface TxnMarker {
   producerEpoch: number;
   coordinatorEpoch: number;
   commit: boolean;
+  /**
+   * The transaction's client transaction version (WriteTxnMarkers v2; absent: before 2). From 2
+   * (KIP-890 part 2) the coordinator bumped the epoch for the marker, so the leader wants it above the
+   * producer's.
+   */
+  transactionVersion?: number;
 }
 
 /** A transaction a marker ends (Kafka's CompletedTxn, with the LSO it leaves behind). */
@@ -165,9 +173,10 @@ export class ProducerStateManager {
   /**
    * Decides what to do with a batch before it is appended (Kafka:
    * UnifiedLog.analyzeAndValidateProducerState, then ProducerAppendInfo's
-   * checkProducerEpoch, checkSequence and appendDataBatch). Changes nothing.
+   * checkProducerEpoch, checkSequence and appendDataBatch). `transactionV2`: a transactional batch of
+   * a transaction version 2 producer (Produce v12+). Changes nothing.
    */
-  checkBatch(b: ProducerBatch, origin: AppendOrigin = 'client'): BatchCheck {
+  checkBatch(b: ProducerBatch, origin: AppendOrigin = 'client', transactionV2 = false): BatchCheck {
     if (b.producerId === NO_PRODUCER_ID) return OK;
     const entry = this.producers.get(b.producerId);
     const currentEpoch = entry?.producerEpoch ?? NO_PRODUCER_EPOCH;
@@ -184,6 +193,13 @@ export class ProducerStateManager {
         'INVALID_PRODUCER_EPOCH',
         `Epoch of producer ${b.producerId} is ${b.producerEpoch}, which is smaller than the last seen epoch ${currentEpoch}`,
       );
+    }
+
+    // Kafka 4.4's checkSequence: a transaction version 2 producer (its epoch bumped at every end) starts
+    // every partition it has no batches on at sequence 0, so no lost write goes unnoticed.
+    if (transactionV2 && origin === 'client' && b.baseSequence !== 0 && (entry === undefined || entry.batches.length === 0)) {
+      return error('OUT_OF_ORDER_SEQUENCE_NUMBER',
+        `Invalid sequence number for producer ${b.producerId}: ${b.baseSequence} (incoming seq. number); expected 0 for a transaction version 2 producer with no state here`);
     }
 
     if (origin === 'client') {
@@ -236,14 +252,21 @@ export class ProducerStateManager {
   /**
    * Decides whether a marker about to be written at `offset` is accepted
    * (Kafka: ProducerAppendInfo.appendEndTxnMarker's checkProducerEpoch and
-   * checkCoordinatorEpoch) and which transaction it ends. Changes nothing.
+   * checkCoordinatorEpoch: from transaction version 2, the marker's epoch must be above the producer's,
+   * but for a retry)
+   * and which transaction it ends. Changes nothing.
    */
   checkMarker(marker: TxnMarker, offset: number, origin: AppendOrigin = 'coordinator'): MarkerCheck {
     const entry = this.producers.get(marker.producerId);
     if (origin !== 'replication' && entry !== undefined) {
-      if (marker.producerEpoch < entry.producerEpoch) {
+      const bumped = (marker.transactionVersion ?? 0) >= 2;
+      // As Kafka 4.4: a version 2 marker at the current epoch is a retry of one already written when no
+      // transaction is open (or the epoch is the last one), and is written again.
+      const retried = bumped && marker.producerEpoch === entry.producerEpoch
+        && (entry.currentTxnFirstOffset === null || marker.producerEpoch === MAX_PRODUCER_EPOCH);
+      if (!retried && (bumped ? marker.producerEpoch <= entry.producerEpoch : marker.producerEpoch < entry.producerEpoch)) {
         return error('INVALID_PRODUCER_EPOCH',
-          `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is smaller than the last seen epoch ${entry.producerEpoch}`);
+          `Epoch of producer ${marker.producerId} at offset ${offset} is ${marker.producerEpoch}, which is ${bumped ? 'not above' : 'smaller than'} the last seen epoch ${entry.producerEpoch}`);
       }
       if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
         return error('TRANSACTION_COORDINATOR_FENCED',

@@ -1,5 +1,11 @@
 // Kafka's transaction coordinator (TransactionCoordinator and TransactionStateManager), transaction
-// version 1: clients add partitions with AddPartitionsToTxn and end a transaction with EndTxn.
+// versions 1 and 2. Version 1 clients add partitions with AddPartitionsToTxn and end a transaction with
+// EndTxn (v4 and before). Version 2 (KIP-890 part 2) clients' partitions are added by the partition
+// leaders as they write (Produce v12+, TxnOffsetCommit v5+: addPartitions with version 2), and EndTxn
+// v5 bumps the epoch at every end. As in Kafka, the request's version says which rules apply; the
+// finalized transaction.version feature picks the log format and the rules of the coordinator's own
+// aborts. Each transaction keeps the version of the client that last changed it (ClientTransactionVersion),
+// which its markers and its completion follow, so a downgrade lets the transactions in flight finish.
 //
 // - It coordinates the ids of the __transaction_state partitions this broker leads: onElection loads
 //   a partition (COORDINATOR_LOAD_IN_PROGRESS meanwhile), onResignation drops it; ids of a partition
@@ -13,8 +19,10 @@
 //   With a transaction Ongoing, it first fences that transaction's producer with a new epoch and aborts
 //   it, and answers CONCURRENT_TRANSACTIONS: the client retries and then gets the epoch after that.
 // - EndTxn writes PrepareCommit/PrepareAbort, then a COMMIT/ABORT marker into every partition of the
-//   transaction (and into __consumer_offsets for its offsets), then CompleteCommit/CompleteAbort. The
-//   answer goes back once the markers are in (Kafka answers after the Prepare write; answering after
+//   transaction (and into __consumer_offsets for its offsets), then CompleteCommit/CompleteAbort. With
+//   version 2 the Prepare state holds the bumped epoch, which the markers carry (a partition leader then
+//   refuses the transaction's late writes), and the answer gives the client its next producer id and
+//   epoch: a new producer id at epoch 0 once the epoch runs out. The answer goes back once the markers are in (Kafka answers after the Prepare write; answering after
 //   the markers spares the client the CONCURRENT_TRANSACTIONS retries of its next transaction). A
 //   marker that fails is retried until it is written; a partition whose topic is gone is skipped.
 // - After a restart or a leader change, transactions found in PrepareCommit/PrepareAbort when a
@@ -28,7 +36,10 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
-import { TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition, type TxnTransit } from './transaction-metadata';
+import {
+  EPOCH_BUMP_TRANSACTION_VERSION, MAX_PRODUCER_EPOCH, TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition,
+  type TxnTransit,
+} from './transaction-metadata';
 import type { TransactionLogValue } from './transaction-log-records';
 import type { TransactionStore } from './transaction-state-log';
 
@@ -44,6 +55,8 @@ export interface TransactionCoordinatorConfig {
   abortTimedOutIntervalMs: number;
   /** transaction.remove.expired.transaction.cleanup.interval.ms */
   removeExpiredIntervalMs: number;
+  /** The finalized transaction.version feature level (UpdateFeatures changes it); 2 unless given. */
+  transactionVersion?: () => number;
 }
 
 export interface TxnMarkerRequest {
@@ -51,6 +64,8 @@ export interface TxnMarkerRequest {
   producerEpoch: number;
   coordinatorEpoch: number;
   commit: boolean;
+  /** The transaction's client transaction version (WriteTxnMarkers v2): from 2, leaders want a bumped epoch. */
+  transactionVersion: number;
   partitions: TopicPartition[];
 }
 
@@ -69,6 +84,9 @@ export interface InitProducerIdResult {
   producerId: number;
   producerEpoch: number;
 }
+
+/** EndTxn's answer: with transaction version 2, the producer id and epoch the client goes on with (-1 otherwise). */
+export type EndTxnResult = InitProducerIdResult;
 
 export interface TransactionDescription {
   errorCode: number;
@@ -95,7 +113,32 @@ export function producerFencedForVersion(errorCode: number, apiVersion: number, 
   return errorCode === ErrorCode.PRODUCER_FENCED && apiVersion < firstVersionWithFenced ? ErrorCode.INVALID_PRODUCER_EPOCH : errorCode;
 }
 
+/**
+ * The coordinator's answer to a partition leader's verification or addition, as the writer (Produce,
+ * TxnOffsetCommit) answers it: Kafka's AddPartitionsToTxnManager and ReplicaManager turn a fenced
+ * producer into INVALID_PRODUCER_EPOCH, and errors that only mean "not now" into NOT_ENOUGH_REPLICAS,
+ * which every client retries.
+ */
+export function transactionalWriteError(errorCode: number): number {
+  switch (errorCode) {
+    case ErrorCode.PRODUCER_FENCED:
+      return ErrorCode.INVALID_PRODUCER_EPOCH;
+    case ErrorCode.CONCURRENT_TRANSACTIONS:
+    case ErrorCode.NETWORK_EXCEPTION:
+    case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+    case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode.NOT_COORDINATOR:
+      return ErrorCode.NOT_ENOUGH_REPLICAS;
+    default:
+      return errorCode;
+  }
+}
+
 const initError = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+const endError = initError;
+
+/** What EndTxn does once checked: answer at once, or write this Prepare state (maybe from no open transaction). */
+type EndDecision = { answer: number } | { next: TransactionState.PrepareCommit | TransactionState.PrepareAbort; noPartitionAdded: boolean };
 
 /** The state names a ListTransactions filter may name. */
 const STATE_NAMES = new Set(Object.values(TransactionState).filter((v): v is string => typeof v === 'string'));
@@ -132,6 +175,11 @@ export class TransactionCoordinator {
     private readonly log?: Logger,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** The finalized transaction.version: the rules of the coordinator's own aborts. */
+  private get transactionVersion(): number {
+    return this.config.transactionVersion?.() ?? EPOCH_BUMP_TRANSACTION_VERSION;
+  }
 
   /** The __transaction_state partition of a transactional id. */
   partitionFor(transactionalId: string): number {
@@ -195,7 +243,8 @@ export class TransactionCoordinator {
       entry.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
         producerId: value.producerId, producerEpoch: value.producerEpoch, txnTimeoutMs: value.transactionTimeoutMs,
         state: value.state, partitions: value.partitions, txnStartTimestamp: value.startTimestampMs,
-        txnLastUpdateTimestamp: value.lastUpdateTimestampMs,
+        txnLastUpdateTimestamp: value.lastUpdateTimestampMs, lastProducerId: value.previousProducerId,
+        nextProducerId: value.nextProducerId, clientTransactionVersion: value.clientTransactionVersion,
       }));
     }
     entry.loading = false;
@@ -267,9 +316,10 @@ export class TransactionCoordinator {
    */
   private async persist(entry: TxnPartition, meta: TransactionMetadata, transit: TxnTransit): Promise<number> {
     const value: TransactionLogValue | null = transit.state === TransactionState.Dead ? null : {
-      producerId: transit.producerId, producerEpoch: transit.producerEpoch, transactionTimeoutMs: transit.txnTimeoutMs,
-      state: transit.state, partitions: transit.partitions, lastUpdateTimestampMs: transit.txnLastUpdateTimestamp,
-      startTimestampMs: transit.txnStartTimestamp,
+      producerId: transit.producerId, previousProducerId: transit.lastProducerId, nextProducerId: transit.nextProducerId,
+      producerEpoch: transit.producerEpoch, transactionTimeoutMs: transit.txnTimeoutMs, state: transit.state,
+      partitions: transit.partitions, lastUpdateTimestampMs: transit.txnLastUpdateTimestamp,
+      startTimestampMs: transit.txnStartTimestamp, clientTransactionVersion: transit.clientTransactionVersion,
     };
     let errorCode = await this.store.write(entry.index, meta.transactionalId, value);
     if (errorCode === ErrorCode.NONE && !this.isCurrent(entry, meta)) errorCode = ErrorCode.NOT_COORDINATOR;
@@ -310,7 +360,8 @@ export class TransactionCoordinator {
       }
       if ('errorCode' in prepared) return initError(prepared.errorCode);
       if (prepared.state === TransactionState.PrepareEpochFence) {
-        const errorCode = await this.endTransaction(transactionalId, prepared.producerId, prepared.producerEpoch, false, false);
+        const { errorCode } = await this.endTransaction(transactionalId, prepared.producerId, prepared.producerEpoch, false,
+          this.transactionVersion, false);
         return initError(errorCode === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : errorCode);
       }
       const errorCode = await this.persist(found.entry, meta, prepared);
@@ -350,8 +401,13 @@ export class TransactionCoordinator {
 
   // ------------------------------------------------------------------------------------ AddPartitionsToTxn
 
-  /** AddPartitionsToTxn (and AddOffsetsToTxn, with the group's __consumer_offsets partition). */
-  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: TopicPartition[]): Promise<number> {
+  /**
+   * AddPartitionsToTxn (and AddOffsetsToTxn, with the group's __consumer_offsets partition), or the
+   * partitions a partition leader adds for a transaction version 2 write. `clientTransactionVersion`:
+   * 0 for AddPartitionsToTxn v3 and before and AddOffsetsToTxn, 2 for the leaders' adds (as Kafka).
+   */
+  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: TopicPartition[],
+    clientTransactionVersion = 0): Promise<number> {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
     const found = this.lookup(transactionalId);
     if (typeof found === 'number') return found;
@@ -362,7 +418,7 @@ export class TransactionCoordinator {
     if (meta!.state === TransactionState.Ongoing && partitions.every((tp) => meta!.partitions.has(topicPartitionKey(tp)))) {
       return ErrorCode.NONE;
     }
-    return this.persist(found.entry, meta!, meta!.prepareAddPartitions(partitions, this.now()));
+    return this.persist(found.entry, meta!, meta!.prepareAddPartitions(partitions, this.now(), clientTransactionVersion));
   }
 
   /**
@@ -391,18 +447,7 @@ export class TransactionCoordinator {
     transactionAbortable: boolean): number {
     const missing = transactionAbortable ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
     const answer = this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], missing);
-    const errorCode = typeof answer === 'number' ? answer : answer[0];
-    switch (errorCode) {
-      case ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH;
-      case ErrorCode.CONCURRENT_TRANSACTIONS:
-      case ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-      case ErrorCode.COORDINATOR_NOT_AVAILABLE:
-      case ErrorCode.NOT_COORDINATOR:
-        return ErrorCode.NOT_ENOUGH_REPLICAS;
-      default:
-        return errorCode;
-    }
+    return transactionalWriteError(typeof answer === 'number' ? answer : answer[0]);
   }
 
   /**
@@ -421,50 +466,129 @@ export class TransactionCoordinator {
 
   /**
    * EndTxn from a client, or an abort the coordinator starts itself (fencing, timeout), which carries
-   * the bumped epoch. Resolves once the markers are written (or their first try failed).
+   * the bumped epoch. `clientTransactionVersion` is 2 for EndTxn v5 (its rules bump the epoch), 0 before,
+   * the finalized level for the coordinator's own aborts. Resolves once the markers are written (or
+   * their first try failed), with the producer id and epoch to go on with under version 2.
    */
-  async endTransaction(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean, fromClient = true): Promise<number> {
-    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
-    const found = this.lookup(transactionalId);
-    if (typeof found === 'number') return found;
-    const { entry, meta } = found;
-    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    // A client must use its current epoch; the coordinator's own aborts use the one they just bumped.
-    if ((fromClient && producerEpoch !== meta.producerEpoch) || producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (meta.pendingTransitionInProgress && meta.pendingState !== TransactionState.PrepareEpochFence) return ErrorCode.CONCURRENT_TRANSACTIONS;
+  async endTransaction(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean,
+    clientTransactionVersion: number, fromClient = true): Promise<EndTxnResult> {
+    if (transactionalId === '') return endError(ErrorCode.INVALID_REQUEST);
+    const bumps = clientTransactionVersion >= EPOCH_BUMP_TRANSACTION_VERSION;
+    // A new producer id is fetched (maybe awaiting a block reservation) before the decision that needs
+    // it (an end that bumps the last epoch); the decision is then made again, as the state may have moved.
+    let spareId: number | undefined;
+    for (;;) {
+      const found = this.lookup(transactionalId);
+      if (typeof found === 'number') return endError(found);
+      const { entry, meta } = found;
+      if (!meta) return endError(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+      const isEpochFence = meta.pendingState === TransactionState.PrepareEpochFence;
+      const decision = bumps
+        ? this.decideEndV2(meta, producerId, producerEpoch, commit, fromClient, isEpochFence)
+        : this.decideEndV1(meta, producerId, producerEpoch, commit, fromClient);
+      if ('answer' in decision) {
+        // As Kafka: a retried end answers the id and epoch the transaction completed with.
+        return decision.answer === ErrorCode.NONE
+          ? { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch }
+          : endError(decision.answer);
+      }
+      // An end that bumps the last epoch moves to a new producer id; so does the abort of a fence that
+      // took the last epoch (the abort's own bump then stays at it).
+      const rotates = bumps && (isEpochFence ? producerEpoch >= MAX_PRODUCER_EPOCH : meta.isProducerEpochExhausted);
+      if (rotates && spareId === undefined) {
+        spareId = await this.producerIds.nextId();
+        continue;
+      }
+      if (isEpochFence) {
+        // The fence's bumped epoch becomes the transaction's, so its abort markers fence the old producer.
+        meta.cancelTransition();
+        meta.producerEpoch = producerEpoch;
+        meta.lastProducerEpoch = NO_PRODUCER_EPOCH;
+      }
+      const transit = meta.prepareAbortOrCommit(decision.next, clientTransactionVersion, rotates ? spareId! : NO_PRODUCER_ID,
+        this.now(), decision.noPartitionAdded);
+      const errorCode = await this.persist(entry, meta, transit);
+      if (errorCode !== ErrorCode.NONE) {
+        if (isEpochFence) meta.hasFailedEpochFence = true;
+        return endError(errorCode);
+      }
+      await this.completeTransaction(entry, meta, commit);
+      if (!bumps) return { errorCode: ErrorCode.NONE, producerId, producerEpoch };
+      // What the client goes on with: the epoch after this end, or the next producer id at epoch 0.
+      return transit.nextProducerId === NO_PRODUCER_ID
+        ? { errorCode: ErrorCode.NONE, producerId: transit.producerId, producerEpoch: transit.producerEpoch }
+        : { errorCode: ErrorCode.NONE, producerId: transit.nextProducerId, producerEpoch: 0 };
+    }
+  }
 
-    let isEpochFence = false;
+  /** Kafka's endTransactionWithTV1 checks: the client's epoch must be the current one; no empty transaction ends. */
+  private decideEndV1(meta: TransactionMetadata, producerId: number, producerEpoch: number, commit: boolean, fromClient: boolean): EndDecision {
+    if (meta.producerId !== producerId) return { answer: ErrorCode.INVALID_PRODUCER_ID_MAPPING };
+    // A client must use its current epoch; the coordinator's own aborts use the one they just bumped.
+    if ((fromClient && producerEpoch !== meta.producerEpoch) || producerEpoch < meta.producerEpoch) return { answer: ErrorCode.PRODUCER_FENCED };
+    if (meta.pendingTransitionInProgress && meta.pendingState !== TransactionState.PrepareEpochFence) return { answer: ErrorCode.CONCURRENT_TRANSACTIONS };
     switch (meta.state) {
       case TransactionState.Ongoing:
-        break;
+        return { next: commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, noPartitionAdded: false };
       case TransactionState.CompleteCommit:
-        return commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE;
+        return { answer: commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE };
       case TransactionState.CompleteAbort:
-        return commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE;
+        return { answer: commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE };
       case TransactionState.PrepareCommit:
-        return commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE;
+        return { answer: commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE };
       case TransactionState.PrepareAbort:
-        return commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS;
+        return { answer: commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS };
       case TransactionState.Empty:
-        return ErrorCode.INVALID_TXN_STATE;
+        return { answer: ErrorCode.INVALID_TXN_STATE };
       default:
-        throw new Error(`transactional id ${transactionalId} is ${stateName(meta.state)}, a state it should never be found in`);
+        throw new Error(`transactional id ${meta.transactionalId} is ${stateName(meta.state)}, a state it should never be found in`);
     }
-    if (!commit && meta.pendingState === TransactionState.PrepareEpochFence) {
-      // The fence's bumped epoch becomes the transaction's, so its abort markers fence the old producer.
-      isEpochFence = true;
-      meta.cancelTransition();
-      meta.producerEpoch = producerEpoch;
-      meta.lastProducerEpoch = NO_PRODUCER_EPOCH;
+  }
+
+  /**
+   * Kafka's endTransaction checks under transaction version 2. The epoch is bumped at every end, so a
+   * retry comes with the epoch before the last bump (or, after a rotation, the previous producer id at
+   * the last epoch): a retry of the end that completed answers NONE, anything else with an old epoch
+   * is fenced. An abort with no transaction open is taken (and bumps the epoch); so is an abort right
+   * after a completed end, at the epoch it returned.
+   */
+  private decideEndV2(meta: TransactionMetadata, producerId: number, producerEpoch: number, commit: boolean, fromClient: boolean,
+    isEpochFence: boolean): EndDecision {
+    const retryOnOverflow = !isEpochFence && meta.lastProducerId === producerId && producerEpoch === MAX_PRODUCER_EPOCH - 1 && meta.producerEpoch === 0;
+    const retryOnEpochBump = !isEpochFence && meta.producerEpoch === producerEpoch + 1;
+    const isRetry = retryOnEpochBump || retryOnOverflow;
+    let validEpoch: boolean;
+    if (isEpochFence) {
+      validEpoch = (!fromClient || producerEpoch === meta.producerEpoch) && producerEpoch >= meta.producerEpoch;
+    } else if (meta.state === TransactionState.PrepareCommit || meta.state === TransactionState.PrepareAbort) {
+      validEpoch = retryOnEpochBump;
+    } else if (meta.state === TransactionState.CompleteCommit || meta.state === TransactionState.CompleteAbort) {
+      validEpoch = isRetry || producerEpoch === meta.producerEpoch;
+    } else {
+      validEpoch = producerEpoch === meta.producerEpoch;
     }
-    const transit = meta.prepareAbortOrCommit(commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, this.now());
-    const errorCode = await this.persist(entry, meta, transit);
-    if (errorCode !== ErrorCode.NONE) {
-      if (isEpochFence) meta.hasFailedEpochFence = true;
-      return errorCode;
+    if (meta.producerId !== producerId && !retryOnOverflow) return { answer: ErrorCode.INVALID_PRODUCER_ID_MAPPING };
+    if (!validEpoch) return { answer: ErrorCode.PRODUCER_FENCED };
+    if (meta.pendingTransitionInProgress && !isEpochFence) return { answer: ErrorCode.CONCURRENT_TRANSACTIONS };
+    const abortFromNothing: EndDecision = { next: TransactionState.PrepareAbort, noPartitionAdded: true };
+    switch (meta.state) {
+      case TransactionState.Ongoing:
+        return { next: commit ? TransactionState.PrepareCommit : TransactionState.PrepareAbort, noPartitionAdded: false };
+      case TransactionState.CompleteCommit:
+        if (commit) return { answer: isRetry ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE };
+        return isRetry ? { answer: ErrorCode.INVALID_TXN_STATE } : abortFromNothing;
+      case TransactionState.CompleteAbort:
+        if (commit) return { answer: ErrorCode.INVALID_TXN_STATE };
+        return isRetry ? { answer: ErrorCode.NONE } : abortFromNothing;
+      case TransactionState.PrepareCommit:
+        return { answer: commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE };
+      case TransactionState.PrepareAbort:
+        return { answer: commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS };
+      case TransactionState.Empty:
+        return commit ? { answer: ErrorCode.INVALID_TXN_STATE } : abortFromNothing;
+      default:
+        throw new Error(`transactional id ${meta.transactionalId} is ${stateName(meta.state)}, a state it should never be found in`);
     }
-    await this.completeTransaction(entry, meta, commit);
-    return ErrorCode.NONE;
   }
 
   /**
@@ -477,7 +601,7 @@ export class TransactionCoordinator {
     const firstRound = new Promise<void>((resolve) => (firstRoundDone = resolve));
     const marker = {
       producerId: meta.producerId, producerEpoch: meta.producerEpoch, commit,
-      coordinatorEpoch: entry.leaderEpoch,
+      coordinatorEpoch: entry.leaderEpoch, transactionVersion: meta.clientTransactionVersion,
     };
     let remaining = [...meta.partitions.values()];
     const run = (async () => {
@@ -510,7 +634,7 @@ export class TransactionCoordinator {
       if (meta.txnStartTimestamp + meta.txnTimeoutMs >= now) continue;
       const fence = meta.prepareFenceProducerEpoch();
       this.log?.info({ transactionalId: meta.transactionalId, timeoutMs: meta.txnTimeoutMs }, 'aborting a transaction past its timeout');
-      void this.endTransaction(meta.transactionalId, fence.producerId, fence.producerEpoch, false, false).then((errorCode) => {
+      void this.endTransaction(meta.transactionalId, fence.producerId, fence.producerEpoch, false, this.transactionVersion, false).then(({ errorCode }) => {
         if (errorCode !== ErrorCode.NONE) this.log?.warn({ transactionalId: meta.transactionalId, errorCode }, 'aborting a timed-out transaction failed');
       });
     }

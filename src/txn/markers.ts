@@ -72,7 +72,10 @@ export class TxnMarkerRouter implements TxnMarkerWriter {
   ) {}
 
   async write(m: TxnMarkerRequest): Promise<TopicPartition[]> {
-    const marker: TxnMarker = { producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.commit };
+    const marker: TxnMarker = {
+      producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.commit,
+      transactionVersion: m.transactionVersion,
+    };
     const local: TopicPartition[] = [];
     const remote: TopicPartition[] = [];
     const retry: TopicPartition[] = [];

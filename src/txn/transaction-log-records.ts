@@ -8,8 +8,9 @@
 // The key and value messages are generated from protocol-specs/ (TransactionLogKey,
 // TransactionLogValue); this file adds the framing and the mapping to the coordinator's types.
 //
-// Kafka writes v0 unless the transaction.version feature is 2 (TransactionVersion.transactionLogValueVersion);
-// Fjord serves transaction version 1, so it writes v0 and reads both.
+// The value version follows the transaction.version feature, as Kafka's TransactionVersion
+// .transactionLogValueVersion: v1 (flexible, with the tagged PreviousProducerId, NextProducerId and
+// ClientTransactionVersion) while it is 2 or more, else v0, which has none of them. Both are read.
 import { ProtocolError, Reader, Writer } from '../protocol/primitives';
 import { decodeTransactionLogKey as readKey, encodeTransactionLogKey as writeKey } from '../protocol/generated/TransactionLogKey';
 import {
@@ -18,18 +19,26 @@ import {
 import { TransactionState, type TopicPartition } from './transaction-metadata';
 
 export const TRANSACTION_LOG_KEY_TYPE = 0;
-export const TRANSACTION_LOG_VALUE_VERSION = 0;
 const KEY_VERSION = 0;
+
+/** The value version Kafka writes at a finalized transaction.version level. */
+export const transactionLogValueVersion = (transactionVersion: number): number => (transactionVersion >= 2 ? 1 : 0);
 
 /** What one value record holds: the transactional id's state as of its write. */
 export interface TransactionLogValue {
   producerId: number;
+  /** v1: the producer id before this write's transition (-1 in v0). */
+  previousProducerId: number;
+  /** v1: the id a transaction version 2 end moves to once complete (-1: none). */
+  nextProducerId: number;
   producerEpoch: number;
   transactionTimeoutMs: number;
   state: TransactionState;
   partitions: TopicPartition[];
   lastUpdateTimestampMs: number;
   startTimestampMs: number;
+  /** v1: the client's transaction version (0 in v0). */
+  clientTransactionVersion: number;
 }
 
 export function encodeTransactionLogKey(transactionalId: string): Buffer {
@@ -46,7 +55,7 @@ export function decodeTransactionLogKey(key: Buffer): string | null {
   return readKey(r, KEY_VERSION).transactionalId;
 }
 
-export function encodeTransactionLogValue(v: TransactionLogValue): Buffer {
+export function encodeTransactionLogValue(v: TransactionLogValue, version: number): Buffer {
   const byTopic = new Map<string, number[]>();
   for (const p of v.partitions) {
     let list = byTopic.get(p.topic);
@@ -54,8 +63,14 @@ export function encodeTransactionLogValue(v: TransactionLogValue): Buffer {
     list.push(p.partition);
   }
   const w = new Writer(64 + v.partitions.length * 8);
-  w.int16(TRANSACTION_LOG_VALUE_VERSION);
+  w.int16(version);
+  // As Kafka: NextProducerEpoch is never written.
+  const flexibleFields = version >= 1 ? {
+    previousProducerId: BigInt(v.previousProducerId), nextProducerId: BigInt(v.nextProducerId),
+    clientTransactionVersion: v.clientTransactionVersion,
+  } : {};
   writeValue(w, {
+    ...flexibleFields,
     producerId: BigInt(v.producerId),
     producerEpoch: v.producerEpoch,
     transactionTimeoutMs: v.transactionTimeoutMs,
@@ -65,7 +80,7 @@ export function encodeTransactionLogValue(v: TransactionLogValue): Buffer {
       : [...byTopic].map(([topic, partitionIds]) => ({ topic, partitionIds })),
     transactionLastUpdateTimestampMs: BigInt(v.lastUpdateTimestampMs),
     transactionStartTimestampMs: BigInt(v.startTimestampMs),
-  }, TRANSACTION_LOG_VALUE_VERSION);
+  }, version);
   return w.finishOne();
 }
 
@@ -82,6 +97,8 @@ export function decodeTransactionLogValue(value: Buffer): TransactionLogValue {
   const state = v.transactionStatus as TransactionState;
   return {
     producerId: Number(v.producerId),
+    previousProducerId: Number(v.previousProducerId ?? -1n),
+    nextProducerId: Number(v.nextProducerId ?? -1n),
     producerEpoch: v.producerEpoch,
     transactionTimeoutMs: v.transactionTimeoutMs,
     state,
@@ -91,5 +108,6 @@ export function decodeTransactionLogValue(value: Buffer): TransactionLogValue {
       : (v.transactionPartitions ?? []).flatMap((t) => t.partitionIds.map((partition) => ({ topic: t.topic, partition }))),
     lastUpdateTimestampMs: Number(v.transactionLastUpdateTimestampMs),
     startTimestampMs: Number(v.transactionStartTimestampMs),
+    clientTransactionVersion: v.clientTransactionVersion ?? 0,
   };
 }

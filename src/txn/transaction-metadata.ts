@@ -26,7 +26,9 @@ const VALID_PREVIOUS: Record<TransactionState, TransactionState[]> = {
   [TransactionState.Empty]: [TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.Ongoing]: [TransactionState.Ongoing, TransactionState.Empty, TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.PrepareCommit]: [TransactionState.Ongoing],
-  [TransactionState.PrepareAbort]: [TransactionState.Ongoing, TransactionState.PrepareEpochFence],
+  // Transaction version 2 may abort with no transaction open (an empty abort still bumps the epoch).
+  [TransactionState.PrepareAbort]: [TransactionState.Ongoing, TransactionState.PrepareEpochFence, TransactionState.Empty,
+    TransactionState.CompleteCommit, TransactionState.CompleteAbort],
   [TransactionState.CompleteCommit]: [TransactionState.PrepareCommit],
   [TransactionState.CompleteAbort]: [TransactionState.PrepareAbort],
   [TransactionState.Dead]: [TransactionState.Empty, TransactionState.CompleteAbort, TransactionState.CompleteCommit],
@@ -43,7 +45,10 @@ export const topicPartitionKey = (tp: TopicPartition): string => `${tp.topic}:${
 /** The state a transition leads to: what is written to the log, then applied. */
 export interface TxnTransit {
   producerId: number;
+  /** Kafka's prevProducerId: the producer id before this transition (another one after a rotation). */
   lastProducerId: number;
+  /** The producer id a transaction version 2 end moves to once complete, its epoch having run out; else -1. */
+  nextProducerId: number;
   producerEpoch: number;
   lastProducerEpoch: number;
   txnTimeoutMs: number;
@@ -51,17 +56,26 @@ export interface TxnTransit {
   partitions: TopicPartition[];
   txnStartTimestamp: number;
   txnLastUpdateTimestamp: number;
+  /** The transaction version of the client's last request that changed the state (0: before KIP-890 part 2). */
+  clientTransactionVersion: number;
 }
 
+/** The first transaction version that bumps the epoch at every transaction end (KIP-890 part 2). */
+export const EPOCH_BUMP_TRANSACTION_VERSION = 2;
+
+/** Short.MAX_VALUE: the last epoch of a producer id. */
+export const MAX_PRODUCER_EPOCH = 32767;
+
 /** Kafka's TransactionMetadata.isEpochExhausted: the last two epochs are kept for fencing. */
-export const isEpochExhausted = (epoch: number): boolean => epoch >= 32767 - 1;
+export const isEpochExhausted = (epoch: number): boolean => epoch >= MAX_PRODUCER_EPOCH - 1;
 
 /** An error code instead of a transit. */
 export type Prepared = TxnTransit | { errorCode: number };
 
 export class TransactionMetadata {
   producerId: number;
-  lastProducerId: number = NO_PRODUCER_ID;
+  lastProducerId: number;
+  nextProducerId: number;
   producerEpoch: number;
   lastProducerEpoch: number = NO_PRODUCER_EPOCH;
   txnTimeoutMs: number;
@@ -70,6 +84,7 @@ export class TransactionMetadata {
   partitions = new Map<string, TopicPartition>();
   txnStartTimestamp = -1;
   txnLastUpdateTimestamp: number;
+  clientTransactionVersion: number;
   /** The state being written to the log, if any. */
   pendingState: TransactionState | undefined;
   /** An epoch fence whose write failed: the epoch was bumped but never returned; do not bump it again. */
@@ -78,8 +93,12 @@ export class TransactionMetadata {
   constructor(readonly transactionalId: string, init: {
     producerId: number; producerEpoch: number; txnTimeoutMs: number; state: TransactionState;
     txnLastUpdateTimestamp: number; txnStartTimestamp?: number; partitions?: TopicPartition[];
+    lastProducerId?: number; nextProducerId?: number; clientTransactionVersion?: number;
   }) {
     this.producerId = init.producerId;
+    this.lastProducerId = init.lastProducerId ?? NO_PRODUCER_ID;
+    this.nextProducerId = init.nextProducerId ?? NO_PRODUCER_ID;
+    this.clientTransactionVersion = init.clientTransactionVersion ?? 0;
     this.producerEpoch = init.producerEpoch;
     this.txnTimeoutMs = init.txnTimeoutMs;
     this.state = init.state;
@@ -99,14 +118,17 @@ export class TransactionMetadata {
   /** The current state as a transit (what a fresh write of it would hold). */
   private current(): TxnTransit {
     return {
-      producerId: this.producerId, lastProducerId: this.lastProducerId, producerEpoch: this.producerEpoch,
-      lastProducerEpoch: this.lastProducerEpoch, txnTimeoutMs: this.txnTimeoutMs, state: this.state,
-      partitions: [...this.partitions.values()], txnStartTimestamp: this.txnStartTimestamp,
-      txnLastUpdateTimestamp: this.txnLastUpdateTimestamp,
+      producerId: this.producerId, lastProducerId: this.lastProducerId, nextProducerId: this.nextProducerId,
+      producerEpoch: this.producerEpoch, lastProducerEpoch: this.lastProducerEpoch, txnTimeoutMs: this.txnTimeoutMs,
+      state: this.state, partitions: [...this.partitions.values()], txnStartTimestamp: this.txnStartTimestamp,
+      txnLastUpdateTimestamp: this.txnLastUpdateTimestamp, clientTransactionVersion: this.clientTransactionVersion,
     };
   }
 
-  /** Marks `next` pending; throws on a transition Kafka never makes (a bug, not a client error). */
+  /**
+   * Marks `next` pending; throws on a transition Kafka never makes (a bug, not a client error). As in
+   * Kafka, the transit's previous producer id is the id before it.
+   */
   private prepareTransitionTo(next: TxnTransit): TxnTransit {
     if (this.pendingState !== undefined) {
       throw new Error(`transactional id ${this.transactionalId}: transition to ${stateName(next.state)} while ${stateName(this.pendingState)} is pending`);
@@ -115,7 +137,7 @@ export class TransactionMetadata {
       throw new Error(`transactional id ${this.transactionalId}: illegal transition ${stateName(this.state)} -> ${stateName(next.state)}`);
     }
     this.pendingState = next.state;
-    return next;
+    return { ...next, lastProducerId: this.producerId };
   }
 
   /**
@@ -145,7 +167,7 @@ export class TransactionMetadata {
   /** The epoch ran out: a new producer id at epoch 0 (Kafka's prepareProducerIdRotation). */
   prepareProducerIdRotation(newProducerId: number, txnTimeoutMs: number, nowMs: number, recordLastEpoch: boolean): TxnTransit {
     return this.prepareTransitionTo({
-      ...this.current(), producerId: newProducerId, lastProducerId: this.producerId, producerEpoch: 0,
+      ...this.current(), producerId: newProducerId, producerEpoch: 0,
       lastProducerEpoch: recordLastEpoch ? this.producerEpoch : NO_PRODUCER_EPOCH, txnTimeoutMs,
       state: TransactionState.Empty, partitions: [], txnStartTimestamp: -1, txnLastUpdateTimestamp: nowMs,
     });
@@ -159,26 +181,49 @@ export class TransactionMetadata {
     });
   }
 
-  /** AddPartitionsToTxn / AddOffsetsToTxn: Ongoing with these partitions too; a new transaction starts its clock. */
-  prepareAddPartitions(added: TopicPartition[], nowMs: number): TxnTransit {
+  /**
+   * AddPartitionsToTxn / AddOffsetsToTxn, or a partition a transaction version 2 write adds: Ongoing
+   * with these partitions too; a new transaction starts its clock.
+   */
+  prepareAddPartitions(added: TopicPartition[], nowMs: number, clientTransactionVersion: number): TxnTransit {
     const partitions = new Map(this.partitions);
     for (const tp of added) partitions.set(topicPartitionKey(tp), tp);
     const starting = this.state === TransactionState.Empty || this.state === TransactionState.CompleteCommit
       || this.state === TransactionState.CompleteAbort;
     return this.prepareTransitionTo({
       ...this.current(), state: TransactionState.Ongoing, partitions: [...partitions.values()],
-      txnStartTimestamp: starting ? nowMs : this.txnStartTimestamp, txnLastUpdateTimestamp: nowMs,
+      txnStartTimestamp: starting ? nowMs : this.txnStartTimestamp, txnLastUpdateTimestamp: nowMs, clientTransactionVersion,
     });
   }
 
-  prepareAbortOrCommit(next: TransactionState.PrepareCommit | TransactionState.PrepareAbort, nowMs: number): TxnTransit {
-    return this.prepareTransitionTo({ ...this.current(), state: next, txnLastUpdateTimestamp: nowMs });
+  /**
+   * EndTxn: PrepareCommit / PrepareAbort. With transaction version 2 the epoch is bumped (the markers
+   * carry the new one, which fences the transaction's late writes), and `nextProducerId` is the id to
+   * move to once complete when that epoch is the last one. An abort with no transaction open (version 2)
+   * starts its clock now.
+   */
+  prepareAbortOrCommit(next: TransactionState.PrepareCommit | TransactionState.PrepareAbort, clientTransactionVersion: number,
+    nextProducerId: number, nowMs: number, noPartitionAdded: boolean): TxnTransit {
+    const bump = clientTransactionVersion >= EPOCH_BUMP_TRANSACTION_VERSION;
+    return this.prepareTransitionTo({
+      ...this.current(), state: next, clientTransactionVersion, nextProducerId, txnLastUpdateTimestamp: nowMs,
+      producerEpoch: bump ? Math.min(this.producerEpoch + 1, MAX_PRODUCER_EPOCH) : this.producerEpoch,
+      lastProducerEpoch: bump ? this.producerEpoch : this.lastProducerEpoch,
+      txnStartTimestamp: noPartitionAdded ? nowMs : this.txnStartTimestamp,
+    });
   }
 
-  /** The markers are written: CompleteCommit / CompleteAbort, with no partitions left. */
+  /**
+   * The markers are written: CompleteCommit / CompleteAbort, with no partitions left; a transaction
+   * version 2 end whose epoch ran out moves to its next producer id at epoch 0 (the client was told so).
+   */
   prepareComplete(nowMs: number): TxnTransit {
     const next = this.state === TransactionState.PrepareCommit ? TransactionState.CompleteCommit : TransactionState.CompleteAbort;
-    return this.prepareTransitionTo({ ...this.current(), state: next, partitions: [], txnLastUpdateTimestamp: nowMs });
+    const rotate = this.clientTransactionVersion >= EPOCH_BUMP_TRANSACTION_VERSION && this.nextProducerId !== NO_PRODUCER_ID;
+    return this.prepareTransitionTo({
+      ...this.current(), state: next, partitions: [], txnLastUpdateTimestamp: nowMs, nextProducerId: NO_PRODUCER_ID,
+      producerId: rotate ? this.nextProducerId : this.producerId, producerEpoch: rotate ? 0 : this.producerEpoch,
+    });
   }
 
   /** transactional.id.expiration.ms passed: the id is removed (a tombstone). */
@@ -193,6 +238,8 @@ export class TransactionMetadata {
     }
     this.producerId = t.producerId;
     this.lastProducerId = t.lastProducerId;
+    this.nextProducerId = t.nextProducerId;
+    this.clientTransactionVersion = t.clientTransactionVersion;
     this.producerEpoch = t.producerEpoch;
     this.lastProducerEpoch = t.lastProducerEpoch;
     this.txnTimeoutMs = t.txnTimeoutMs;

@@ -20,7 +20,10 @@ import { decodeRecords } from '../records/records';
 import { appendInternalRecords, coordinatorAppendError } from '../replica/internal-append';
 import type { ReplicaManager } from '../replica/replica-manager';
 import { replayBatches } from '../storage/replay';
-import { decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, type TransactionLogValue } from './transaction-log-records';
+import {
+  decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, transactionLogValueVersion,
+  type TransactionLogValue,
+} from './transaction-log-records';
 
 export const TRANSACTION_STATE_TOPIC = TRANSACTION_STATE_TOPIC_NAME;
 
@@ -51,6 +54,8 @@ export class TransactionStateLog implements TransactionStore {
   constructor(
     private readonly replicas: ReplicaManager,
     private readonly controller: Pick<Controller, 'topic'>,
+    /** The finalized transaction.version, which picks the value version written. */
+    private readonly transactionVersion: () => number,
     private readonly log?: Logger,
   ) {}
 
@@ -67,7 +72,7 @@ export class TransactionStateLog implements TransactionStore {
   async write(index: number, transactionalId: string, value: TransactionLogValue | null): Promise<number> {
     const partition = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
     if (!partition) return coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value) };
+    const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value, transactionLogValueVersion(this.transactionVersion())) };
     const result = await appendInternalRecords(this.replicas, partition, [record]);
     if (result.errorCode !== ErrorCode.NONE) {
       this.log?.warn({ transactionalId, partition: index, errorCode: result.errorCode, reason: result.errorMessage },

@@ -38,7 +38,7 @@ describe('DeleteRecords', function () {
       topics: [
         { topic: 'events', numPartitions: 2 },
         // Small segments: every batch of 5 records rolls a new one.
-        { topic: 'segments', numPartitions: 1, configEntries: [{ name: 'segment.bytes', value: '200' }] },
+        { topic: 'segments', numPartitions: 1, configEntries: [{ name: 'internal.segment.bytes', value: '200' }] },
         { topic: 'compacted', numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
         { topic: 'by-kafkajs', numPartitions: 1 },
       ],

@@ -20,8 +20,8 @@ describe('Metadata by topic id', function () {
     }
   }
 
-  it('serves Metadata up to v12 (v13 is not offered, so it needs no case here)', () => {
-    expect(broker.current().broker.router.handler(ApiKey.Metadata)!.maxVersion).to.equal(12);
+  it('serves Metadata up to v13 (its cases are v12\'s, with the top-level error code)', () => {
+    expect(broker.current().broker.router.handler(ApiKey.Metadata)!.maxVersion).to.equal(13);
   });
 
   for (const version of [10, 11]) {
@@ -49,18 +49,21 @@ describe('Metadata by topic id', function () {
     });
   }
 
-  it('answers an unknown topic id at v12 with UNKNOWN_TOPIC_ID and a null name, a known id with its topic', async () => {
-    const created = await metadata(12, [{ name: 'id-known' }]);
-    const id = created.topics[0].topicId!;
-    const res = await metadata(12, [{ name: null, topicId: unknownId }, { name: null, topicId: id }, { name: 'ignored-name', topicId: id }]);
-    expect(res.topics[0]).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: unknownId });
-    expect(res.topics[1]).to.include({ errorCode: ErrorCode.NONE, name: 'id-known', topicId: id });
-    expect(res.topics[2]).to.include({ errorCode: ErrorCode.NONE, name: 'id-known', topicId: id });
-    expect(broker.current().broker.controller.topic('ignored-name'), 'a name next to an id is not auto-created').to.equal(undefined);
-  });
+  for (const version of [12, 13]) {
+    it(`answers an unknown topic id at v${version} with UNKNOWN_TOPIC_ID and a null name, a known id with its topic`, async () => {
+      const created = await metadata(version, [{ name: `id-known-v${version}` }]);
+      const id = created.topics[0].topicId!;
+      const res = await metadata(version, [{ name: null, topicId: unknownId }, { name: null, topicId: id }, { name: 'ignored-name', topicId: id }]);
+      expect(res.topics[0]).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: unknownId });
+      expect(res.topics[1]).to.include({ errorCode: ErrorCode.NONE, name: `id-known-v${version}`, topicId: id });
+      expect(res.topics[2]).to.include({ errorCode: ErrorCode.NONE, name: `id-known-v${version}`, topicId: id });
+      expect(res.errorCode, 'the top-level error code (v13) is NONE').to.equal(ErrorCode.NONE);
+      expect(broker.current().broker.controller.topic('ignored-name'), 'a name next to an id is not auto-created').to.equal(undefined);
+    });
 
-  it('answers a null name with a zero id at v12 with UNKNOWN_TOPIC_ID', async () => {
-    const res = await metadata(12, [{ name: null, topicId: ZERO_UUID }]);
-    expect(res.topics[0]).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null });
-  });
+    it(`answers a null name with a zero id at v${version} with UNKNOWN_TOPIC_ID`, async () => {
+      const res = await metadata(version, [{ name: null, topicId: ZERO_UUID }]);
+      expect(res.topics[0]).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null });
+    });
+  }
 });

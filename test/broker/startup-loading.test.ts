@@ -86,7 +86,7 @@ describe('start-up after a crash', function () {
     const dataDir = path.join(root, 'rolls');
     const first = await startBroker({ dataDir, logLevel: 'silent' });
     await first.broker.controller.createTopic({
-      name: 'rolling', numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'segment.bytes': '2000' },
+      name: 'rolling', numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'internal.segment.bytes': '2000' },
     }, false);
     const c = await RawClient.connect(first.port);
     const send = async (seq: number) => (await c.request<ProduceResponse>(ApiKey.Produce, 9, {

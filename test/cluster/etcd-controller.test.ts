@@ -299,6 +299,20 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     expect(ms[0].controller.topic('__consumer_offsets')!.configs).to.deep.equal({ 'cleanup.policy': 'compact' });
   });
 
+  it("a group's configs set from one broker reach every broker, concurrent edits from two brokers both land, and none left removes them", async () => {
+    const ms = await cluster(2);
+    const set = (m: Member, name: string, value: string) =>
+      m.controller.setGroupConfigs('a/group', (current) => ({ ...current, [name]: value }), false);
+    const results = await Promise.all([set(ms[0], 'consumer.session.timeout.ms', '50000'), set(ms[1], 'consumer.heartbeat.interval.ms', '6000')]);
+    expect(results.map((r) => r.errorCode)).to.deep.equal([ErrorCode.NONE, ErrorCode.NONE]);
+    const both = { 'consumer.session.timeout.ms': '50000', 'consumer.heartbeat.interval.ms': '6000' };
+    for (const m of ms) await eventually(() => Object.keys(m.controller.groupConfigs('a/group')).length === 2, `broker ${m.nodeId} sees both`);
+    for (const m of ms) expect(m.controller.groupConfigs('a/group')).to.deep.equal(both);
+    expect((await set(ms[0], 'consumer.session.timeout.ms', '1')).errorCode).to.equal(ErrorCode.INVALID_CONFIG);
+    expect((await ms[1].controller.setGroupConfigs('a/group', () => ({}), false)).errorCode).to.equal(ErrorCode.NONE);
+    for (const m of ms) await eventually(() => m.controller.groupsWithConfigs().length === 0, `broker ${m.nodeId} sees them gone`);
+  });
+
   it("writes a topic larger than one etcd transaction's op limit in several", async () => {
     const ms = await cluster(1);
     const res = await ms[0].controller.createTopic(topic('big', 300, 1), false);

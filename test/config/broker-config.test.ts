@@ -210,7 +210,7 @@ describe('config/broker-config', () => {
       [{ 'log.cleanup.policy': 'delete,forever' }, 'Invalid value forever for configuration log.cleanup.policy: String must be one of: compact, delete'],
       [{ 'compression.type': 'brotli' }, 'Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer'],
       [{ 'log.cleaner.min.cleanable.ratio': '2' }, 'Invalid value 2.0 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1'],
-      [{ 'log.segment.bytes': '13' }, 'Invalid value 13 for configuration log.segment.bytes: Value must be at least 14'],
+      [{ 'log.segment.bytes': '1048575' }, 'Invalid value 1048575 for configuration log.segment.bytes: Value must be at least 1048576'],
       [{ 'log.flush.interval.messages': '9223372036854775808' }, 'Invalid value 9223372036854775808 for configuration log.flush.interval.messages: Not a number of type LONG'],
       [{ 'log.message.timestamp.type': 'createtime' }, 'Invalid value createtime for configuration log.message.timestamp.type: String must be one of: CreateTime, LogAppendTime'],
       [{ 'offsets.topic.replication.factor': '40000' }, 'Invalid value 40000 for configuration offsets.topic.replication.factor: Not a number of type SHORT'],

@@ -20,7 +20,8 @@ describe('config/topic-config', () => {
       expect(validateTopicConfigs({
         'cleanup.policy': 'compact,delete',
         'compression.type': 'zstd',
-        'segment.bytes': '14',
+        'segment.bytes': '1048576',
+        'internal.segment.bytes': '14',
         'retention.ms': '-1',
         'retention.bytes': '-5',
         'min.cleanable.dirty.ratio': '0.1',
@@ -38,7 +39,8 @@ describe('config/topic-config', () => {
       [{ 'retention.ms': null, 'segment.ms': null }, 'retention.ms', 'Null value not supported for topic configs: retention.ms,segment.ms'],
       [{ 'cleanup.policy': 'compact,forever' }, 'cleanup.policy', 'Invalid value forever for configuration cleanup.policy: String must be one of: compact, delete'],
       [{ 'compression.type': 'brotli' }, 'compression.type', 'Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer'],
-      [{ 'segment.bytes': '13' }, 'segment.bytes', 'Invalid value 13 for configuration segment.bytes: Value must be at least 14'],
+      [{ 'segment.bytes': '1048575' }, 'segment.bytes', 'Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576'],
+      [{ 'internal.segment.bytes': '13' }, 'internal.segment.bytes', 'Invalid value 13 for configuration internal.segment.bytes: Value must be at least 14'],
       [{ 'segment.ms': '0' }, 'segment.ms', 'Invalid value 0 for configuration segment.ms: Value must be at least 1'],
       [{ 'retention.ms': '-2' }, 'retention.ms', 'Invalid value -2 for configuration retention.ms: Value must be at least -1'],
       [{ 'retention.ms': 'forever' }, 'retention.ms', 'Invalid value forever for configuration retention.ms: Not a number of type LONG'],
@@ -55,7 +57,7 @@ describe('config/topic-config', () => {
         'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.'],
       // unknown names are reported before bad values, values in LogConfig order
       [{ 'segment.ms': '0', 'x.y': '1' }, 'x.y', 'Unknown topic config name: x.y'],
-      [{ 'cleanup.policy': 'nope', 'segment.bytes': '1' }, 'segment.bytes', 'Invalid value 1 for configuration segment.bytes: Value must be at least 14'],
+      [{ 'cleanup.policy': 'nope', 'segment.bytes': '1' }, 'segment.bytes', 'Invalid value 1 for configuration segment.bytes: Value must be at least 1048576'],
     ];
     for (const [configs, name, message] of bad) {
       it(`refuses ${JSON.stringify(configs)}`, () => {
@@ -140,12 +142,27 @@ describe('config/topic-config', () => {
   });
 
   describe('resolveTopicConfig', () => {
+    it('takes internal.segment.bytes over segment.bytes, and opens a segment.bytes set under older bounds', () => {
+      expect(resolveTopicConfig(undefined, { 'segment.bytes': '2000000', 'internal.segment.bytes': '4096' }).segmentBytes).to.equal(4096);
+      expect(resolveTopicConfig(undefined, { 'segment.bytes': '200' }).segmentBytes).to.equal(200);
+      expect(validateTopicConfigs({ 'segment.bytes': '200' })).to.deep.equal({
+        name: 'segment.bytes', message: 'Invalid value 200 for configuration segment.bytes: Value must be at least 1048576',
+      });
+    });
+
+    it('never lists internal.segment.bytes, as Kafka lists no internal config', () => {
+      const overrides = { 'internal.segment.bytes': '4096' };
+      expect(effectiveTopicConfig(undefined, overrides).map((e) => e.name)).not.to.include('internal.segment.bytes');
+      expect(effectiveTopicConfig(undefined, overrides, { names: ['internal.segment.bytes'] })).to.deep.equal([]);
+      expect(createTopicConfigs(undefined, overrides).map((e) => e.name)).not.to.include('internal.segment.bytes');
+    });
+
     it('gives the log layer typed effective values from broker defaults and overrides', () => {
-      const broker = new BrokerConfig({ 'log.retention.minutes': '5', 'log.roll.hours': '1', 'log.segment.bytes': '2048' });
+      const broker = new BrokerConfig({ 'log.retention.minutes': '5', 'log.roll.hours': '1', 'log.segment.bytes': '2097152' });
       const c = resolveTopicConfig(broker, { 'cleanup.policy': 'compact', 'max.message.bytes': '100' });
       expect(c.retentionMs).to.equal(300000);
       expect(c.segmentMs).to.equal(3600000);
-      expect(c.segmentBytes).to.equal(2048);
+      expect(c.segmentBytes).to.equal(2097152);
       expect(c.compact).to.equal(true);
       expect(c.delete).to.equal(false);
       expect(c.maxMessageBytes).to.equal(100);
@@ -190,7 +207,7 @@ describe('config/topic-config', () => {
         error: { name: 'retention.ms', message: "Can't APPEND to key retention.ms because its type is not LIST." },
       });
       expect(applyAlterConfigOps({}, [{ name: 'segment.bytes', op: AlterConfigOp.SET, value: '1' }])).to.deep.equal({
-        error: { name: 'segment.bytes', message: 'Invalid value 1 for configuration segment.bytes: Value must be at least 14' },
+        error: { name: 'segment.bytes', message: 'Invalid value 1 for configuration segment.bytes: Value must be at least 1048576' },
       });
     });
   });

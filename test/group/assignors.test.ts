@@ -1,9 +1,7 @@
-// The consumer group assignors (src/group/assignors.ts) and the RE2/J reading of
-// SubscribedTopicRegex (src/group/topic-regex.ts).
+// The consumer group assignors (src/group/assignors.ts).
 import { expect } from 'chai';
 import { rangeAssignor, uniformAssignor, type AssignmentMember, type AssignmentSpec } from '../../src/group/assignors';
 import type { TopicPartitions } from '../../src/group/consumer-member';
-import { compileTopicRegex, InvalidRegexError } from '../../src/group/topic-regex';
 
 const member = (memberId: string, topics: string[], instanceId: string | null = null): AssignmentMember =>
   ({ memberId, instanceId, subscribedTopicIds: new Set(topics) });
@@ -93,53 +91,5 @@ describe('range assignor', () => {
       members: [member('a', ['x'], 'i2'), member('b', ['x'], 'i1')], topics: new Map([['x', 2]]), previous: new Map(),
     });
     expect(flat(result)).to.deep.equal({ a: ['x-1'], b: ['x-0'] });
-  });
-});
-
-describe('SubscribedTopicRegex as RE2/J reads it', () => {
-  const matches = (pattern: string, name: string): boolean => compileTopicRegex(pattern).test(name);
-  const refusal = (pattern: string): string => {
-    try {
-      compileTopicRegex(pattern);
-    } catch (err) {
-      expect(err).to.be.instanceOf(InvalidRegexError);
-      return (err as Error).message;
-    }
-    throw new Error(`${pattern} was accepted`);
-  };
-
-  it('matches whole topic names only', () => {
-    expect(matches('orders', 'orders')).to.equal(true);
-    expect(matches('orders', 'orders-eu')).to.equal(false);
-    expect(matches('ord', 'orders')).to.equal(false);
-    expect(matches('a|b', 'a')).to.equal(true);
-    expect(matches('a|b', 'ab')).to.equal(false);
-  });
-
-  it('reads RE2 syntax JavaScript lacks', () => {
-    expect(matches('(?i)ORDERS', 'orders')).to.equal(true);
-    expect(matches('\\Qa.b\\E', 'a.b')).to.equal(true);
-    expect(matches('\\Qa.b\\E', 'axb')).to.equal(false);
-    expect(matches('[[:digit:]]+', '123')).to.equal(true);
-    expect(matches('[[:alpha:]_-]+', 'ab_c-d')).to.equal(true);
-    expect(matches('(?P<name>t)\\-x', 't-x')).to.equal(true);
-    expect(matches('a{2}', 'aa')).to.equal(true);
-    expect(matches('a{', 'a{')).to.equal(true);
-    expect(matches('[]a]+', ']a')).to.equal(true);
-    expect(matches('\\pL+', 'été')).to.equal(true);
-  });
-
-  it('refuses what RE2 refuses, with RE2\'s words', () => {
-    expect(refusal('(?=a)')).to.equal('invalid or unsupported Perl syntax');
-    expect(refusal('(?<!a)b')).to.equal('invalid or unsupported Perl syntax');
-    expect(refusal('(a)\\1')).to.equal('invalid escape sequence');
-    expect(refusal('a++')).to.equal('invalid nested repetition operator');
-    expect(refusal('a{1001}')).to.equal('invalid repeat count');
-    expect(refusal('(a')).to.equal('missing closing )');
-    expect(refusal('a)')).to.equal('unexpected )');
-    expect(refusal('*a')).to.equal('missing argument to repetition operator');
-    expect(refusal('[a')).to.equal('missing closing ]');
-    expect(refusal('[z-a]')).to.equal('invalid character class range');
-    expect(refusal('a\\')).to.equal('trailing backslash at end of expression');
   });
 });

@@ -96,7 +96,7 @@ describe('group APIs on the wire', function () {
     const res = await c1.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
     const range = (k: number) => res.apiKeys.find((a) => a.apiKey === k);
     expect([8, 9, 10, 11, 12, 13, 14, 15, 16, 28, 42, 47].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([
-      [8, 0, 9], [9, 0, 9], [10, 0, 6], [11, 0, 9], [12, 0, 4], [13, 0, 5], [14, 0, 5], [15, 0, 6], [16, 0, 5], [28, 0, 4], [42, 0, 2], [47, 0, 0],
+      [8, 0, 10], [9, 0, 10], [10, 0, 6], [11, 0, 9], [12, 0, 4], [13, 0, 5], [14, 0, 5], [15, 0, 6], [16, 0, 5], [28, 0, 6], [42, 0, 3], [47, 0, 0],
     ]);
   });
 

@@ -43,10 +43,10 @@ describe('BrokerClient (the inter-broker client)', function () {
 
   it('negotiates versions: the peer\'s ranges, and the highest version both sides support', async () => {
     const c = await connect();
-    expect(c.peerVersionRange(ApiKey.Metadata)).to.deep.equal({ minVersion: 0, maxVersion: 12 });
-    expect(c.peerVersionRange(ApiKey.ApiVersions)).to.deep.equal({ minVersion: 0, maxVersion: 4 });
-    expect(c.usableVersion(ApiKey.Metadata)).to.equal(12);
-    expect(c.usableVersion(ApiKey.Fetch)).to.equal(17);
+    expect(c.peerVersionRange(ApiKey.Metadata)).to.deep.equal({ minVersion: 0, maxVersion: 13 });
+    expect(c.peerVersionRange(ApiKey.ApiVersions)).to.deep.equal({ minVersion: 0, maxVersion: 5 });
+    expect(c.usableVersion(ApiKey.Metadata)).to.equal(13);
+    expect(c.usableVersion(ApiKey.Fetch)).to.equal(18);
     // The codec's latest InitProducerId version (6) is marked unstable, as in Kafka 4.4: we do not send it.
     expect(apiSpecs[ApiKey.InitProducerId].latestVersionUnstable).to.equal(true);
     expect(apiSpecs[ApiKey.InitProducerId].maxVersion).to.equal(6);
@@ -54,13 +54,12 @@ describe('BrokerClient (the inter-broker client)', function () {
     expect(apiSpecs[ApiKey.EndTxn].latestVersionUnstable).to.equal(false);
     expect(c.usableVersion(ApiKey.EndTxn)).to.equal(5);
     // An API the broker does not serve has no usable version; the connection is not affected.
-    expect(c.peerVersionRange(ApiKey.DescribeAcls)).to.equal(undefined);
-    expect(() => c.usableVersion(ApiKey.DescribeAcls)).to.throw(UnsupportedVersionError, /DescribeAcls/);
-    const acls = await rejection(c.request(ApiKey.DescribeAcls, {
-      resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1,
-    }));
-    expect(acls).to.be.instanceOf(UnsupportedVersionError);
-    const outOfRange = await rejection(c.request(ApiKey.Metadata, metadataOf([]), { version: 13 }));
+    expect(c.peerVersionRange(ApiKey.DescribeClientQuotas)).to.equal(undefined);
+    expect(() => c.usableVersion(ApiKey.DescribeClientQuotas)).to.throw(UnsupportedVersionError, /DescribeClientQuotas/);
+    const quotas = await rejection(c.request(ApiKey.DescribeClientQuotas, { components: [], strict: false }));
+    expect(quotas).to.be.instanceOf(UnsupportedVersionError);
+    // A version the codec knows and the peer does not serve.
+    const outOfRange = await rejection(c.request(ApiKey.InitProducerId, { transactionalId: null, transactionTimeoutMs: 1000 }, { version: 6 }));
     expect(outOfRange).to.be.instanceOf(UnsupportedVersionError);
     const acksZero = await rejection(c.request(ApiKey.Produce, { acks: 0, timeoutMs: 1000, topicData: [] }));
     expect(acksZero.message).to.match(/acks=0/);
@@ -85,8 +84,10 @@ describe('BrokerClient (the inter-broker client)', function () {
 
     const records = buildBatchSync({ records: ['a', 'b', 'c'].map((value, i) => ({ key: `k${i}`, value })) });
     const produced = await c.request(ApiKey.Produce, {
-      acks: -1, timeoutMs: 5000, topicData: [{ name: 'client-topic', partitionData: [{ index: 1, records }] }],
+      acks: -1, timeoutMs: 5000, topicData: [{ topicId, partitionData: [{ index: 1, records }] }],
     });
+    // Produce v13 names the topic by id, both ways.
+    expect(produced.responses[0].topicId).to.equal(topicId);
     expect(produced.responses[0].partitionResponses[0]).to.include({ index: 1, errorCode: ErrorCode.NONE, baseOffset: 0n });
 
     const fetched = await c.request(ApiKey.Fetch, {
@@ -152,7 +153,7 @@ describe('BrokerClient (the inter-broker client)', function () {
       const second = rejection(c.request(ApiKey.ApiVersions, {}));
       const timedOut = await first;
       expect(timedOut).to.be.instanceOf(RequestTimeoutError);
-      expect(timedOut.message).to.match(/no response to Metadata v12 \(correlation id 1\) within 500 ms/);
+      expect(timedOut.message).to.match(/no response to Metadata v13 \(correlation id 1\) within 500 ms/);
       expect(Date.now() - started).to.be.within(450, 2000);
       const behind = await second;
       expect(behind).to.be.instanceOf(BrokerConnectionError).and.not.instanceOf(RequestTimeoutError);
@@ -167,9 +168,9 @@ describe('BrokerClient (the inter-broker client)', function () {
     const c = await connect(port(), { maxResponseBytes: 2048 });
     const created = await c.request(ApiKey.CreateTopics, { topics: [{ name: 'big', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }] });
     const records = buildBatchSync({ records: [{ value: 'x'.repeat(4000) }] });
-    const produced = await c.request(ApiKey.Produce, { acks: 1, timeoutMs: 5000, topicData: [{ name: 'big', partitionData: [{ index: 0, records }] }] });
-    expect(produced.responses[0].partitionResponses[0].errorCode).to.equal(ErrorCode.NONE);
     const topicId = created.topics[0].topicId;
+    const produced = await c.request(ApiKey.Produce, { acks: 1, timeoutMs: 5000, topicData: [{ topicId, partitionData: [{ index: 0, records }] }] });
+    expect(produced.responses[0].partitionResponses[0].errorCode).to.equal(ErrorCode.NONE);
     const err = await rejection(c.request(ApiKey.Fetch, {
       maxWaitMs: 0, minBytes: 1, topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }], forgottenTopicsData: [],
     }));

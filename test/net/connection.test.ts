@@ -21,17 +21,18 @@ describe('connection handling', function () {
 
   it('answers ApiVersions at every version with exactly the served APIs', async () => {
     const c = await RawClient.connect(port());
-    for (let v = 0; v <= 4; v++) {
+    for (let v = 0; v <= 5; v++) {
       const res = await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, v, { clientSoftwareName: 'test', clientSoftwareVersion: '1.0' });
       expect(res.errorCode).to.equal(ErrorCode.NONE);
       const served = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
-      expect(served.get(ApiKey.Metadata)).to.deep.equal([0, 12]);
-      expect(served.get(ApiKey.ApiVersions)).to.deep.equal([0, 4]);
+      expect(served.get(ApiKey.Metadata)).to.deep.equal([0, 13]);
+      expect(served.get(ApiKey.ApiVersions)).to.deep.equal([0, 5]);
       expect(served.get(ApiKey.CreateTopics)).to.deep.equal([0, 7]);
-      expect(served.get(ApiKey.Produce), 'v0 advertised for librdkafka, as Kafka 4 does').to.deep.equal([0, 11]);
+      expect(served.get(ApiKey.Produce), 'v0 advertised for librdkafka, as Kafka 4 does').to.deep.equal([0, 13]);
       expect(served.get(ApiKey.JoinGroup)).to.deep.equal([0, 9]);
       expect(served.get(ApiKey.EndTxn)).to.deep.equal([0, 5]);
-      expect(served.has(ApiKey.DescribeAcls), 'ACLs have no handler yet').to.equal(false);
+      expect(served.get(ApiKey.DescribeAcls), 'answered SECURITY_DISABLED without an authorizer, as Kafka does').to.deep.equal([0, 3]);
+      expect(served.has(ApiKey.DescribeClientQuotas), 'quotas have no handler yet').to.equal(false);
     }
     c.close();
   });
@@ -44,7 +45,7 @@ describe('connection handling', function () {
     const { correlationId, body } = await c.receive<ApiVersionsResponse>(ApiKey.ApiVersions, 0);
     expect(correlationId).to.equal(77);
     expect(body.errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
-    expect(body.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)).to.include({ minVersion: 0, maxVersion: 4 });
+    expect(body.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)).to.include({ minVersion: 0, maxVersion: 5 });
     // The connection stays open: the client retries with a version we serve.
     const retry = await c.request<ApiVersionsResponse>(ApiKey.ApiVersions, 0, {});
     expect(retry.errorCode).to.equal(ErrorCode.NONE);

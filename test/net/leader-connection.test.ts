@@ -33,7 +33,7 @@ describe('net/leader connection (the replica fetcher over BrokerClient)', functi
     topicId = created.topics[0].topicId!;
     for (let i = 0; i < 5; i++) {
       const records = buildBatchSync({ records: [{ value: `v${i}-a` }, { value: `v${i}-b` }] });
-      await client.request(ApiKey.Produce, { acks: 1, timeoutMs: 5000, topicData: [{ name: 'lc', partitionData: [{ index: 0, records }] }] });
+      await client.request(ApiKey.Produce, { acks: 1, timeoutMs: 5000, topicData: [{ topicId, partitionData: [{ index: 0, records }] }] });
     }
     client.close();
   });
@@ -43,7 +43,7 @@ describe('net/leader connection (the replica fetcher over BrokerClient)', functi
     expect((await rejection(connect()(nodeId + 1))).message).to.match(/no known address/);
     const leader = await connect()(nodeId);
     try {
-      expect([leader.versionOf(ApiKey.Fetch), leader.versionOf(ApiKey.OffsetForLeaderEpoch)]).to.deep.equal([17, 4]);
+      expect([leader.versionOf(ApiKey.Fetch), leader.versionOf(ApiKey.OffsetForLeaderEpoch)]).to.deep.equal([18, 4]);
       const epochs = await leader.request(ApiKey.OffsetForLeaderEpoch, {
         replicaId: 2, topics: [{ topic: 'lc', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }],
       });

@@ -89,4 +89,30 @@ describe('ReplicaManager.fetchMessages', function () {
       [ErrorCode.NONE, 0, []], [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, []], [ErrorCode.UNKNOWN_LEADER_EPOCH, -1, []],
     ]);
   });
+
+  it('answers a follower behind the high watermark at once, and ends its wait when the high watermark passes its own (KIP-1166)', async () => {
+    const topic = await freshTopic();
+    const p = replicas().partition(topic, 0)!;
+    await append(p, { values: ['one'] });
+    // Nothing past offset 1 and minBytes out of reach: only the high watermark can end these fetches early.
+    const follower = (replicaHighWatermark: number) =>
+      replicas().fetchMessages(params({ maxWaitMs: 10_000, minBytes: 1 << 20, isolation: 'log-end' }), [at(topic, 0, { fetchOffset: 1, replicaHighWatermark })]);
+    const behindAt = Date.now();
+    const behind = await follower(0);
+    expect(Date.now() - behindAt).to.be.below(5000);
+    expect([behind[0].records.length, behind[0].highWatermark]).to.deep.equal([0, 1]);
+
+    let answered = false;
+    const current = follower(1).then((r) => {
+      answered = true;
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(answered, 'a follower up to date waits').to.equal(false);
+    const appendedAt = Date.now();
+    await append(p, { values: ['two'] });
+    const woken = await current;
+    expect(Date.now() - appendedAt, 'woken by the high watermark, not the end of the wait').to.be.below(5000);
+    expect(woken[0].highWatermark).to.equal(2);
+  });
 });

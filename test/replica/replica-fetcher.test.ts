@@ -16,6 +16,8 @@ import { FakeLeader } from './fake-leader';
 const TOPIC_ID = '0123456789abcdef0123456789abcdef';
 const LEADER = 1;
 const FOLLOWER = 2;
+/** Fetch v18's HighWatermark when the follower does not send one: int64 max. */
+const UNKNOWN_HIGH_WATERMARK = (1n << 63n) - 1n;
 
 async function until(what: string, condition: () => boolean, timeoutMs = 8000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -316,25 +318,28 @@ describe('replica/replica fetcher (the follower side)', function () {
     expect(follower.leaderEpochEntries()).to.deep.equal([{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 4 }]);
   });
 
-  it('builds a Fetch that each version can carry: replicaId or ReplicaState, topic name or id, lastFetchedEpoch from v12', () => {
+  it('builds a Fetch that each version can carry: replicaId or ReplicaState, topic name or id, lastFetchedEpoch from v12, HighWatermark from v18', () => {
     const target = { topic: 't', topicId: TOPIC_ID, partition: 3, leaderEpoch: 5 };
     const limits = { maxWaitMs: 500, minBytes: 1, maxBytes: 10 << 20, partitionMaxBytes: 1 << 20 };
-    const decoded = [4, 11, 12, 13, 14, 15, 17].map((version) => {
-      const body = buildFetchRequest(version, { brokerId: FOLLOWER, brokerEpoch: 7n }, limits, [{ target, fetchOffset: 40, lastFetchedEpoch: 4, logStartOffset: 10 }]);
+    const decoded = [4, 11, 12, 13, 14, 15, 17, 18].map((version) => {
+      const body = buildFetchRequest(version, { brokerId: FOLLOWER, brokerEpoch: 7n }, limits,
+        [{ target, fetchOffset: 40, lastFetchedEpoch: 4, logStartOffset: 10, highWatermark: 38 }]);
       const w = new Writer();
       apiSpecs[ApiKey.Fetch].encodeRequest(w, body, version);
       const request = apiSpecs[ApiKey.Fetch].decodeRequest(new Reader(Buffer.concat(w.finish())), version);
       const p = request.topics[0].partitions[0];
-      return [version, request.replicaId, request.replicaState?.replicaId ?? -1, request.topics[0].topic ?? '', request.topics[0].topicId === TOPIC_ID, p.lastFetchedEpoch, p.fetchOffset];
+      return [version, request.replicaId, request.replicaState?.replicaId ?? -1, request.topics[0].topic ?? '', request.topics[0].topicId === TOPIC_ID,
+        p.lastFetchedEpoch, p.fetchOffset, p.highWatermark];
     });
     expect(decoded).to.deep.equal([
-      [4, 2, -1, 't', false, -1, 40n],
-      [11, 2, -1, 't', false, -1, 40n],
-      [12, 2, -1, 't', false, 4, 40n],
-      [13, 2, -1, '', true, 4, 40n],
-      [14, 2, -1, '', true, 4, 40n],
-      [15, -1, 2, '', true, 4, 40n],
-      [17, -1, 2, '', true, 4, 40n],
+      [4, 2, -1, 't', false, -1, 40n, UNKNOWN_HIGH_WATERMARK],
+      [11, 2, -1, 't', false, -1, 40n, UNKNOWN_HIGH_WATERMARK],
+      [12, 2, -1, 't', false, 4, 40n, UNKNOWN_HIGH_WATERMARK],
+      [13, 2, -1, '', true, 4, 40n, UNKNOWN_HIGH_WATERMARK],
+      [14, 2, -1, '', true, 4, 40n, UNKNOWN_HIGH_WATERMARK],
+      [15, -1, 2, '', true, 4, 40n, UNKNOWN_HIGH_WATERMARK],
+      [17, -1, 2, '', true, 4, 40n, UNKNOWN_HIGH_WATERMARK],
+      [18, -1, 2, '', true, 4, 40n, 38n],
     ]);
   });
 

@@ -156,7 +156,7 @@ async function fullDiskScenario(disk: Disk): Promise<void> {
   let c = await RawClient.connect(broker.port);
   try {
     await broker.broker.controller.createTopic({
-      name: TOPIC, numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'segment.bytes': String(disk.segmentBytes) },
+      name: TOPIC, numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'internal.segment.bytes': String(disk.segmentBytes) },
     }, false);
     const producer = new Producer(c);
     expect(await producer.sendPipelined(5)).to.deep.equal([0, 0, 0, 0, 0]);

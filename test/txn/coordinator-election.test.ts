@@ -44,7 +44,7 @@ describe('txn/coordinator: elections and resignations of __transaction_state par
     return [
       (await c.initProducerId(id, 60_000, null)).errorCode,
       await c.addPartitions(id, producerId, 0, [T0]),
-      await c.endTransaction(id, producerId, 0, true),
+      (await c.endTransaction(id, producerId, 0, true, 0)).errorCode,
       c.describe(id).errorCode,
     ];
   }
@@ -62,7 +62,7 @@ describe('txn/coordinator: elections and resignations of __transaction_state par
     expect(await answers(b, pb)).to.deep.equal(Array(4).fill(ErrorCode.NOT_COORDINATOR));
     expect(c.list([], [], -1)).to.deep.include({ errorCode: ErrorCode.NONE, transactions: [{ transactionalId: a, producerId: pa, state: 'Empty' }] });
     expect(await c.addPartitions(a, pa, 0, [T0])).to.equal(ErrorCode.NONE);
-    expect(await c.endTransaction(a, pa, 0, true)).to.equal(ErrorCode.NONE);
+    expect((await c.endTransaction(a, pa, 0, true, 0)).errorCode).to.equal(ErrorCode.NONE);
     expect(c.describe(a).state).to.equal('CompleteCommit');
   });
 
@@ -93,7 +93,7 @@ describe('txn/coordinator: elections and resignations of __transaction_state par
     expect(c.describe(b)).to.include({ errorCode: ErrorCode.NONE, state: 'Ongoing', producerId });
     c.onResignation(B, 3); // stale: still leader at epoch 4
     expect(c.isLoaded(B)).to.equal(true);
-    expect(await c.endTransaction(b, producerId, 0, false)).to.equal(ErrorCode.NONE);
+    expect((await c.endTransaction(b, producerId, 0, false, 0)).errorCode).to.equal(ErrorCode.NONE);
     expect(markers.written.map((m) => m.coordinatorEpoch)).to.deep.equal([4]);
   });
 
@@ -102,7 +102,7 @@ describe('txn/coordinator: elections and resignations of __transaction_state par
     const { producerId } = await c.initProducerId(b, 60_000, null);
     await c.addPartitions(b, producerId, 0, [T0]);
     markers.failOnce.add('out:0');
-    await c.endTransaction(b, producerId, 0, true); // PrepareCommit durable, the first marker failed...
+    await c.endTransaction(b, producerId, 0, true, 0); // PrepareCommit durable, the first marker failed...
     c.onResignation(B, 0); // ...and the partition moves away before the retry
     await settle();
     expect(markers.written).to.have.length(0);

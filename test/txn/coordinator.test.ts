@@ -10,6 +10,10 @@ import { CONFIG, FakeMarkers, FakeStore } from './coordinator-fakes';
 const T0 = { topic: 'out', partition: 0 };
 const T1 = { topic: 'out', partition: 1 };
 
+// Transaction version 1 throughout: the cluster finalizes it at 1 (the coordinator's own aborts keep the
+// epoch they fence with) and clients use EndTxn v4 and before (version 0); coordinator-tv2.test.ts has version 2.
+const TV1_CONFIG = { ...CONFIG, transactionVersion: () => 1 };
+
 describe('txn/coordinator', () => {
   let store: FakeStore;
   let markers: FakeMarkers;
@@ -18,7 +22,7 @@ describe('txn/coordinator', () => {
   let coordinators: TransactionCoordinator[];
 
   async function start(): Promise<TransactionCoordinator> {
-    const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => nextProducerId++ }, store, undefined, () => now);
+    const c = new TransactionCoordinator(TV1_CONFIG, markers, { nextId: async () => nextProducerId++ }, store, undefined, () => now);
     coordinators.push(c);
     for (let p = 0; p < store.numPartitions; p++) c.onElection(p, 7);
     await c.loadsSettled();
@@ -57,7 +61,7 @@ describe('txn/coordinator', () => {
   it('answers NOT_COORDINATOR before it is elected', async () => {
     const c = new TransactionCoordinator(CONFIG, markers, { nextId: async () => 1 }, store);
     expect((await c.initProducerId('t', 60_000, null)).errorCode).to.equal(ErrorCode.NOT_COORDINATOR);
-    expect(await c.endTransaction('t', 1, 0, true)).to.equal(ErrorCode.NOT_COORDINATOR);
+    expect((await c.endTransaction('t', 1, 0, true, 0)).errorCode).to.equal(ErrorCode.NOT_COORDINATOR);
   });
 
   it('commits: PrepareCommit, a marker in every partition, CompleteCommit; a retried commit is NONE', async () => {
@@ -68,7 +72,7 @@ describe('txn/coordinator', () => {
     expect(c.describe('t')).to.include({ state: 'Ongoing', startTimeMs: now });
     expect(c.describe('t').partitions).to.deep.equal([T0, T1]);
 
-    expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.NONE);
+    expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.NONE);
     expect(markers.summary()).to.deep.equal(['out:0 commit 0', 'out:1 commit 0']);
     expect(markers.written[0].coordinatorEpoch).to.equal(7);
     expect(store.states('t')).to.deep.equal([TransactionState.Empty, TransactionState.Ongoing, TransactionState.Ongoing,
@@ -76,8 +80,8 @@ describe('txn/coordinator', () => {
     expect(store.durable.get('t')!.partitions).to.deep.equal([]);
     expect(c.describe('t').state).to.equal('CompleteCommit');
 
-    expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.NONE);
-    expect(await c.endTransaction('t', producerId, 0, false)).to.equal(ErrorCode.INVALID_TXN_STATE);
+    expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.NONE);
+    expect((await c.endTransaction('t', producerId, 0, false, 0)).errorCode).to.equal(ErrorCode.INVALID_TXN_STATE);
     expect(markers.written).to.have.length(1);
   });
 
@@ -96,8 +100,8 @@ describe('txn/coordinator', () => {
     expect(await c.addPartitions('nope', producerId, 0, [T0])).to.equal(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     expect(await c.addPartitions('t', producerId + 1, 0, [T0])).to.equal(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     expect(await c.addPartitions('t', producerId, 1, [T0])).to.equal(ErrorCode.PRODUCER_FENCED);
-    expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.INVALID_TXN_STATE);
-    expect(await c.endTransaction('t', producerId, 0, false)).to.equal(ErrorCode.INVALID_TXN_STATE);
+    expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.INVALID_TXN_STATE);
+    expect((await c.endTransaction('t', producerId, 0, false, 0)).errorCode).to.equal(ErrorCode.INVALID_TXN_STATE);
   });
 
   it('answers CONCURRENT_TRANSACTIONS while a write for the id is in flight, and keeps the old state if it fails', async () => {
@@ -141,7 +145,7 @@ describe('txn/coordinator', () => {
     expect(await c.initProducerId('t', 60_000, null)).to.deep.equal({ errorCode: 0, producerId, producerEpoch: 2 });
     // The zombie, still at epoch 0:
     expect(await c.addPartitions('t', producerId, 0, [T0])).to.equal(ErrorCode.PRODUCER_FENCED);
-    expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.PRODUCER_FENCED);
+    expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.PRODUCER_FENCED);
   });
 
   it('follows KIP-360: the expected epoch is bumped once, a retry gets the same epoch, anything else is fenced', async () => {
@@ -155,8 +159,8 @@ describe('txn/coordinator', () => {
 
   it('rotates to a new producer id when the epoch is exhausted', async () => {
     store.durable.set('t', {
-      producerId: 5, producerEpoch: 32766, transactionTimeoutMs: 60_000, state: TransactionState.CompleteCommit,
-      partitions: [], lastUpdateTimestampMs: now, startTimestampMs: now,
+      producerId: 5, previousProducerId: 5, nextProducerId: -1, producerEpoch: 32766, transactionTimeoutMs: 60_000,
+      state: TransactionState.CompleteCommit, partitions: [], lastUpdateTimestampMs: now, startTimestampMs: now, clientTransactionVersion: 0,
     });
     const c = await start();
     expect(await c.initProducerId('t', 60_000, null)).to.deep.equal({ errorCode: 0, producerId: 1000, producerEpoch: 0 });
@@ -175,7 +179,7 @@ describe('txn/coordinator', () => {
     await settle(10);
     expect(markers.summary()).to.deep.equal(['out:0 abort 1', 'out:1 abort 1']);
     expect(c.describe('t')).to.include({ state: 'CompleteAbort', producerEpoch: 1 });
-    expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.PRODUCER_FENCED);
+    expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.PRODUCER_FENCED);
   });
 
   it('retries a marker that failed, and completes once every partition has one', async () => {
@@ -183,7 +187,7 @@ describe('txn/coordinator', () => {
     const { producerId } = await c.initProducerId('t', 60_000, null);
     await c.addPartitions('t', producerId, 0, [T0, T1]);
     markers.failOnce.add('out:1');
-    expect(await c.endTransaction('t', producerId, 0, false)).to.equal(ErrorCode.NONE);
+    expect((await c.endTransaction('t', producerId, 0, false, 0)).errorCode).to.equal(ErrorCode.NONE);
     expect(c.describe('t').state).to.equal('PrepareAbort');
     expect(await c.addPartitions('t', producerId, 0, [T0])).to.equal(ErrorCode.CONCURRENT_TRANSACTIONS);
     await settle();
@@ -202,19 +206,19 @@ describe('txn/coordinator', () => {
     it('before PrepareCommit is durable: the transaction is still Ongoing after the restart', async () => {
       const { c, producerId } = await ongoing();
       store.failWith = ErrorCode.NOT_COORDINATOR; // the write never made it
-      expect(await c.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.NOT_COORDINATOR);
+      expect((await c.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.NOT_COORDINATOR);
       store.failWith = 0;
       const restarted = await start();
       expect(restarted.describe('t')).to.include({ state: 'Ongoing', producerEpoch: 0 });
       expect(markers.written).to.have.length(0);
-      expect(await restarted.endTransaction('t', producerId, 0, true)).to.equal(ErrorCode.NONE);
+      expect((await restarted.endTransaction('t', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.NONE);
       expect(markers.summary()).to.deep.equal(['out:0 commit 0', 'out:1 commit 0']);
     });
 
     it('after PrepareCommit, before any marker: the restarted coordinator writes the markers and CompleteCommit', async () => {
       const { c, producerId } = await ongoing();
       markers.failOnce.add('out:0').add('out:1');
-      await c.endTransaction('t', producerId, 0, true);
+      await c.endTransaction('t', producerId, 0, true, 0);
       await c.close(); // the crash: nothing more from this one
       expect(store.durable.get('t')!.state).to.equal(TransactionState.PrepareCommit);
       expect(markers.written).to.have.length(0);
@@ -229,7 +233,7 @@ describe('txn/coordinator', () => {
     it('after some markers: the restarted coordinator writes all of them again (markers are idempotent) and completes', async () => {
       const { c, producerId } = await ongoing();
       markers.failOnce.add('out:1');
-      await c.endTransaction('t', producerId, 0, false);
+      await c.endTransaction('t', producerId, 0, false, 0);
       await c.close();
       expect(markers.summary()).to.deep.equal(['out:0 abort 0']);
 
@@ -242,7 +246,7 @@ describe('txn/coordinator', () => {
     it('after the markers, before CompleteCommit is durable: markers again, then CompleteCommit', async () => {
       const { c, producerId } = await ongoing();
       store.hold = true;
-      const ending = c.endTransaction('t', producerId, 0, true); // PrepareCommit is written, and will go through
+      const ending = c.endTransaction('t', producerId, 0, true, 0); // PrepareCommit is written, and will go through
       store.failWith = ErrorCode.NOT_COORDINATOR; // the writes after it, CompleteCommit, do not
       store.release();
       await ending;
@@ -258,7 +262,7 @@ describe('txn/coordinator', () => {
 
     it('after CompleteCommit: nothing left to do', async () => {
       const { c, producerId } = await ongoing();
-      await c.endTransaction('t', producerId, 0, true);
+      await c.endTransaction('t', producerId, 0, true, 0);
       await c.close();
       const restarted = await start();
       await settle(10);

@@ -125,7 +125,7 @@ describe('txn: markers to remote partition leaders (WriteTxnMarkers)', function 
     const router = new TxnMarkerRouter(SELF, metadata, NO_LOCAL, channel);
     const tp = { topic: 'rm2', partition: 0 };
     metadata.add('rm2', 1); // known to the coordinator's metadata before the leader has it
-    const request = { ...marker(600), partitions: [tp] };
+    const request = { ...marker(600), transactionVersion: 0, partitions: [tp] };
     expect(await router.write(request)).to.deep.equal([tp]);
     expect(requests).to.equal(1);
 
@@ -165,7 +165,7 @@ describe('txn: markers to remote partition leaders (WriteTxnMarkers)', function 
       metadata.add('rm4', 1); // the leader does not have it yet
       const { producerId } = await coordinator.initProducerId('remote', 60_000, null);
       expect(await coordinator.addPartitions('remote', producerId, 0, [tp])).to.equal(ErrorCode.NONE);
-      expect(await coordinator.endTransaction('remote', producerId, 0, true)).to.equal(ErrorCode.NONE);
+      expect((await coordinator.endTransaction('remote', producerId, 0, true, 0)).errorCode).to.equal(ErrorCode.NONE);
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(coordinator.describe('remote').state).to.equal('PrepareCommit');
 

@@ -33,12 +33,14 @@ import type { Endpoint } from '../../config/broker-config';
 import type { EtcdConnect } from '../../config/etcd-connect';
 import {
   CLUSTER_ID_KEY,
+  FEATURES_KEY,
   PRODUCER_IDS_END_KEY,
   CONTROLLER_EPOCH_KEY,
   CONTROLLER_KEY,
   brokerKey,
   decodePartitionState,
   encodePartitionState,
+  groupConfigsKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -55,6 +57,8 @@ export interface EtcdClusterOptions {
   /** The broker's advertised listeners, as clients and other brokers reach it. */
   endpoints: Endpoint[];
   rack?: string | null;
+  /** The feature versions this broker supports, registered for UpdateFeatures' checks on every broker. */
+  supportedFeatures?: BrokerRegistration['supportedFeatures'];
   /** broker.session.timeout.ms: the registration lease's TTL (rounded up to whole seconds). */
   sessionTimeoutMs: number;
   /** Deadline of each etcd request (default 5000 ms). */
@@ -290,6 +294,19 @@ export class EtcdCluster extends EventEmitter {
     return res.succeeded;
   }
 
+  /**
+   * IncrementalAlterConfigs / AlterConfigs of a GROUP resource from any broker: puts the group's
+   * overrides (deletes the key when there are none) if its key is still at `expectedModRevision`
+   * (0: absent). Resolves whether it was written, the cache up to date either way.
+   */
+  async putGroupConfigs(groupId: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
+    const key = groupConfigsKey(groupId);
+    const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
+    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
+  }
+
   /** The cluster's id: `candidate` if this is the first broker to ask, else the one the first set. */
   async clusterId(candidate: string): Promise<string> {
     const res = await this.kv.if(CLUSTER_ID_KEY, 'Create', '==', 0)
@@ -297,6 +314,19 @@ export class EtcdCluster extends EventEmitter {
       .else(this.kv.get(CLUSTER_ID_KEY))
       .commit();
     return res.succeeded ? candidate : res.responses[0].response_range.kvs[0].value.toString();
+  }
+
+  /**
+   * UpdateFeatures from any broker (and the first broker's defaults): puts the finalized feature
+   * levels if their key is still at `expectedModRevision` (0: absent). Resolves whether it was
+   * written; either way the cache reflects etcd as of the answer.
+   */
+  async putFinalizedFeatures(levels: Readonly<Record<string, number>>, expectedModRevision: number): Promise<boolean> {
+    const res = await this.kv.if(FEATURES_KEY, 'Mod', '==', expectedModRevision)
+      .then(this.kv.put(FEATURES_KEY).value(JSON.stringify(levels)))
+      .commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
   }
 
   /**
@@ -332,6 +362,7 @@ export class EtcdCluster extends EventEmitter {
       incarnationId: this.incarnationId,
       endpoints: this.options.endpoints.map((e) => ({ ...e })),
       rack: this.options.rack ?? null,
+      supportedFeatures: this.options.supportedFeatures?.map((f) => ({ ...f })),
     };
     const res = await this.kv
       .if(key, 'Create', '==', 0)

@@ -100,6 +100,19 @@ export class EtcdMetadata implements MetadataBackend {
     return written ? this.topicById(topic.id) ?? STALE : STALE;
   }
 
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.cluster.cache.groupConfigs(groupId);
+  }
+
+  groupsWithConfigs(): string[] {
+    return this.cluster.cache.groupsWithConfigs();
+  }
+
+  async setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<true | Stale> {
+    const modRevision = this.cluster.cache.groupConfigsModRevision(groupId);
+    return (await this.cluster.putGroupConfigs(groupId, configs, modRevision)) ? true : STALE;
+  }
+
   onTopicDeleted(listener: (name: string) => void): void {
     this.deleted = listener;
   }

@@ -8,8 +8,11 @@
  *   /controller_epoch                    the last controller epoch, a decimal number (never leased)
  *   /cluster_id                          the cluster's id, set by the first broker (Kafka's /cluster/id)
  *   /producer_ids_end                    the end of the last block of producer ids handed out
+ *   /features                            the finalized feature levels, {name: level} (set by the first broker)
  *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
+ *   /group_configs/<groupId>             a group's config overrides (GROUP config resources), raw strings;
+ *                                        the id URI-encoded, as a group id may hold '/'
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -25,6 +28,8 @@ export interface BrokerRegistration {
   incarnationId: string;
   endpoints: Endpoint[];
   rack: string | null;
+  /** The feature versions it supports (Kafka's registration has them); absent: a broker from before features. */
+  supportedFeatures?: { name: string; minVersion: number; maxVersion: number }[];
 }
 
 export interface ControllerRecord {
@@ -56,35 +61,43 @@ export const CONTROLLER_KEY = '/controller';
 export const CONTROLLER_EPOCH_KEY = '/controller_epoch';
 export const CLUSTER_ID_KEY = '/cluster_id';
 export const PRODUCER_IDS_END_KEY = '/producer_ids_end';
+export const FEATURES_KEY = '/features';
 export const brokerKey = (id: number): string => `/brokers/ids/${id}`;
 export const topicKey = (name: string): string => `/topics/${name}`;
 /** Every partition state of a topic lives under this; deleting a topic deletes the range. */
 export const topicPartitionsPrefix = (topicId: string): string => `/partitions/${topicId}/`;
 export const partitionStateKey = (topicId: string, partition: number): string =>
   `${topicPartitionsPrefix(topicId)}${partition}/state`;
+export const groupConfigsKey = (groupId: string): string => `/group_configs/${encodeURIComponent(groupId)}`;
 
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
   | { kind: 'controller' }
   | { kind: 'controllerEpoch' }
+  | { kind: 'features' }
   | { kind: 'topic'; name: string }
-  | { kind: 'partitionState'; topicId: string; partition: number };
+  | { kind: 'partitionState'; topicId: string; partition: number }
+  | { kind: 'groupConfigs'; groupId: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
+const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
   if (key === CONTROLLER_KEY) return { kind: 'controller' };
   if (key === CONTROLLER_EPOCH_KEY) return { kind: 'controllerEpoch' };
+  if (key === FEATURES_KEY) return { kind: 'features' };
   let m = BROKER_RE.exec(key);
   if (m) return { kind: 'broker', brokerId: Number(m[1]) };
   m = TOPIC_RE.exec(key);
   if (m) return { kind: 'topic', name: m[1] };
   m = PARTITION_RE.exec(key);
   if (m) return { kind: 'partitionState', topicId: m[1], partition: Number(m[2]) };
+  m = GROUP_CONFIGS_RE.exec(key);
+  if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   return null;
 }
 

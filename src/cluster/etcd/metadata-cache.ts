@@ -1,6 +1,7 @@
 /**
  * A broker's local copy of the cluster metadata in etcd (Kafka's MetadataCache / MetadataImage):
- * brokers, the controller, topics and partition states, read synchronously by whoever needs them.
+ * brokers, the controller, topics, partition states and the finalized feature levels, read
+ * synchronously by whoever needs them.
  *
  * It lists every key under the prefix once, then follows one watch from the revision after that
  * listing, so no change is missed or applied twice; if etcd cancels the watch (its revision was
@@ -26,8 +27,13 @@ export class MetadataCache extends EventEmitter {
   private readonly topicsByName = new Map<string, TopicAssignment>();
   /** The etcd mod revision of each topic key: what a conditional topic write compares. */
   private readonly topicModRevisions = new Map<string, number>();
+  /** The finalized feature levels (undefined until the first broker set them), and their key's mod revision. */
+  private featureLevels: Readonly<Record<string, number>> | undefined;
+  private featuresModRevision = 0;
   /** topic id -> partition -> state. */
   private readonly states = new Map<string, Map<number, PartitionState>>();
+  /** group id -> its config overrides, and the mod revision of its key (what a conditional write compares). */
+  private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -81,10 +87,35 @@ export class MetadataCache extends EventEmitter {
     return this.topicModRevisions.get(name);
   }
 
+  /** The finalized feature levels as last written (a new object on each change); undefined: not set yet. */
+  finalizedFeatures(): Readonly<Record<string, number>> | undefined {
+    return this.featureLevels;
+  }
+
+  /** The mod revision of the features key (0: absent): what a conditional features write compares. */
+  finalizedFeaturesModRevision(): number {
+    return this.featuresModRevision;
+  }
+
   /** The state of a partition of the topic now named `topic`. */
   partitionState(topic: string, partition: number): PartitionState | undefined {
     const id = this.topicsByName.get(topic)?.id;
     return id === undefined ? undefined : this.states.get(id)?.get(partition);
+  }
+
+  /** A group's config overrides (empty: none). */
+  groupConfigs(groupId: string): Readonly<Record<string, string>> {
+    return this.groupConfigsById.get(groupId)?.configs ?? {};
+  }
+
+  /** The mod revision of the group's configs key (0: none), for a write conditioned on them being unchanged. */
+  groupConfigsModRevision(groupId: string): number {
+    return this.groupConfigsById.get(groupId)?.modRevision ?? 0;
+  }
+
+  /** The groups that have config overrides, sorted. */
+  groupsWithConfigs(): string[] {
+    return [...this.groupConfigsById.keys()].sort();
   }
 
   /** Resolves once at least `count` brokers are registered. */
@@ -122,9 +153,12 @@ export class MetadataCache extends EventEmitter {
     this.brokersById.clear();
     this.controllerRecord = null;
     this.lastControllerEpoch = 0;
+    this.featureLevels = undefined;
+    this.featuresModRevision = 0;
     this.topicsByName.clear();
     this.topicModRevisions.clear();
     this.states.clear();
+    this.groupConfigsById.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -174,6 +208,10 @@ export class MetadataCache extends EventEmitter {
         case 'controllerEpoch':
           this.lastControllerEpoch = value === null ? 0 : Number(value);
           break;
+        case 'features':
+          this.featureLevels = value === null ? undefined : Object.freeze(JSON.parse(value) as Record<string, number>);
+          this.featuresModRevision = value === null ? 0 : Number(kv.mod_revision);
+          break;
         case 'topic':
           if (value === null) {
             this.topicsByName.delete(what.name);
@@ -194,6 +232,10 @@ export class MetadataCache extends EventEmitter {
           }
           break;
         }
+        case 'groupConfigs':
+          if (value === null) this.groupConfigsById.delete(what.groupId);
+          else this.groupConfigsById.set(what.groupId, { configs: JSON.parse(value) as Record<string, string>, modRevision: Number(kv.mod_revision) });
+          break;
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');

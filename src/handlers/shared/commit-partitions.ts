@@ -1,7 +1,8 @@
 // What OffsetCommit and TxnOffsetCommit do alike before the group coordinator (Kafka's KafkaApis):
 // a partition of a topic this broker does not know, or past its partition count, is answered
 // UNKNOWN_TOPIC_OR_PARTITION at once while the others are still committed; those go to the
-// coordinator in one call, and each error it answers goes back to the partition's place.
+// coordinator in one call, and each error it answers goes back to the partition's place. A topic
+// the request named by an id this broker does not know (no name) is UNKNOWN_TOPIC_ID.
 import type { Controller } from '../../cluster/controller';
 import { ErrorCode } from '../../common/errors';
 
@@ -11,7 +12,8 @@ export interface CommitAnswerTopic {
 }
 
 /**
- * `toCommit` turns a request partition into what the coordinator takes; `commit` answers one
+ * `topics` are named (the caller resolves the ids of versions that send ids; undefined: an unknown
+ * id). `toCommit` turns a request partition into what the coordinator takes; `commit` answers one
  * error per partition it was given, in order.
  */
 export async function commitKnownPartitions<P extends { partitionIndex: number }, C>(
@@ -27,15 +29,15 @@ export async function commitKnownPartitions<P extends { partitionIndex: number }
   // Where each partition sent to the coordinator goes back in the answer.
   const slots: { topic: number; partition: number }[] = [];
   topics.forEach((t, ti) => {
-    const name = t.name ?? '';
-    const meta = controller.topic(name);
+    const name = t.name;
+    const meta = name === undefined ? undefined : controller.topic(name);
     t.partitions.forEach((p, pi) => {
       if (!meta || p.partitionIndex < 0 || p.partitionIndex >= meta.partitions.length) {
-        answer[ti].partitions[pi].errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        answer[ti].partitions[pi].errorCode = name === undefined ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         return;
       }
       slots.push({ topic: ti, partition: pi });
-      known.push(toCommit(name, p));
+      known.push(toCommit(meta.name, p));
     });
   });
   if (known.length > 0) {

@@ -7,16 +7,31 @@ export const enum ResourceType {
   TOPIC = 2,
   BROKER = 4,
   BROKER_LOGGER = 8,
+  CLIENT_METRICS = 16,
+  GROUP = 32,
 }
 
-/** A BROKER / BROKER_LOGGER resource must name this node, or "" for cluster-wide defaults. */
+/** A BROKER resource must name this node, or "" for cluster-wide defaults; a BROKER_LOGGER one, this node. */
 export function checkBrokerResource(name: string, nodeId: number, allowEmpty: boolean): Outcome | null {
   if (allowEmpty && name === '') return null;
   if (name === String(nodeId)) return null;
+  if (name === '') return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Broker id must not be empty' };
   return {
     errorCode: ErrorCode.INVALID_REQUEST,
-    errorMessage: `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${quoteInMessage(name)}`,
+    errorMessage: allowEmpty
+      ? `Unexpected broker id, expected ${nodeId} or empty string, but received ${quoteInMessage(name)}`
+      : `Unexpected broker id, expected ${nodeId} but received ${quoteInMessage(name)}`,
   };
+}
+
+/** A GROUP resource must name a group: Kafka has no cluster-wide group config resource. */
+export function checkGroupResource(name: string): Outcome | null {
+  return name === '' ? { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Default group resources are not allowed.' } : null;
+}
+
+/** Kafka's (odd) text for a null value where one is needed, outside topic configs. */
+export function nullValueRefused(name: string): Outcome {
+  return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Null value not supported for : ${name}` };
 }
 
 export function unsupportedResource(type: number): Outcome {

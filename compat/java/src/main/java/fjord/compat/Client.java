@@ -230,6 +230,16 @@ public final class Client {
       }
       System.exit(0);
     }
+    if (args.length == 8 && args[1].equals("group-member")) { // a member in a JVM of its own (Group.memberProcess)
+      Client client = new Client(args[0]);
+      try {
+        Group.memberProcess(client, args);
+      } catch (Throwable e) {
+        System.err.println("FAIL: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     if (args.length != 2) {
       System.err.println("usage: Client BOOTSTRAP SCENARIO");
       System.exit(2);
@@ -246,9 +256,13 @@ public final class Client {
         case "keyed-partitions" -> client.keyedPartitions();
         case "offsets-by-time" -> client.offsetsByTime();
         case "idempotent" -> client.idempotent();
-        case "group-consume" -> Group.both(client, Group::consume);
-        case "group-rebalance" -> Group.both(client, Group::rebalance);
-        case "group-static" -> Group.both(client, Group::staticMembership);
+        case "group-consume" -> Group.both(client, "classic", Group::consume);
+        case "group-rebalance" -> Group.both(client, "classic", Group::rebalance);
+        case "group-static" -> Group.both(client, "classic", Group::staticMembership);
+        case "group-consume-consumer" -> Group.both(client, "consumer", Group::consume);
+        case "group-rebalance-consumer" -> Group.both(client, "consumer", Group::rebalance);
+        case "group-static-consumer" -> Group.both(client, "consumer", Group::staticMembership);
+        case "group-migration" -> System.out.println(Group.migration(client));
         case "txn-consume-transform-produce" -> System.out.println(new Txn(client).consumeTransformProduce());
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         case "compaction" -> new Cleanup(client).compaction();

@@ -172,10 +172,16 @@ final class Txn {
     client.produce(Client.plain(input, INPUT_RECORDS));
     String group = input + "-group";
     Transactions txns;
-    try (KafkaConsumer<byte[], byte[]> consumer = groupConsumer(group); KafkaProducer<byte[], byte[]> producer = producer(input + "-txn")) {
+    String transactionalId = input + "-txn";
+    short epochBefore;
+    short epochAfter;
+    try (KafkaConsumer<byte[], byte[]> consumer = groupConsumer(group); KafkaProducer<byte[], byte[]> producer = producer(transactionalId)) {
       consumer.subscribe(List.of(input));
+      epochBefore = producerEpoch(transactionalId);
       txns = transform(consumer, producer, output);
+      epochAfter = producerEpoch(transactionalId);
     }
+    String epochs = checkEpochs(epochBefore, epochAfter, txns.committed.size() + txns.aborted.size());
     writeEnd(output, PARTITIONS);
     check(!txns.aborted.isEmpty(), "no transaction was aborted: " + txns.show());
 
@@ -209,7 +215,28 @@ final class Txn {
     check(total == expected, "read_uncommitted returned " + total + " output records, the transactions wrote " + expected);
 
     Group.checkCommittedAtEnd(client, group, input);
-    return txns.show() + "; read_committed: each of " + INPUT_RECORDS + " records once, none aborted; read_uncommitted: all " + expected + "; committed offsets = end offsets";
+    return txns.show() + "; read_committed: each of " + INPUT_RECORDS + " records once, none aborted; read_uncommitted: all " + expected + "; committed offsets = end offsets; " + epochs;
+  }
+
+  /** The producer epoch of the transactional id, as the coordinator describes it (DescribeTransactions). */
+  short producerEpoch(String transactionalId) throws Exception {
+    return (short) client.admin.describeTransactions(List.of(transactionalId)).description(transactionalId).get().producerEpoch();
+  }
+
+  /**
+   * Which transaction protocol the producer used, from the producer epoch over its transactions: transaction version
+   * 2 (KIP-890) bumps it at every transaction's end, version 1 keeps it. The harness says which version the broker
+   * finalizes (FJORD_COMPAT_TXN_VERSION), and the Java client uses version 2 when it is finalized: the epochs must
+   * show it. Without the variable, only reported.
+   */
+  static String checkEpochs(short before, short after, int transactions) {
+    String finalized = System.getenv("FJORD_COMPAT_TXN_VERSION");
+    String seen = "producer epoch " + before + " -> " + after + " over " + transactions + " transactions";
+    if (finalized == null) return seen;
+    boolean v2 = Integer.parseInt(finalized) >= 2;
+    int bumps = after - before;
+    check(v2 ? bumps == transactions : bumps == 0, seen + ": expected " + (v2 ? transactions + " epoch bumps (transaction version 2 finalized)" : "no bump (transaction version " + finalized + ")"));
+    return seen + " (transaction version " + (v2 ? 2 : 1) + ")";
   }
 
   static boolean isFencing(Throwable e) {

@@ -1,0 +1,64 @@
+// One BrokerClient per other broker, for the coordinators' requests to them (transaction markers,
+// the partition adds of transaction version 2 writes): opened on first use, reused, opened again after
+// it is lost or the broker's endpoint changes, and opened once however many callers ask at the same time.
+import type { BrokerEndpoint } from '../cluster/controller';
+import { BrokerClient } from './broker-client';
+
+export interface BrokerConnectionsOptions {
+  /** Our client id in the requests' headers. */
+  clientId: string;
+  /** socket.connection.setup.timeout.ms */
+  connectTimeoutMs: number;
+  /** request.timeout.ms */
+  requestTimeoutMs: number;
+}
+
+interface Connection {
+  readonly endpoint: BrokerEndpoint;
+  client: BrokerClient | undefined;
+  connecting: Promise<BrokerClient> | undefined;
+}
+
+const endpointKey = (b: BrokerEndpoint) => `${b.host}:${b.port}`;
+
+export class BrokerConnections {
+  private readonly byNode = new Map<number, Connection>();
+  private closed = false;
+
+  constructor(private readonly opts: BrokerConnectionsOptions) {}
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The broker's open connection; rejects as BrokerClient.connect does. */
+  get(endpoint: BrokerEndpoint): Promise<BrokerClient> {
+    let conn = this.byNode.get(endpoint.nodeId);
+    if (conn && endpointKey(conn.endpoint) !== endpointKey(endpoint)) {
+      conn.client?.close(`broker ${endpoint.nodeId} moved to ${endpointKey(endpoint)}`);
+      conn = undefined;
+    }
+    if (!conn) this.byNode.set(endpoint.nodeId, (conn = { endpoint, client: undefined, connecting: undefined }));
+    if (conn.client && !conn.client.isClosed) return Promise.resolve(conn.client);
+    const opened = conn;
+    opened.connecting ??= BrokerClient.connect({
+      host: endpoint.host, port: endpoint.port, clientId: this.opts.clientId,
+      connectTimeoutMs: this.opts.connectTimeoutMs, requestTimeoutMs: this.opts.requestTimeoutMs,
+    }).then((client) => {
+      // Closed meanwhile (or the broker moved): this connection has no one to serve.
+      if (this.closed || this.byNode.get(endpoint.nodeId) !== opened) client.close('no longer sending to this broker');
+      opened.client = client;
+      return client;
+    }).finally(() => {
+      opened.connecting = undefined;
+    });
+    return opened.connecting;
+  }
+
+  /** Closes every connection; later ones are closed as soon as they open. */
+  close(reason: string): void {
+    this.closed = true;
+    for (const conn of this.byNode.values()) conn.client?.close(reason);
+    this.byNode.clear();
+  }
+}
