@@ -125,6 +125,11 @@ export class Broker {
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
 
+  /** The finalized group.version (ConsumerGroupHeartbeat is served from 1). */
+  groupVersion(): number {
+    return this.features.groupVersion();
+  }
+
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
   startTransactions(onlyIfExists = false): Promise<void> {
     return this.transactionsStarter.start(onlyIfExists);

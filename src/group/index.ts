@@ -7,7 +7,7 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { PartitionRecord } from '../cluster/metadata-store';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { GroupCoordinator, type GroupCoordinatorConfig, type GroupCoordinatorDeps } from './coordinator';
+import { GroupCoordinator, type GroupCoordinatorConfig } from './coordinator';
 import { OffsetsLog, OFFSETS_TOPIC } from './offsets-log';
 
 export { GroupCoordinator } from './coordinator';
@@ -29,12 +29,10 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
   };
 }
 
-/** `controller`: the topics consumer groups assign; `deps`: what else the coordinator may be given (a group's configs). */
-export function createGroupCoordinator(
-  config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger, deps: Omit<GroupCoordinatorDeps, 'topics'> = {},
-): GroupCoordinator {
+/** `controller`: the topics consumer groups assign, and each group's configs (GROUP config resources). */
+export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger): GroupCoordinator {
   return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
-    { ...deps, topics: controller });
+    { topics: controller, groupConfig: (groupId) => controller.groupConfigs(groupId) });
 }
 
 /**

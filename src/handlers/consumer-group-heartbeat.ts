@@ -18,13 +18,13 @@ import { defineHandler } from './handler';
 
 export interface ConsumerGroupHeartbeatServices {
   readonly groups: Pick<GroupCoordinator, 'consumerGroupHeartbeat'>;
-  /** The finalized group.version feature (absent: 1, the consumer protocol served). */
-  readonly groupVersion?: () => number;
+  /** The finalized group.version feature. */
+  groupVersion(): number;
 }
 
 export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
   (s: ConsumerGroupHeartbeatServices) => async (req, ctx) => {
-    if (s.groupVersion !== undefined && s.groupVersion() < 1) {
+    if (s.groupVersion() < 1) {
       return {
         throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, memberEpoch: 0,
         heartbeatIntervalMs: 0, assignment: null,

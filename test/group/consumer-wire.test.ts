@@ -18,6 +18,7 @@ import type { ListGroupsResponse } from '../../src/protocol/generated/ListGroups
 import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse';
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../../src/common/errors';
+import { consumerGroupHeartbeat } from '../../src/handlers/consumer-group-heartbeat';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 
@@ -80,6 +81,13 @@ describe('consumer groups on the wire', function () {
     const res = await c1.request<ApiVersionsResponse>(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
     const range = (k: number) => res.apiKeys.find((a) => a.apiKey === k);
     expect([68, 69].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([[68, 0, 1], [69, 0, 1]]);
+  });
+
+  it('answers UNSUPPORTED_VERSION while group.version is 0, as Kafka', async () => {
+    const handler = consumerGroupHeartbeat.bind({ groups: broker.current().broker.groups, groupVersion: () => 0 });
+    const ctx = { apiKey: 68, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', responseBuffer: Buffer.alloc, closeConnection: () => undefined };
+    const res = await handler.handle({ groupId: GROUP, memberId: 'm', memberEpoch: 0, rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }, ctx);
+    expect(res).to.include({ errorCode: ErrorCode.UNSUPPORTED_VERSION });
   });
 
   it('two members share the topic; a partition moves only after its owner revoked it', async () => {
