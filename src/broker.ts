@@ -105,7 +105,7 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    this.groups = createGroupCoordinator(config, replicas, log);
+    this.groups = createGroupCoordinator(config, replicas, controller, log);
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
@@ -123,6 +123,11 @@ export class Broker {
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
+  }
+
+  /** The finalized group.version (ConsumerGroupHeartbeat is served from 1). */
+  groupVersion(): number {
+    return this.features.groupVersion();
   }
 
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */

@@ -5,8 +5,15 @@
 // as a backtracking RegExp could.
 import { RE2JS } from 're2js';
 
-/** A pattern RE2/J refused; the message is RE2/J's PatternSyntaxException message, which Kafka quotes. */
-export class Re2SyntaxError extends Error {}
+/**
+ * A pattern RE2/J refused; the message is RE2/J's PatternSyntaxException message, which Kafka
+ * quotes; `description` its getDescription() (the error alone, what the consumer group coordinator quotes).
+ */
+export class Re2SyntaxError extends Error {
+  constructor(message: string, readonly description: string) {
+    super(message);
+  }
+}
 
 export interface Re2Pattern {
   /** Does the pattern match the whole text? */
@@ -18,6 +25,7 @@ export function compileRe2Pattern(pattern: string): Re2Pattern {
   try {
     return RE2JS.compile(pattern);
   } catch (e) {
-    throw new Re2SyntaxError((e as Error).message);
+    const description = (e as { getDescription?: () => string }).getDescription?.() ?? (e as Error).message;
+    throw new Re2SyntaxError((e as Error).message, description);
   }
 }

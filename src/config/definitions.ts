@@ -440,6 +440,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.consumer.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest consumer.heartbeat.interval.ms a group may set' },
   { name: 'group.consumer.max.size', type: 'int', default: INT_MAX_S, validator: atLeast(1), doc: 'Most members in one consumer group' },
   { name: 'group.consumer.assignors', type: 'list', default: 'uniform,range', validator: validList('uniform', 'range'), doc: 'Server assignors of consumer groups; the first is the default' },
+  { name: 'group.consumer.migration.policy', type: 'string', default: 'bidirectional', validator: validString('disabled', 'downgrade', 'upgrade', 'bidirectional'), doc: 'Online migration between classic and consumer groups' },
 
   // transactions & producer ids
   { name: 'transaction.state.log.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __transaction_state' },

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import type { Timer } from '../replica/delayed/timing-wheel';
+import type { ConsumerGroup } from './consumer-group';
+import type { ConsumerGroupRecord } from './consumer-records';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
 import { GroupTimers, groupTimersPrefix } from './timers';
@@ -18,6 +20,13 @@ export interface GroupCoordinatorConfig {
   offsetMetadataMaxBytes: number;
   offsetsRetentionMs: number;
   offsetsRetentionCheckIntervalMs: number;
+  /** Consumer groups (KIP-848): group.consumer.session.timeout.ms, .heartbeat.interval.ms, .max.size, .assignors. */
+  consumerSessionTimeoutMs: number;
+  consumerHeartbeatIntervalMs: number;
+  consumerMaxSize: number;
+  consumerAssignors: readonly string[];
+  /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
+  consumerMigrationPolicy: string;
 }
 
 /**
@@ -37,6 +46,12 @@ export interface HostedPartition {
 export class CoordinatorState {
   /** The groups of the active hosted partitions. */
   readonly groups = new Map<string, ClassicGroup>();
+  /**
+   * The consumer groups (KIP-848) of the active hosted partitions. They share the id space with
+   * the classic groups: an id here may also be in `groups`, as an Empty classic group that only
+   * holds the committed offsets.
+   */
+  readonly consumerGroups = new Map<string, ConsumerGroup>();
   readonly timers: GroupTimers;
   readonly hosted = new Map<number, HostedPartition>();
   closed = false;
@@ -95,9 +110,24 @@ export class CoordinatorState {
   async removeGroup(group: ClassicGroup, offsetKeys: TopicPartitionKey[]): Promise<number> {
     group.transitionTo(GroupState.Dead);
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
-    const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys));
+    // An empty consumer group of the id goes with the offsets the classic group held for it.
+    const consumerTombstones = this.consumerGroups.get(group.groupId)?.members.size === 0 ? this.dropConsumerGroup(group.groupId) : [];
+    const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys, consumerTombstones));
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
     return code;
+  }
+
+  /**
+   * The consumer group of the id goes at once (its committed offsets, in the classic group of the
+   * id, stay); the tombstones of its records, for the caller to write.
+   */
+  dropConsumerGroup(groupId: string): ConsumerGroupRecord[] {
+    const group = this.consumerGroups.get(groupId);
+    if (!group) return [];
+    group.dead = true;
+    this.timers.cancelAll(groupTimersPrefix(groupId));
+    this.consumerGroups.delete(groupId);
+    return group.tombstones();
   }
 
   /**

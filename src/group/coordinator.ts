@@ -7,29 +7,50 @@
 // timers and store through ./coordinator-state.ts. Handlers translate requests into these calls
 // and the answers back.
 import type { Logger } from 'pino';
-import { ErrorCode } from '../common/errors';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { Timer } from '../replica/delayed/timing-wheel';
-import { CoordinatorState, type GroupCoordinatorConfig, type HostedPartition } from './coordinator-state';
-import { ClassicGroup, GroupMember, GroupState, type JoinResult, type SyncResult } from './group';
+import { CONSUMER_GROUP_ASSIGNORS } from './assignors';
 import {
-  OffsetMetadataManager, type CommitRequest, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
+  ConsumerGroupManager, type ConsumerGroupDescription, type ConsumerGroupTopics, type ConsumerHeartbeatRequest,
+  type ConsumerHeartbeatResult, type GroupConfigLookup,
+} from './consumer-coordinator';
+import { CoordinatorState, type GroupCoordinatorConfig, type HostedPartition } from './coordinator-state';
+import type { ConsumerGroup } from './consumer-group';
+import { ClassicGroup, GroupMember, GroupState, joinError, type JoinResult, type SyncResult } from './group';
+import {
+  OffsetMetadataManager, type CommitRequest, type FetchingMember, type FetchResult, type OffsetDeleteResult, type TxnCommitRequest,
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
 import { retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
-export type { CommitPartition, CommitRequest, FetchedPartition, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
+export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
 export type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
+export type {
+  ConsumerGroupDescription, ConsumerGroupTopics, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, GroupConfigLookup,
+} from './consumer-coordinator';
+
+/** What the coordinator may be given besides its config. */
+export interface GroupCoordinatorDeps {
+  /** The cluster's topics (consumer groups assign their partitions); none when absent. */
+  topics?: ConsumerGroupTopics;
+  /** Each group's config overrides (consumer.session.timeout.ms, consumer.heartbeat.interval.ms). */
+  groupConfig?: GroupConfigLookup;
+}
+
+const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
 
 export interface GroupOverview {
   groupId: string;
   protocolType: string;
   state: string;
-  type: 'classic';
+  type: 'classic' | 'consumer';
 }
 
 export interface GroupDescription {
+  /** GROUP_ID_NOT_FOUND (with its message) for an id that is not a classic group's. */
   errorCode: number;
   /** More than the code says, for DescribeGroups v6+ (absent: none, or the handler's for an unknown group). */
   errorMessage?: string;
@@ -49,6 +70,7 @@ export class GroupCoordinator {
   private readonly state: CoordinatorState;
   private readonly rebalance: RebalanceManager;
   private readonly offsets: OffsetMetadataManager;
+  private readonly consumer: ConsumerGroupManager;
   /** The last leader epoch seen per partition of __consumer_offsets: older elections and resignations are stale. */
   private readonly epochs = new Map<number, number>();
   private readonly loadsInFlight = new Set<Promise<void>>();
@@ -59,10 +81,20 @@ export class GroupCoordinator {
     private readonly log: Logger,
     /** Wall clock (commit timestamps, state timestamps, retention). */
     now: () => number = Date.now,
+    deps: GroupCoordinatorDeps = {},
   ) {
     this.state = new CoordinatorState(config, timer, log, now);
     this.rebalance = new RebalanceManager(this.state);
     this.offsets = new OffsetMetadataManager(this.state, this.rebalance);
+    const assignors = config.consumerAssignors.map((name) => {
+      const assignor = CONSUMER_GROUP_ASSIGNORS.find((a) => a.name === name);
+      if (!assignor) throw new Error(`group.consumer.assignors: unknown assignor ${name}`);
+      return assignor;
+    });
+    this.consumer = new ConsumerGroupManager(this.state, {
+      sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
+      maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
+    }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
   }
 
   // ================================================================= lifecycle
@@ -183,6 +215,9 @@ export class GroupCoordinator {
       this.rebalance.unloadGroup(group);
       this.state.groups.delete(group.groupId);
     }
+    for (const group of [...this.state.consumerGroups.values()]) {
+      if (this.state.partitionFor(group.groupId) === p.index) this.state.dropConsumerGroup(group.groupId);
+    }
   }
 
   private loadGroup(l: LoadedGroup): void {
@@ -205,6 +240,7 @@ export class GroupCoordinator {
     this.offsets.loadOffsets(group, l);
     this.state.groups.set(group.groupId, group);
     this.rebalance.onGroupLoaded(group);
+    if (l.consumerGroup) this.consumer.loadGroup(l.groupId, l.consumerGroup);
   }
 
   /** The partition of __consumer_offsets that holds the group (FindCoordinator). */
@@ -223,21 +259,64 @@ export class GroupCoordinator {
 
   // ================================================================= rebalance protocol
 
+  /**
+   * A classic member joining: into a consumer group with members as one of them (KIP-848's mixed
+   * groups); an empty consumer group of the id gives way to a classic group (its offsets stay), as in Kafka.
+   */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+      if (consumerGroup.members.size > 0) {
+        const { minSessionTimeoutMs, maxSessionTimeoutMs } = this.state.config;
+        if (req.sessionTimeoutMs < minSessionTimeoutMs || req.sessionTimeoutMs > maxSessionTimeoutMs) {
+          return Promise.resolve(joinError(req.memberId, ErrorCode.INVALID_SESSION_TIMEOUT));
+        }
+        return this.consumer.classicJoin(consumerGroup, req);
+      }
+      // Its tombstones go first (appends keep their call order); the join does not wait for them, as in Kafka.
+      const tombstones = this.state.dropConsumerGroup(req.groupId);
+      void this.state.write(req.groupId, (store) => store.storeConsumerGroup(req.groupId, tombstones));
+    }
     return this.rebalance.joinGroup(req);
   }
 
   syncGroup(req: SyncRequest): Promise<SyncResult> {
-    return this.rebalance.syncGroup(req);
+    const consumerGroup = this.servedConsumerGroup(req.groupId);
+    return consumerGroup ? Promise.resolve(this.consumer.classicSync(consumerGroup, req)) : this.rebalance.syncGroup(req);
   }
 
   heartbeat(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number): number {
-    return this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
+    const consumerGroup = this.servedConsumerGroup(groupId);
+    return consumerGroup
+      ? this.consumer.classicHeartbeat(consumerGroup, memberId, groupInstanceId, generationId)
+      : this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
   }
 
   leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
-    return this.rebalance.leaveGroup(groupId, leaving);
+    const consumerGroup = this.servedConsumerGroup(groupId);
+    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : this.rebalance.leaveGroup(groupId, leaving);
   }
+
+  /** The consumer group of the id, if there is one and this broker serves it now (classic requests to it are its members'). */
+  private servedConsumerGroup(groupId: string): ConsumerGroup | undefined {
+    const group = this.state.consumerGroups.get(groupId);
+    return group && this.state.validateStatus(groupId, false) === ErrorCode.NONE ? group : undefined;
+  }
+
+  // ================================================================= consumer groups (KIP-848)
+
+  consumerGroupHeartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
+    return this.consumer.heartbeat(req);
+  }
+
+  consumerGroupDescribe(groupId: string): ConsumerGroupDescription {
+    return this.consumer.describe(groupId);
+  }
+
+  consumerGroup(groupId: string): ConsumerGroup | undefined {
+    return this.state.consumerGroups.get(groupId);
+  }
+
 
   // ================================================================= offsets
 
@@ -256,8 +335,9 @@ export class GroupCoordinator {
     this.offsets.onTransactionCompleted(producerId, offsetsPartition, commit);
   }
 
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean): FetchResult {
-    return this.offsets.fetchOffsets(groupId, topics, requireStable);
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean,
+    member?: FetchingMember): FetchResult {
+    return this.offsets.fetchOffsets(groupId, topics, requireStable, member);
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
@@ -280,13 +360,18 @@ export class GroupCoordinator {
     if (this.state.store === null || [...this.state.hosted.values()].some((p) => p.status === 'loading')) {
       return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, groups: [] };
     }
-    const wantedStates = new Set(states.map((s) => s.toLowerCase()));
-    const classicWanted = types.length === 0 || types.some((t) => t.toLowerCase() === 'classic');
+    const wantedStates = new Set(states.map((s) => s.toLowerCase().trim()));
+    const wantedTypes = new Set(types.map((t) => t.toLowerCase()));
+    const wanted = (type: GroupOverview['type'], state: string): boolean =>
+      (wantedTypes.size === 0 || wantedTypes.has(type)) && (wantedStates.size === 0 || wantedStates.has(state.toLowerCase()));
     const groups: GroupOverview[] = [];
     for (const g of this.state.groups.values()) {
-      if (g.is(GroupState.Dead) || !classicWanted) continue;
-      if (wantedStates.size > 0 && !wantedStates.has(g.state.toLowerCase())) continue;
+      // A classic group of a consumer group's id only holds its offsets.
+      if (g.is(GroupState.Dead) || this.state.consumerGroups.has(g.groupId) || !wanted('classic', g.state)) continue;
       groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, type: 'classic' });
+    }
+    for (const g of this.state.consumerGroups.values()) {
+      if (wanted('consumer', g.state)) groups.push({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state, type: 'consumer' });
     }
     return { errorCode: ErrorCode.NONE, groups };
   }
@@ -296,6 +381,10 @@ export class GroupCoordinator {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
+    // A consumer group's id is not a classic group's (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
+    if (this.state.consumerGroups.has(groupId)) {
+      return { ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} is not a classic group.`, state: GroupState.Dead };
+    }
     if (!group) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
     // Protocol, metadata and assignments are only shown once they agree with each other (Stable).
     const stable = group.is(GroupState.Stable);
@@ -321,7 +410,17 @@ export class GroupCoordinator {
   private async deleteGroup(groupId: string): Promise<number> {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return statusError;
+    const consumerGroup = this.state.consumerGroups.get(groupId);
     const group = this.state.groups.get(groupId);
+    const classicLive = group !== undefined && !group.is(GroupState.Dead);
+    if (consumerGroup) {
+      if (consumerGroup.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+      // Without offsets it has no classic group of its id to go with (removeGroup takes both).
+      if (!classicLive) {
+        const tombstones = this.state.dropConsumerGroup(groupId);
+        return this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
+      }
+    }
     if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP;
     return this.state.removeGroup(group, this.offsets.partitionsWithOffsets(group));

@@ -21,11 +21,18 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     offsetMetadataMaxBytes: config.getInt('offset.metadata.max.bytes'),
     offsetsRetentionMs: config.getInt('offsets.retention.minutes') * 60_000,
     offsetsRetentionCheckIntervalMs: config.getLong('offsets.retention.check.interval.ms'),
+    consumerSessionTimeoutMs: config.getInt('group.consumer.session.timeout.ms'),
+    consumerHeartbeatIntervalMs: config.getInt('group.consumer.heartbeat.interval.ms'),
+    consumerMaxSize: config.getInt('group.consumer.max.size'),
+    consumerAssignors: config.getList('group.consumer.assignors'),
+    consumerMigrationPolicy: config.getString('group.consumer.migration.policy'),
   };
 }
 
-export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, log: Logger): GroupCoordinator {
-  return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }));
+/** `controller`: the topics consumer groups assign, and each group's configs (GROUP config resources). */
+export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger): GroupCoordinator {
+  return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
+    { topics: controller, groupConfig: (groupId) => controller.groupConfigs(groupId) });
 }
 
 /**

@@ -22,8 +22,9 @@
 //     REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR ->
 //     NOT_COORDINATOR; too large -> UNKNOWN_SERVER_ERROR.
 // - Loading replays each partition from its log start to its high watermark: the last value per key
-//   wins, a tombstone removes the key, records of a type this broker does not know (the KIP-848 group
-//   records, 3+) are skipped as Kafka's loader skips them. Transactional batches (TxnOffsetCommit) are
+//   wins, a tombstone removes the key (the consumer group records of ./consumer-records.ts too),
+//   records of a type this broker does not know (share and streams groups) are skipped as Kafka's
+//   loader skips them. Transactional batches (TxnOffsetCommit) are
 //   held per producer until their COMMIT marker (applied unless a later non-transactional value exists,
 //   as OffsetMetadataManager.replayEndTransactionMarker does) or ABORT marker (dropped); an offset
 //   tombstone also drops the held offsets of its partition, as Kafka's replay does. Those without a
@@ -51,8 +52,9 @@ import {
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
 } from './offsets-records';
+import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, type ConsumerGroupRecord } from './consumer-records';
 import {
-  offsetKey, type GroupSnapshot, type LoadedGroup, type LoadedOffset, type OffsetAndMetadata, type OffsetsStore,
+  offsetKey, type ConsumerGroupSnapshot, type GroupSnapshot, type LoadedGroup, type LoadedOffset, type OffsetAndMetadata, type OffsetsStore,
   type TopicPartitionKey, type TopicPartitionOffset, type TxnProducer,
 } from './store';
 
@@ -91,10 +93,12 @@ export const deletionAppendError = coordinatorAppendError;
 
 type ParsedRecord =
   | { kind: 'offset'; groupId: string; topic: string; partition: number; value: OffsetAndMetadata | null; logOffset: number }
-  | { kind: 'group'; groupId: string; value: GroupSnapshot | null };
+  | { kind: 'group'; groupId: string; value: GroupSnapshot | null }
+  | ConsumerGroupRecord;
 
 interface GroupState {
   group: GroupSnapshot | null;
+  consumerGroup: ConsumerGroupSnapshot | null;
   offsets: Map<string, LoadedOffset>;
   pendingTxnOffsets: Map<number, Map<string, LoadedOffset>>;
 }
@@ -108,7 +112,7 @@ class LoadState {
   private stateOf(groupId: string): GroupState {
     let s = this.groups.get(groupId);
     if (!s) {
-      s = { group: null, offsets: new Map(), pendingTxnOffsets: new Map() };
+      s = { group: null, consumerGroup: null, offsets: new Map(), pendingTxnOffsets: new Map() };
       this.groups.set(groupId, s);
     }
     return s;
@@ -119,6 +123,10 @@ class LoadState {
     const s = this.stateOf(r.groupId);
     if (r.kind === 'group') {
       s.group = r.value;
+      return;
+    }
+    if (r.kind !== 'offset') {
+      s.consumerGroup = replayConsumerGroupRecord(s.consumerGroup, r);
       return;
     }
     const key = offsetKey(r.topic, r.partition);
@@ -162,16 +170,51 @@ class LoadState {
   result(): LoadedGroup[] {
     const out: LoadedGroup[] = [];
     for (const [groupId, s] of this.groups) {
-      if (s.group === null && s.offsets.size === 0 && s.pendingTxnOffsets.size === 0) continue;
+      if (s.group === null && s.consumerGroup === null && s.offsets.size === 0 && s.pendingTxnOffsets.size === 0) continue;
       out.push({ groupId, ...s });
     }
     return out;
   }
 }
 
+/** Kafka's replay of the consumer group records: the last value per key, tombstones removing theirs. */
+function replayConsumerGroupRecord(snapshot: ConsumerGroupSnapshot | null, r: ConsumerGroupRecord): ConsumerGroupSnapshot | null {
+  if (r.kind === 'groupEpoch' && r.value === null) return null;
+  const g: ConsumerGroupSnapshot = snapshot ?? {
+    groupEpoch: 0, metadataHash: 0n, assignmentEpoch: -1, members: new Map(), currentAssignments: new Map(),
+    targetAssignment: new Map(), regexes: new Map(),
+  };
+  const put = <K, V>(map: Map<K, V>, key: K, value: V | null): void => {
+    if (value === null) map.delete(key);
+    else map.set(key, value);
+  };
+  switch (r.kind) {
+    case 'groupEpoch':
+      g.groupEpoch = r.value!.epoch;
+      g.metadataHash = r.value!.metadataHash;
+      break;
+    case 'member':
+      put(g.members, r.memberId, r.value);
+      break;
+    case 'currentAssignment':
+      put(g.currentAssignments, r.memberId, r.value);
+      break;
+    case 'targetMember':
+      put(g.targetAssignment, r.memberId, r.value);
+      break;
+    case 'targetEpoch':
+      g.assignmentEpoch = r.value?.assignmentEpoch ?? -1;
+      break;
+    case 'regex':
+      put(g.regexes, r.regex, r.value && { topics: r.value.topics, timestamp: r.value.timestamp });
+      break;
+  }
+  return g;
+}
+
 function parseRecord(key: Buffer, value: Buffer | null, logOffset: number): ParsedRecord | null {
   const k = decodeKey(key);
-  if (k.kind === 'unknown') return null;
+  if (k.kind === 'unknown') return decodeConsumerGroupRecord(key, value);
   if (k.kind === 'group') {
     let group: GroupSnapshot | null = null;
     if (value !== null) {
@@ -242,9 +285,16 @@ export class OffsetsLog implements OffsetsStore {
     return this.append(groupId, [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(group) }], groupMetadataAppendError);
   }
 
-  /** Tombstones for the listed offsets, then for the group (the order Kafka's cleanupGroupMetadata writes). */
-  deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[]): Promise<number> {
+  /** A consumer group's records; their write errors as Kafka 4's runtime maps them. */
+  storeConsumerGroup(groupId: string, records: ConsumerGroupRecord[]): Promise<number> {
+    if (records.length === 0) return Promise.resolve(ErrorCode.NONE);
+    return this.append(groupId, records.map(encodeConsumerGroupRecord), coordinatorAppendError);
+  }
+
+  /** Tombstones for the listed offsets, a consumer group's, then the group's (the order Kafka's cleanupGroupMetadata writes). */
+  deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[], consumerTombstones: ConsumerGroupRecord[] = []): Promise<number> {
     const records: BuildRecord[] = offsetKeys.map((k) => ({ key: encodeOffsetCommitKey(groupId, k.topic, k.partition), value: null }));
+    records.push(...consumerTombstones.map(encodeConsumerGroupRecord));
     records.push({ key: encodeGroupMetadataKey(groupId), value: null });
     return this.append(groupId, records, deletionAppendError);
   }

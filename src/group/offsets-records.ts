@@ -14,8 +14,9 @@
 //   0 LegacyOffsetCommitKey {group, topic, partition}  -> value LegacyOffsetCommitValue (= OffsetCommitValue v0)
 //   1 OffsetCommitKey       {group, topic, partition}  -> value OffsetCommitValue v0-4
 //   2 GroupMetadataKey      {group}                    -> value GroupMetadataValue v0-4
-//   3+ the KIP-848 / share / streams group records: not read here (Kafka's loader also skips types it
-//      does not know, CoordinatorLoader.UnknownRecordTypeException).
+//   3-8, 16 the consumer group records (KIP-848): ./consumer-records.ts;
+//   other types (share and streams groups): skipped, as Kafka's loader skips types it does not know
+//   (CoordinatorLoader.UnknownRecordTypeException).
 // Older Kafka described the same bytes as OffsetCommitKey versions 0-1 and GroupMetadataKey version 2
 // (identical schemas): type 0 keys come from brokers of before 0.10 and are still read.
 //
@@ -65,7 +66,7 @@ export function offsetCommitValueVersion(expireTimestamp: number): number {
 export type OffsetsRecordKey =
   | { kind: 'offset'; type: number; group: string; topic: string; partition: number }
   | { kind: 'group'; type: number; group: string }
-  /** A record type this broker does not read (3+: the new consumer / share / streams group records). */
+  /** Another record type (3+: consumer group records, read by ./consumer-records.ts; share and streams groups'). */
   | { kind: 'unknown'; type: number };
 
 export function encodeOffsetCommitKey(group: string, topic: string, partition: number, type = OFFSET_COMMIT_KEY_TYPE): Buffer {

@@ -62,6 +62,15 @@ export interface FetchResult {
   topics: { name: string; partitions: FetchedPartition[] }[];
 }
 
+/** Who fetches (OffsetFetch v9+): a consumer group's member is checked as for a commit. */
+export interface FetchingMember {
+  memberId: string | null;
+  /** -1: none. */
+  memberEpoch: number;
+}
+
+export const NO_FETCHING_MEMBER: FetchingMember = { memberId: null, memberEpoch: -1 };
+
 export interface OffsetDeleteResult {
   errorCode: number;
   topics: { name: string; partitions: { partition: number; errorCode: number }[] }[];
@@ -122,13 +131,20 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, true);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    if (!group) {
-      // Generation -1: a consumer that only stores offsets here (or the admin client): a "simple" group.
-      if (req.generationId >= 0) return all(req.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
-      group = this.state.createGroup(req.groupId);
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup) {
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, false, req.apiVersion);
+      if (error) return all(error);
+      group ??= this.state.createGroup(req.groupId);
+    } else {
+      if (!group) {
+        // Generation -1: a consumer that only stores offsets here (or the admin client): a "simple" group.
+        if (req.generationId >= 0) return all(req.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+        group = this.state.createGroup(req.groupId);
+      }
+      const error = this.validateOffsetCommit(group, req, false);
+      if (error) return all(error);
     }
-    const error = this.validateOffsetCommit(group, req, false);
-    if (error) return all(error);
     // Commits keep a classic member's session alive.
     if (req.memberId !== '' && group.has(req.memberId) &&
       (group.is(GroupState.Stable) || group.is(GroupState.PreparingRebalance))) {
@@ -160,12 +176,19 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, false);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    if (!group) {
-      if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
-      group = this.state.createGroup(req.groupId);
+    const consumerGroup = this.state.consumerGroups.get(req.groupId);
+    if (consumerGroup) {
+      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, true);
+      if (error) return all(error);
+      group ??= this.state.createGroup(req.groupId);
+    } else {
+      if (!group) {
+        if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
+        group = this.state.createGroup(req.groupId);
+      }
+      const error = this.validateOffsetCommit(group, req, true);
+      if (error) return all(error);
     }
-    const error = this.validateOffsetCommit(group, req, true);
-    if (error) return all(error);
 
     const results = all(ErrorCode.NONE);
     const writes = this.offsetWrites(req.partitions, -1, results);
@@ -268,9 +291,12 @@ export class OffsetMetadataManager {
    * with a pending transactional offset is answered UNSTABLE_OFFSET_COMMIT (and -1), as Kafka 4
    * does; the client retries until the transaction has ended.
    */
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean): FetchResult {
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean,
+    member: FetchingMember = NO_FETCHING_MEMBER): FetchResult {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { errorCode: statusError, topics: [] };
+    const memberError = this.state.consumerGroups.get(groupId)?.validateOffsetFetch(member.memberId, member.memberEpoch);
+    if (memberError) return { errorCode: memberError, topics: [] };
     const found = this.groups.get(groupId);
     const group = found && !found.is(GroupState.Dead) ? found : undefined;
     const answer = (topic: string, partition: number): FetchedPartition => {
@@ -298,24 +324,29 @@ export class OffsetMetadataManager {
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     const statusError = this.state.validateStatus(groupId, false);
     if (statusError) return { errorCode: statusError, topics: [] };
-    const group = this.groups.get(groupId);
-    if (!group || group.is(GroupState.Dead)) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
-    if (!group.is(GroupState.Empty) && !group.usesConsumerProtocol()) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+    const found = this.groups.get(groupId);
+    const group = found && !found.is(GroupState.Dead) ? found : undefined;
+    // A consumer group's offsets are in the classic group of its id, if it committed any.
+    const consumerGroup = this.state.consumerGroups.get(groupId);
+    if (!consumerGroup) {
+      if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
+      if (!group.is(GroupState.Empty) && !group.usesConsumerProtocol()) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+    }
     const doomed: TopicPartitionKey[] = [];
     const result = topics.map((t) => {
-      const subscribed = group.isSubscribedToTopic(t.name);
+      const subscribed = consumerGroup ? consumerGroup.isSubscribedToTopic(t.name) : group?.isSubscribedToTopic(t.name) ?? false;
       return {
         name: t.name,
         partitions: t.partitions.map((partition) => {
           if (subscribed) return { partition, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
           // The tombstone also ends the partition's pending transactional offsets (as Kafka's replay does).
           const key = offsetKey(t.name, partition);
-          if (group.offsets.has(key) || group.hasPendingTxnOffset(key)) doomed.push({ topic: t.name, partition });
+          if (group?.offsets.has(key) || group?.hasPendingTxnOffset(key)) doomed.push({ topic: t.name, partition });
           return { partition, errorCode: ErrorCode.NONE };
         }),
       };
     });
-    if (doomed.length > 0) {
+    if (group && doomed.length > 0) {
       const code = await this.removeOffsets(group, doomed);
       if (code !== ErrorCode.NONE) return { errorCode: code, topics: [] };
     }
@@ -366,13 +397,17 @@ export class OffsetMetadataManager {
     const retentionMs = this.config.offsetsRetentionMs;
     for (const group of [...this.groups.values()]) {
       if (offsetsPartition !== undefined && this.state.partitionFor(group.groupId) !== offsetsPartition) continue;
-      const base = expirationBase(group);
+      // A consumer group's offsets (held by the classic group of its id) age from their commit, as
+      // Kafka's ConsumerGroup has them, except those of topics it subscribes to; it goes once empty.
+      const consumerGroup = this.state.consumerGroups.get(group.groupId);
+      const base = consumerGroup ? (o: TopicPartitionOffset) => o.commitTimestamp : expirationBase(group);
       if (base === null) continue;
+      const subscribed = (topic: string): boolean => (consumerGroup ? consumerGroup.isSubscribedToTopic(topic) : group.isSubscribedToTopic(topic));
       const expired: TopicPartitionKey[] = [];
-      let allExpired = true;
+      let allExpired = (consumerGroup?.members.size ?? 0) === 0;
       for (const [key, o] of group.offsets) {
         // Not while a commit of it is being written or a transaction has an offset of it pending.
-        const isExpired = !group.isSubscribedToTopic(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&
+        const isExpired = !subscribed(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&
           (o.expireTimestamp >= 0 ? now >= o.expireTimestamp : now - base(o) >= retentionMs);
         if (isExpired) expired.push({ topic: o.topic, partition: o.partition });
         else allExpired = false;

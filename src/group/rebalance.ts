@@ -18,6 +18,7 @@ import type { CoordinatorState, GroupCoordinatorConfig } from './coordinator-sta
 import {
   ClassicGroup, GroupMember, GroupState, joinError, syncError, type JoinResult, type Protocol, type SyncResult,
 } from './group';
+import { CONSUMER_PROTOCOL_TYPE } from './consumer-protocol';
 import type { GroupSnapshot } from './store';
 import { groupTimersPrefix, heartbeatKey, joinKey, syncKey, type GroupTimers } from './timers';
 
@@ -96,6 +97,41 @@ export class RebalanceManager {
     }
     group.transitionTo(GroupState.Dead);
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
+  }
+
+  /**
+   * The group's members move to the consumer group of its id (the online upgrade, KIP-848): their
+   * parked joins and syncs are told to rejoin, their timers stop, and the group is left Empty,
+   * holding the committed offsets.
+   */
+  handOverMembers(group: ClassicGroup): void {
+    for (const m of [...group.members.values()]) {
+      group.completeJoin(m, joinError(m.memberId, ErrorCode.REBALANCE_IN_PROGRESS));
+      group.completeSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+      group.remove(m.memberId);
+    }
+    this.timers.cancelAll(groupTimersPrefix(group.groupId));
+    if (!group.is(GroupState.PreparingRebalance)) group.transitionTo(GroupState.PreparingRebalance);
+    group.transitionTo(GroupState.Empty);
+  }
+
+  /**
+   * A consumer group's members coming back to the classic protocol (the online downgrade, KIP-848):
+   * the group takes them at `generationId` with their assignments, as a Stable group, and starts a
+   * rebalance for them to join.
+   */
+  adoptMembers(group: ClassicGroup, generationId: number, protocolName: string, members: GroupMember[], reason: string): void {
+    group.generationId = generationId;
+    group.protocolType = CONSUMER_PROTOCOL_TYPE;
+    group.protocolName = protocolName;
+    for (const m of members) group.add(m, null);
+    group.leaderId = members[0]?.memberId ?? null;
+    group.refreshSubscribedTopics();
+    group.transitionTo(GroupState.PreparingRebalance);
+    group.transitionTo(GroupState.CompletingRebalance);
+    group.transitionTo(GroupState.Stable);
+    for (const m of members) this.scheduleHeartbeat(group, m);
+    this.prepareRebalance(group, reason);
   }
 
   // ================================================================= JoinGroup

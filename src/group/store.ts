@@ -3,6 +3,8 @@
 // fake in unit tests. Every store method answers a Kafka error code, already as the client should
 // see it (0 once the write is in the log).
 import type { TxnProducer } from '../replica/internal-append';
+import type { TopicPartitions } from './consumer-member';
+import type { ConsumerGroupRecord, CurrentAssignment, MemberSubscription } from './consumer-records';
 
 export type { TxnProducer };
 
@@ -46,9 +48,24 @@ export type TopicPartitionOffset = OffsetAndMetadata & TopicPartitionKey;
 /** An offset read back from the log, with the log offset of its record (which of two writes is later). */
 export type LoadedOffset = TopicPartitionOffset & { logOffset: number };
 
+/** A consumer group (KIP-848) as its records in __consumer_offsets leave it. */
+export interface ConsumerGroupSnapshot {
+  groupEpoch: number;
+  metadataHash: bigint;
+  /** -1: no target assignment record. */
+  assignmentEpoch: number;
+  members: Map<string, MemberSubscription>;
+  currentAssignments: Map<string, CurrentAssignment>;
+  targetAssignment: Map<string, TopicPartitions>;
+  /** Each regular expression -> the topics it matched and when (wall clock ms). */
+  regexes: Map<string, { topics: string[]; timestamp: number }>;
+}
+
 export interface LoadedGroup {
   groupId: string;
   group: GroupSnapshot | null;
+  /** Absent or null: no consumer group of the id. */
+  consumerGroup?: ConsumerGroupSnapshot | null;
   /** Keyed by offsetKey. */
   offsets: Map<string, LoadedOffset>;
   /** Transactional offsets whose transaction has no marker in the log yet: by producer id, then key. */
@@ -63,8 +80,10 @@ export interface OffsetsStore {
   /** One transactional batch of the producer's (TxnOffsetCommit). */
   storeTxnOffsets(groupId: string, producer: TxnProducer, offsets: TopicPartitionOffset[]): Promise<number>;
   storeGroup(groupId: string, group: GroupSnapshot): Promise<number>;
-  /** Tombstones for each of `offsetKeys` and for the group. */
-  deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[]): Promise<number>;
+  /** A consumer group's records (KIP-848), in one batch. */
+  storeConsumerGroup(groupId: string, records: ConsumerGroupRecord[]): Promise<number>;
+  /** Tombstones for each of `offsetKeys`, for a consumer group's records (`consumerTombstones`), and for the group. */
+  deleteGroup(groupId: string, offsetKeys: TopicPartitionKey[], consumerTombstones?: ConsumerGroupRecord[]): Promise<number>;
   deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number>;
   /** The groups of one partition of __consumer_offsets, read back from its log. */
   loadPartition(index: number): Promise<LoadedGroup[]>;

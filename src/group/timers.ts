@@ -40,6 +40,10 @@ export class GroupTimers {
     for (const key of [...this.tasks.keys()]) if (key.startsWith(prefix)) this.cancel(key);
   }
 
+  has(key: string): boolean {
+    return this.tasks.has(key);
+  }
+
   /** Keys scheduled and not yet run. */
   keys(): string[] {
     return [...this.tasks.keys()];
@@ -56,5 +60,10 @@ export const groupTimersPrefix = (groupId: string): string => `${JSON.stringify(
 export const heartbeatKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'heartbeat', memberId]);
 export const joinKey = (groupId: string): string => JSON.stringify([groupId, 'join']);
 export const syncKey = (groupId: string): string => JSON.stringify([groupId, 'sync']);
+export const consumerSessionKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-session', memberId]);
+export const consumerRebalanceKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-rebalance', memberId]);
+/** A classic member of a consumer group: its JoinGroup after REBALANCE_IN_PROGRESS, its SyncGroup after the join. */
+export const consumerJoinKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-join', memberId]);
+export const consumerSyncKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-sync', memberId]);
 // Not a JSON array: no group's prefix can match it.
 export const retentionKey = (offsetsPartition: number): string => `offsets-retention-${offsetsPartition}`;

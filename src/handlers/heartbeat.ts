@@ -3,6 +3,9 @@
 //   member must rejoin); UNKNOWN_MEMBER_ID for a member the group does not have (or an Empty
 //   group); ILLEGAL_GENERATION for another generation; FENCED_INSTANCE_ID for a static member's
 //   stale member id (v3+ group.instance.id); INVALID_GROUP_ID for an empty group id.
+// - To a consumer group (KIP-848) the classic protocol's requests are its classic members'
+//   (src/group/consumer-coordinator.ts): REBALANCE_IN_PROGRESS when the group epoch moved
+//   past the member's (or partitions it waits for were released): it must join again.
 // - While the coordinator loads, heartbeats are answered NONE blindly, as Kafka does.
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';

@@ -22,7 +22,7 @@ import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
 import { updateFeatures } from './update-features';
-// Consumer groups (src/group): the classic group coordinator.
+// Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
 import { syncGroup } from './sync-group';
@@ -35,6 +35,8 @@ import { describeGroups } from './describe-groups';
 import { deleteGroups } from './delete-groups';
 import { offsetDelete } from './offset-delete';
 import { txnOffsetCommit } from './txn-offset-commit';
+import { consumerGroupHeartbeat } from './consumer-group-heartbeat';
+import { consumerGroupDescribe } from './consumer-group-describe';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addPartitionsToTxn } from './add-partitions-to-txn';
 import { addOffsetsToTxn } from './add-offsets-to-txn';
@@ -53,7 +55,7 @@ const definitions = [
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
   describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
-  describeGroups, deleteGroups, offsetDelete, txnOffsetCommit,
+  describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
   describeAcls, createAcls, deleteAcls,

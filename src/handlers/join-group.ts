@@ -8,6 +8,9 @@
 // - v5+ carry group.instance.id (KIP-345 static membership; FENCED_INSTANCE_ID for a stale member id).
 // - v7+ answer protocolType and a nullable protocolName (older versions get "" for none).
 // - v9 (KIP-814): a restarted static leader of a Stable group is told skipAssignment.
+// - To a consumer group (KIP-848) the classic protocol's requests are its classic members'
+//   (src/group/consumer-coordinator.ts): the answer comes at once, generation = member epoch, no
+//   leader and no members; an empty consumer group gives way to a classic one.
 // - Errors: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL,
 //   UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS, REBALANCE_IN_PROGRESS
 //   (a retried join replaces a still-parked one).

@@ -4,6 +4,8 @@
 //   member id: an administrator removing a static member); one error per member.
 // - A leaving member rebalances the group (or ends a join phase that only waited for it); a
 //   member id only handed out (KIP-394) is just forgotten.
+// - To a consumer group (KIP-848) the classic protocol's requests are its classic members'
+//   (src/group/consumer-coordinator.ts): they leave as with epoch -1.
 // - Errors: UNKNOWN_MEMBER_ID (per member, also when the group does not exist),
 //   FENCED_INSTANCE_ID, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS.
 import { ApiKey } from '../protocol/generated';

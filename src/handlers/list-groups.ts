@@ -1,8 +1,8 @@
 // ListGroups (key 16), versions 0-5.
 // - Every group this coordinator has (all of them: one broker), with its protocol type.
 // - v4+: the state of each, and a states filter (case-insensitive; empty = all).
-// - v5+: the type of each ("classic": the only kind served), and a types filter (case-insensitive;
-//   any other type matches nothing).
+// - v5+: the type of each ("classic" or "consumer", KIP-848), and a types filter (case-insensitive;
+//   any other type matches nothing). A consumer group's states: Empty, Assigning, Reconciling, Stable.
 // - COORDINATOR_LOAD_IN_PROGRESS while the groups are being read back.
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';

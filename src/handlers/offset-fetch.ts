@@ -7,6 +7,8 @@
 //   transaction has not ended is answered UNSTABLE_OFFSET_COMMIT with offset -1, on the partition
 //   in every version (v8+ too: the group's own error stays NONE, as in Kafka 4). Without it, such a
 //   partition shows its last committed offset; pending transactional offsets are never shown.
+// - v9+: a consumer group's member (KIP-848) fetches at its member epoch: UNKNOWN_MEMBER_ID,
+//   STALE_MEMBER_EPOCH otherwise; without member id and epoch anyone may fetch.
 // - Group errors (COORDINATOR_LOAD_IN_PROGRESS...): at the top (v2-7) or per group (v8+); v0-1 have
 //   no such field and carry the error on each partition.
 // - v10 names topics by id (KIP-848), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID on
@@ -18,6 +20,7 @@ import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
+import type { FetchingMember } from '../group/coordinator';
 import { defineHandler } from './handler';
 
 export interface OffsetFetchServices {
@@ -32,7 +35,8 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
     return {
       throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
       groups: req.groups.map((g) => {
-        const fetched = v >= 10 ? fetchByTopicIds(s, g.groupId, g.topics, requireStable) : fetch(s.groups, g.groupId, g.topics, requireStable);
+        const member = v >= 9 ? { memberId: g.memberId ?? null, memberEpoch: g.memberEpoch ?? -1 } : undefined;
+        const fetched = v >= 10 ? fetchByTopicIds(s, g.groupId, g.topics, requireStable, member) : fetch(s.groups, g.groupId, g.topics, requireStable, member);
         return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
       }),
     };
@@ -57,10 +61,10 @@ interface FetchedTopics<T> {
 
 /** v10: the topics named by their ids, and each topic answered with its id. */
 function fetchByTopicIds(s: OffsetFetchServices, groupId: string, topics: { topicId?: string; partitionIndexes: number[] }[] | null,
-  requireStable: boolean): FetchedTopics<OffsetFetchResponseTopics> {
+  requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopics> {
   const named = topics && topics.map((t) => ({ ...t, name: s.controller.topicById(t.topicId ?? ZERO_UUID)?.name }));
   const known = named && named.filter((t): t is typeof t & { name: string } => t.name !== undefined);
-  const fetched = fetch(s.groups, groupId, known, requireStable);
+  const fetched = fetch(s.groups, groupId, known, requireStable, member);
   if (fetched.errorCode !== ErrorCode.NONE) return { errorCode: fetched.errorCode, topics: [] };
   const answered = fetched.topics.flatMap((t) => {
     const id = s.controller.topic(t.name)?.id;
@@ -76,8 +80,9 @@ function fetchByTopicIds(s: OffsetFetchServices, groupId: string, topics: { topi
 }
 
 function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name?: string; partitionIndexes: number[] }[] | null,
-  requireStable: boolean): FetchedTopics<OffsetFetchResponseTopic> {
-  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })), requireStable);
+  requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopic> {
+  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })),
+    requireStable, member);
   return {
     errorCode: result.errorCode,
     topics: result.topics.map((t) => ({

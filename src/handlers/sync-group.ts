@@ -5,6 +5,9 @@
 // - Errors: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS (during a join phase, or
 //   when one starts while waiting), FENCED_INSTANCE_ID (v3+ group.instance.id), and
 //   COORDINATOR_LOAD_IN_PROGRESS reported as REBALANCE_IN_PROGRESS as Kafka does.
+// - To a consumer group (KIP-848) the classic protocol's requests are its classic members'
+//   (src/group/consumer-coordinator.ts): the member's assigned partitions as its assignment,
+//   REBALANCE_IN_PROGRESS when it must join again.
 // - v5+ must name the protocol type and name, and they must be the group's, else
 //   INCONSISTENT_GROUP_PROTOCOL; the answer names them back (null on errors).
 import { ApiKey } from '../protocol/generated';

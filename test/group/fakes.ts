@@ -4,7 +4,9 @@ import { expect } from 'chai';
 import pino from 'pino';
 import { ErrorCode } from '../../src/common/errors';
 import { coordinatorPartitionFor } from '../../src/cluster/coordinator-partition';
-import { GroupCoordinator, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
+import type { TopicRecord } from '../../src/cluster/metadata-store';
+import type { ConsumerGroupRecord } from '../../src/group/consumer-records';
+import { GroupCoordinator, type ConsumerGroupTopics, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
 import { GroupState, type JoinResult, type SyncResult } from '../../src/group/group';
 import type {
   GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
@@ -17,7 +19,8 @@ export type Write =
   | { kind: 'offsets'; groupId: string; offsets: TopicPartitionOffset[] }
   | { kind: 'txnOffsets'; groupId: string; producer: TxnProducer; offsets: TopicPartitionOffset[] }
   | { kind: 'group'; groupId: string; group: GroupSnapshot }
-  | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[] }
+  | { kind: 'consumerGroup'; groupId: string; records: ConsumerGroupRecord[] }
+  | { kind: 'deleteGroup'; groupId: string; keys: TopicPartitionKey[]; consumerTombstones?: ConsumerGroupRecord[] }
   | { kind: 'deleteOffsets'; groupId: string; keys: TopicPartitionKey[] };
 
 export class FakeStore implements OffsetsStore {
@@ -56,8 +59,12 @@ export class FakeStore implements OffsetsStore {
     return this.write({ kind: 'group', groupId, group });
   }
 
-  deleteGroup(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
-    return this.write({ kind: 'deleteGroup', groupId, keys });
+  storeConsumerGroup(groupId: string, records: ConsumerGroupRecord[]): Promise<number> {
+    return this.write({ kind: 'consumerGroup', groupId, records });
+  }
+
+  deleteGroup(groupId: string, keys: TopicPartitionKey[], consumerTombstones: ConsumerGroupRecord[] = []): Promise<number> {
+    return this.write({ kind: 'deleteGroup', groupId, keys, ...(consumerTombstones.length > 0 ? { consumerTombstones } : {}) });
   }
 
   deleteOffsets(groupId: string, keys: TopicPartitionKey[]): Promise<number> {
@@ -100,6 +107,11 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   offsetMetadataMaxBytes: 4096,
   offsetsRetentionMs: 7 * 24 * 3600_000,
   offsetsRetentionCheckIntervalMs: 600_000,
+  consumerSessionTimeoutMs: 45_000,
+  consumerHeartbeatIntervalMs: 5000,
+  consumerMaxSize: 1000,
+  consumerAssignors: ['uniform', 'range'],
+  consumerMigrationPolicy: 'bidirectional',
 };
 
 /** Lets resolved promises' callbacks run. */
@@ -120,13 +132,47 @@ export function track<T>(p: Promise<T>): Tracked<T> {
   return t;
 }
 
+/** The cluster's topics as consumer groups see them: created, grown and deleted by the tests. */
+export class FakeTopics implements ConsumerGroupTopics {
+  private readonly byName = new Map<string, TopicRecord>();
+  private nextId = 1;
+
+  /** Creates the topic (a new id) or sets its partition count; returns its id. */
+  set(name: string, partitions: number): string {
+    const id = this.byName.get(name)?.id ?? (this.nextId++).toString(16).padStart(32, '0');
+    const records = Array.from({ length: partitions }, (_, index) => ({ index, replicas: [0], leader: 0, leaderEpoch: 0, isr: [0] }));
+    this.byName.set(name, { name, id, partitions: records, configs: {} });
+    return id;
+  }
+
+  delete(name: string): void {
+    this.byName.delete(name);
+  }
+
+  id(name: string): string {
+    return this.byName.get(name)!.id;
+  }
+
+  topic(name: string): TopicRecord | undefined {
+    return this.byName.get(name);
+  }
+
+  topics(): TopicRecord[] {
+    return [...this.byName.values()];
+  }
+}
+
 export class Harness {
   now = 1_700_000_000_000;
   readonly timer = new Timer(() => this.now);
   readonly coordinator: GroupCoordinator;
+  readonly topics = new FakeTopics();
+  /** Each group's config overrides, as GROUP config resources would set them. */
+  readonly groupConfigs = new Map<string, Record<string, string>>();
 
   constructor(readonly store = new FakeStore(), config: Partial<GroupCoordinatorConfig> = {}) {
-    this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now);
+    this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now,
+      { topics: this.topics, groupConfig: (groupId) => this.groupConfigs.get(groupId) });
   }
 
   static async start(config: Partial<GroupCoordinatorConfig> = {}, store = new FakeStore()): Promise<Harness> {

@@ -26,7 +26,14 @@ const ALLOWLIST_FILE = path.join(ROOT, 'test', 'protocol', 'reference-allowlist.
 // Kafka keeps the records of __consumer_offsets and __transaction_state in its coordinator modules, not
 // in kafka-clients (which the reference folders hold): artifact of org.apache.kafka -> specs it holds.
 const COORDINATOR_RECORD_JARS: Record<string, string[]> = {
-  'kafka-group-coordinator': ['OffsetCommitKey', 'OffsetCommitValue', 'GroupMetadataKey', 'GroupMetadataValue'],
+  'kafka-group-coordinator': [
+    'OffsetCommitKey', 'OffsetCommitValue', 'GroupMetadataKey', 'GroupMetadataValue',
+    'ConsumerGroupMetadataKey', 'ConsumerGroupMetadataValue', 'ConsumerGroupMemberMetadataKey', 'ConsumerGroupMemberMetadataValue',
+    'ConsumerGroupTargetAssignmentMetadataKey', 'ConsumerGroupTargetAssignmentMetadataValue',
+    'ConsumerGroupTargetAssignmentMemberKey', 'ConsumerGroupTargetAssignmentMemberValue',
+    'ConsumerGroupCurrentMemberAssignmentKey', 'ConsumerGroupCurrentMemberAssignmentValue',
+    'ConsumerGroupRegularExpressionKey', 'ConsumerGroupRegularExpressionValue',
+  ],
   'kafka-transaction-coordinator': ['TransactionLogKey', 'TransactionLogValue'],
 };
 const COORDINATOR_RECORD_SPECS = new Set(Object.values(COORDINATOR_RECORD_JARS).flat());

@@ -1,0 +1,32 @@
+// ConsumerGroupDescribe (key 69), versions 0-1: consumer groups (KIP-848) as the coordinator has them.
+// - Per group: state (Empty, Assigning, Reconciling, Stable), group epoch, target assignment
+//   epoch, the assignor in use, and each member's subscription, epoch, assignment and target
+//   assignment (topics named; a deleted topic's partitions are left out).
+// - GROUP_ID_NOT_FOUND with Kafka's message for an unknown id ("Group X not found.") and for a
+//   classic group's ("Group X is not a consumer group."); NOT_COORDINATOR and
+//   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
+// - v1: each member's type (0: it joined with JoinGroup, the classic protocol; 1: with ConsumerGroupHeartbeat).
+// - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+import { ApiKey } from '../protocol/generated';
+import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
+
+export interface ConsumerGroupDescribeServices {
+  readonly groups: Pick<GroupCoordinator, 'consumerGroupDescribe'>;
+}
+
+export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe, { minVersion: 0, maxVersion: 1 },
+  (s: ConsumerGroupDescribeServices) => (req) => ({
+    throttleTimeMs: 0,
+    groups: req.groupIds.map((groupId) => {
+      const d = s.groups.consumerGroupDescribe(groupId);
+      return {
+        ...d,
+        members: d.members.map((m) => ({
+          ...m, assignment: { topicPartitions: m.assignment }, targetAssignment: { topicPartitions: m.targetAssignment },
+        })),
+        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
+      };
+    }),
+  }));

@@ -1,0 +1,57 @@
+// ConsumerGroupHeartbeat (key 68), versions 0-1: the consumer rebalance protocol (KIP-848), served
+// by the group coordinator's consumer groups (src/group/consumer-coordinator.ts).
+// - Epoch 0 joins (v0: the coordinator makes the member id; v1: the client's own, required);
+//   -1 leaves; -2 is a static member leaving for a while (its instance id stays reserved).
+// - The answer: the member id and epoch, the heartbeat interval, and the assignment when joining,
+//   on a full request, or when it changed (else null: nothing new).
+// - Errors with Kafka's messages: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, GROUP_ID_NOT_FOUND (the id
+//   of a classic group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
+//   FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION (v1 SubscribedTopicRegex).
+// - A join to a classic group of the consumer protocol upgrades it (group.consumer.migration.policy):
+//   its members stay, of the classic protocol; when the last ConsumerGroupHeartbeat member leaves a
+//   group of classic members, it is a classic group again.
+// - UNSUPPORTED_VERSION while the finalized group.version is 0, as Kafka.
+import { ErrorCode } from '../common/errors';
+import { ApiKey } from '../protocol/generated';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
+
+export interface ConsumerGroupHeartbeatServices {
+  readonly groups: Pick<GroupCoordinator, 'consumerGroupHeartbeat'>;
+  /** The finalized group.version feature. */
+  groupVersion(): number;
+}
+
+export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
+  (s: ConsumerGroupHeartbeatServices) => async (req, ctx) => {
+    if (s.groupVersion() < 1) {
+      return {
+        throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, memberEpoch: 0,
+        heartbeatIntervalMs: 0, assignment: null,
+      };
+    }
+    const result = await s.groups.consumerGroupHeartbeat({
+      apiVersion: ctx.apiVersion,
+      groupId: req.groupId,
+      memberId: req.memberId,
+      memberEpoch: req.memberEpoch,
+      instanceId: req.instanceId ?? null,
+      rackId: req.rackId ?? null,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs ?? -1,
+      subscribedTopicNames: req.subscribedTopicNames ?? null,
+      subscribedTopicRegex: ctx.apiVersion >= 1 ? req.subscribedTopicRegex ?? null : null,
+      serverAssignor: req.serverAssignor ?? null,
+      topicPartitions: req.topicPartitions ?? null,
+      clientId: ctx.clientId ?? '',
+      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+    });
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode,
+      errorMessage: result.errorMessage,
+      memberId: result.memberId,
+      memberEpoch: result.memberEpoch,
+      heartbeatIntervalMs: result.heartbeatIntervalMs,
+      assignment: result.assignment === null ? null : { topicPartitions: result.assignment },
+    };
+  });
