@@ -130,6 +130,11 @@ export class Broker {
     return this.features.groupVersion();
   }
 
+  /** The finalized streams.version (StreamsGroupHeartbeat is served from 1). */
+  streamsVersion(): number {
+    return this.features.streamsVersion();
+  }
+
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
   startTransactions(onlyIfExists = false): Promise<void> {
     return this.transactionsStarter.start(onlyIfExists);

@@ -20,6 +20,7 @@ export const METADATA_VERSION = 'metadata.version';
 export const KRAFT_VERSION = 'kraft.version';
 export const TRANSACTION_VERSION = 'transaction.version';
 export const GROUP_VERSION = 'group.version';
+export const STREAMS_VERSION = 'streams.version';
 
 interface VersionRange {
   readonly minVersion: number;
@@ -33,7 +34,7 @@ export interface SupportedFeature extends VersionRange {
 /**
  * What this broker supports, in the order Kafka 4.4 lists them. Kafka's own ranges where Fjord
  * implements the feature; kraft.version as Kafka lists it, though Fjord's metadata is no KRaft
- * quorum (it is never finalized). share.version, streams.version and ELR are not implemented yet:
+ * quorum (it is never finalized). share.version and ELR are not implemented yet:
  * 0-0 (the README names them as left for later).
  */
 export const SUPPORTED_FEATURES: readonly SupportedFeature[] = [
@@ -41,14 +42,14 @@ export const SUPPORTED_FEATURES: readonly SupportedFeature[] = [
   { name: KRAFT_VERSION, minVersion: 0, maxVersion: 1 },
   { name: METADATA_VERSION, minVersion: 7, maxVersion: 33 },
   { name: 'share.version', minVersion: 0, maxVersion: 0 },
-  { name: 'streams.version', minVersion: 0, maxVersion: 0 },
+  { name: STREAMS_VERSION, minVersion: 0, maxVersion: 1 },
   { name: TRANSACTION_VERSION, minVersion: 0, maxVersion: 2 },
   { name: 'eligible.leader.replicas.version', minVersion: 0, maxVersion: 0 },
 ];
 
 /** A new cluster's levels: Kafka 4.4's defaults for the features Fjord implements. */
 export const DEFAULT_FEATURE_LEVELS: FeatureLevels = Object.freeze({
-  [METADATA_VERSION]: 33, [TRANSACTION_VERSION]: 2, [GROUP_VERSION]: 1,
+  [METADATA_VERSION]: 33, [TRANSACTION_VERSION]: 2, [GROUP_VERSION]: 1, [STREAMS_VERSION]: 1,
 });
 
 /** The metadata.version levels (7-33) that changed the metadata format: Kafka's didMetadataChange. */
@@ -190,6 +191,11 @@ export class Features extends EventEmitter {
   /** group.version: 1 enables KIP-848's consumer groups. */
   groupVersion(): number {
     return this.level(GROUP_VERSION);
+  }
+
+  /** streams.version: 1 enables KIP-1071's streams groups. */
+  streamsVersion(): number {
+    return this.level(STREAMS_VERSION);
   }
 
   /** UpdateFeatures: every update checked, then all written at once (none if one is refused or validateOnly). */

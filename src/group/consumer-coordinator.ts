@@ -297,6 +297,7 @@ export class ConsumerGroupManager {
   private getOrMaybeCreateGroup(groupId: string, create: boolean): ConsumerGroup {
     const group = this.state.consumerGroups.get(groupId);
     if (group) return group;
+    if (this.state.streamsGroups.has(groupId)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
     const classic = this.state.groups.get(groupId);
     const classicLive = classic !== undefined && !classic.is(GroupState.Dead);
     if (!create) {
@@ -761,6 +762,7 @@ export class ConsumerGroupManager {
   private consumerGroup(groupId: string): ConsumerGroup {
     const group = this.state.consumerGroups.get(groupId);
     if (group) return group;
+    if (this.state.streamsGroups.has(groupId)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
     const classic = this.state.groups.get(groupId);
     if (classic && !classic.is(GroupState.Dead)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
     throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} not found.`);
@@ -818,7 +820,8 @@ function throwError(err: Error): never {
   throw err;
 }
 
-function groupOverride(configs: Readonly<Record<string, string>> | undefined, name: string): number | undefined {
+/** A group config override as a number (GROUP config resources hold raw strings), undefined when not set. */
+export function groupOverride(configs: Readonly<Record<string, string>> | undefined, name: string): number | undefined {
   const raw = configs?.[name];
   return raw === undefined ? undefined : Number(raw);
 }

@@ -8,6 +8,7 @@ import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import type { Timer } from '../replica/delayed/timing-wheel';
 import type { ConsumerGroup } from './consumer-group';
 import type { ConsumerGroupRecord } from './consumer-records';
+import type { StreamsGroup } from './streams-group';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
 import { GroupTimers, groupTimersPrefix } from './timers';
@@ -27,6 +28,10 @@ export interface GroupCoordinatorConfig {
   consumerAssignors: readonly string[];
   /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
   consumerMigrationPolicy: string;
+  /** Streams groups (KIP-1071): group.streams.session.timeout.ms, .heartbeat.interval.ms, .num.standby.replicas. */
+  streamsSessionTimeoutMs: number;
+  streamsHeartbeatIntervalMs: number;
+  streamsNumStandbyReplicas: number;
 }
 
 /**
@@ -52,6 +57,8 @@ export class CoordinatorState {
    * holds the committed offsets.
    */
   readonly consumerGroups = new Map<string, ConsumerGroup>();
+  /** The streams groups (KIP-1071), in the same id space, their committed offsets held likewise by an Empty classic group. */
+  readonly streamsGroups = new Map<string, StreamsGroup>();
   readonly timers: GroupTimers;
   readonly hosted = new Map<number, HostedPartition>();
   closed = false;
@@ -88,6 +95,11 @@ export class CoordinatorState {
     return partition.status === 'loading' ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE;
   }
 
+  /** The consumer or streams group of the id: a group whose members commit and fetch offsets with member epochs. */
+  modernGroup(groupId: string): ConsumerGroup | StreamsGroup | undefined {
+    return this.consumerGroups.get(groupId) ?? this.streamsGroups.get(groupId);
+  }
+
   validateMember(group: ClassicGroup, memberId: string, groupInstanceId: string | null): number {
     if (groupInstanceId !== null) {
       const current = group.staticMemberId(groupInstanceId);
@@ -112,6 +124,7 @@ export class CoordinatorState {
     this.timers.cancelAll(groupTimersPrefix(group.groupId));
     // An empty consumer group of the id goes with the offsets the classic group held for it.
     const consumerTombstones = this.consumerGroups.get(group.groupId)?.members.size === 0 ? this.dropConsumerGroup(group.groupId) : [];
+    if (this.streamsGroups.get(group.groupId)?.members.size === 0) this.dropStreamsGroup(group.groupId);
     const code = await this.write(group.groupId, (store) => store.deleteGroup(group.groupId, offsetKeys, consumerTombstones));
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
     return code;
@@ -128,6 +141,15 @@ export class CoordinatorState {
     this.timers.cancelAll(groupTimersPrefix(groupId));
     this.consumerGroups.delete(groupId);
     return group.tombstones();
+  }
+
+  /** The streams group of the id goes at once (its committed offsets, in the classic group of the id, stay). */
+  dropStreamsGroup(groupId: string): void {
+    const group = this.streamsGroups.get(groupId);
+    if (!group) return;
+    group.dead = true;
+    this.timers.cancelAll(groupTimersPrefix(groupId));
+    this.streamsGroups.delete(groupId);
   }
 
   /**

@@ -23,6 +23,7 @@ import {
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
+import { StreamsGroupManager, type InternalTopicCreator, type StreamsGroupDescription, type StreamsHeartbeatRequest, type StreamsHeartbeatResult } from './streams-coordinator';
 import { retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
@@ -38,6 +39,8 @@ export interface GroupCoordinatorDeps {
   topics?: ConsumerGroupTopics;
   /** Each group's config overrides (consumer.session.timeout.ms, consumer.heartbeat.interval.ms). */
   groupConfig?: GroupConfigLookup;
+  /** Creates the internal topics of streams groups; none created when absent. */
+  createInternalTopics?: InternalTopicCreator;
 }
 
 const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
@@ -46,7 +49,7 @@ export interface GroupOverview {
   groupId: string;
   protocolType: string;
   state: string;
-  type: 'classic' | 'consumer';
+  type: 'classic' | 'consumer' | 'streams';
 }
 
 export interface GroupDescription {
@@ -65,12 +68,15 @@ export interface GroupDescription {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** The protocol type ListGroups shows for a streams group (Kafka's StreamsGroup.PROTOCOL_TYPE). */
+const STREAMS_PROTOCOL_TYPE = 'streams';
 
 export class GroupCoordinator {
   private readonly state: CoordinatorState;
   private readonly rebalance: RebalanceManager;
   private readonly offsets: OffsetMetadataManager;
   private readonly consumer: ConsumerGroupManager;
+  private readonly streams: StreamsGroupManager;
   /** The last leader epoch seen per partition of __consumer_offsets: older elections and resignations are stale. */
   private readonly epochs = new Map<number, number>();
   private readonly loadsInFlight = new Set<Promise<void>>();
@@ -95,6 +101,10 @@ export class GroupCoordinator {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
       maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
     }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
+    this.streams = new StreamsGroupManager(this.state, {
+      sessionTimeoutMs: config.streamsSessionTimeoutMs, heartbeatIntervalMs: config.streamsHeartbeatIntervalMs,
+      numStandbyReplicas: config.streamsNumStandbyReplicas,
+    }, deps.topics ?? NO_TOPICS, deps.createInternalTopics ?? (() => Promise.resolve()), deps.groupConfig);
   }
 
   // ================================================================= lifecycle
@@ -218,6 +228,9 @@ export class GroupCoordinator {
     for (const group of [...this.state.consumerGroups.values()]) {
       if (this.state.partitionFor(group.groupId) === p.index) this.state.dropConsumerGroup(group.groupId);
     }
+    for (const group of [...this.state.streamsGroups.values()]) {
+      if (this.state.partitionFor(group.groupId) === p.index) this.state.dropStreamsGroup(group.groupId);
+    }
   }
 
   private loadGroup(l: LoadedGroup): void {
@@ -317,6 +330,16 @@ export class GroupCoordinator {
     return this.state.consumerGroups.get(groupId);
   }
 
+  // ================================================================= streams groups (KIP-1071)
+
+  streamsGroupHeartbeat(req: StreamsHeartbeatRequest): StreamsHeartbeatResult {
+    return this.streams.heartbeat(req);
+  }
+
+  streamsGroupDescribe(groupId: string): StreamsGroupDescription {
+    return this.streams.describe(groupId);
+  }
+
 
   // ================================================================= offsets
 
@@ -367,11 +390,14 @@ export class GroupCoordinator {
     const groups: GroupOverview[] = [];
     for (const g of this.state.groups.values()) {
       // A classic group of a consumer group's id only holds its offsets.
-      if (g.is(GroupState.Dead) || this.state.consumerGroups.has(g.groupId) || !wanted('classic', g.state)) continue;
+      if (g.is(GroupState.Dead) || this.state.modernGroup(g.groupId) || !wanted('classic', g.state)) continue;
       groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, type: 'classic' });
     }
     for (const g of this.state.consumerGroups.values()) {
       if (wanted('consumer', g.state)) groups.push({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, state: g.state, type: 'consumer' });
+    }
+    for (const g of this.state.streamsGroups.values()) {
+      if (wanted('streams', g.state)) groups.push({ groupId: g.groupId, protocolType: STREAMS_PROTOCOL_TYPE, state: g.state, type: 'streams' });
     }
     return { errorCode: ErrorCode.NONE, groups };
   }
@@ -382,7 +408,7 @@ export class GroupCoordinator {
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
     // A consumer group's id is not a classic group's (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
-    if (this.state.consumerGroups.has(groupId)) {
+    if (this.state.modernGroup(groupId)) {
       return { ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} is not a classic group.`, state: GroupState.Dead };
     }
     if (!group) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
@@ -419,6 +445,14 @@ export class GroupCoordinator {
       if (!classicLive) {
         const tombstones = this.state.dropConsumerGroup(groupId);
         return this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
+      }
+    }
+    const streamsGroup = this.state.streamsGroups.get(groupId);
+    if (streamsGroup) {
+      if (streamsGroup.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+      if (!classicLive) {
+        this.state.dropStreamsGroup(groupId);
+        return ErrorCode.NONE;
       }
     }
     if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;

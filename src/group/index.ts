@@ -3,6 +3,7 @@
 // broker leads (a single broker: all of them). Until then the group APIs answer
 // COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
 import type { Logger } from 'pino';
+import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { PartitionRecord } from '../cluster/metadata-store';
@@ -26,13 +27,29 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     consumerMaxSize: config.getInt('group.consumer.max.size'),
     consumerAssignors: config.getList('group.consumer.assignors'),
     consumerMigrationPolicy: config.getString('group.consumer.migration.policy'),
+    streamsSessionTimeoutMs: config.getInt('group.streams.session.timeout.ms'),
+    streamsHeartbeatIntervalMs: config.getInt('group.streams.heartbeat.interval.ms'),
+    streamsNumStandbyReplicas: config.getInt('group.streams.num.standby.replicas'),
   };
 }
 
-/** `controller`: the topics consumer groups assign, and each group's configs (GROUP config resources). */
+/**
+ * `controller`: the topics consumer groups assign, each group's configs (GROUP config resources),
+ * and the creation of streams groups' internal topics (as Kafka's broker creates them).
+ */
 export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger): GroupCoordinator {
   return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
-    { topics: controller, groupConfig: (groupId) => controller.groupConfigs(groupId) });
+    {
+      topics: controller, groupConfig: (groupId) => controller.groupConfigs(groupId),
+      createInternalTopics: async (topics) => {
+        for (const t of topics) {
+          const res = await controller.createTopic({ ...t, assignments: [] }, false);
+          if (res.errorCode !== ErrorCode.NONE && res.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
+            log.warn({ topic: t.name, errorCode: res.errorCode, errorMessage: res.errorMessage }, 'could not create an internal topic of a streams group');
+          }
+        }
+      },
+    });
 }
 
 /**

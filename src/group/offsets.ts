@@ -131,9 +131,9 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, true);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    const consumerGroup = this.state.consumerGroups.get(req.groupId);
-    if (consumerGroup) {
-      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, false, req.apiVersion);
+    const modernGroup = this.state.modernGroup(req.groupId);
+    if (modernGroup) {
+      const error = modernGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, false, req.apiVersion);
       if (error) return all(error);
       group ??= this.state.createGroup(req.groupId);
     } else {
@@ -176,9 +176,9 @@ export class OffsetMetadataManager {
     const statusError = this.state.validateStatus(req.groupId, false);
     if (statusError) return all(statusError);
     let group = this.groups.get(req.groupId);
-    const consumerGroup = this.state.consumerGroups.get(req.groupId);
-    if (consumerGroup) {
-      const error = consumerGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, true);
+    const modernGroup = this.state.modernGroup(req.groupId);
+    if (modernGroup) {
+      const error = modernGroup.validateOffsetCommit(req.memberId, req.groupInstanceId, req.generationId, true);
       if (error) return all(error);
       group ??= this.state.createGroup(req.groupId);
     } else {
@@ -295,7 +295,7 @@ export class OffsetMetadataManager {
     member: FetchingMember = NO_FETCHING_MEMBER): FetchResult {
     const statusError = this.state.validateStatus(groupId, true);
     if (statusError) return { errorCode: statusError, topics: [] };
-    const memberError = this.state.consumerGroups.get(groupId)?.validateOffsetFetch(member.memberId, member.memberEpoch);
+    const memberError = this.state.modernGroup(groupId)?.validateOffsetFetch(member.memberId, member.memberEpoch);
     if (memberError) return { errorCode: memberError, topics: [] };
     const found = this.groups.get(groupId);
     const group = found && !found.is(GroupState.Dead) ? found : undefined;
@@ -327,14 +327,14 @@ export class OffsetMetadataManager {
     const found = this.groups.get(groupId);
     const group = found && !found.is(GroupState.Dead) ? found : undefined;
     // A consumer group's offsets are in the classic group of its id, if it committed any.
-    const consumerGroup = this.state.consumerGroups.get(groupId);
-    if (!consumerGroup) {
+    const modernGroup = this.state.modernGroup(groupId);
+    if (!modernGroup) {
       if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
       if (!group.is(GroupState.Empty) && !group.usesConsumerProtocol()) return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
     }
     const doomed: TopicPartitionKey[] = [];
     const result = topics.map((t) => {
-      const subscribed = consumerGroup ? consumerGroup.isSubscribedToTopic(t.name) : group?.isSubscribedToTopic(t.name) ?? false;
+      const subscribed = modernGroup ? modernGroup.isSubscribedToTopic(t.name) : group?.isSubscribedToTopic(t.name) ?? false;
       return {
         name: t.name,
         partitions: t.partitions.map((partition) => {
@@ -399,12 +399,12 @@ export class OffsetMetadataManager {
       if (offsetsPartition !== undefined && this.state.partitionFor(group.groupId) !== offsetsPartition) continue;
       // A consumer group's offsets (held by the classic group of its id) age from their commit, as
       // Kafka's ConsumerGroup has them, except those of topics it subscribes to; it goes once empty.
-      const consumerGroup = this.state.consumerGroups.get(group.groupId);
-      const base = consumerGroup ? (o: TopicPartitionOffset) => o.commitTimestamp : expirationBase(group);
+      const modernGroup = this.state.modernGroup(group.groupId);
+      const base = modernGroup ? (o: TopicPartitionOffset) => o.commitTimestamp : expirationBase(group);
       if (base === null) continue;
-      const subscribed = (topic: string): boolean => (consumerGroup ? consumerGroup.isSubscribedToTopic(topic) : group.isSubscribedToTopic(topic));
+      const subscribed = (topic: string): boolean => (modernGroup ? modernGroup.isSubscribedToTopic(topic) : group.isSubscribedToTopic(topic));
       const expired: TopicPartitionKey[] = [];
-      let allExpired = (consumerGroup?.members.size ?? 0) === 0;
+      let allExpired = (modernGroup?.members.size ?? 0) === 0;
       for (const [key, o] of group.offsets) {
         // Not while a commit of it is being written or a transaction has an offset of it pending.
         const isExpired = !subscribed(o.topic) && !group.pendingCommits.has(key) && !group.hasPendingTxnOffset(key) &&

@@ -67,3 +67,5 @@ export const consumerJoinKey = (groupId: string, memberId: string): string => JS
 export const consumerSyncKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-sync', memberId]);
 // Not a JSON array: no group's prefix can match it.
 export const retentionKey = (offsetsPartition: number): string => `offsets-retention-${offsetsPartition}`;
+export const streamsSessionKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'streams-session', memberId]);
+export const streamsRebalanceKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'streams-rebalance', memberId]);

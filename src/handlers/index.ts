@@ -37,6 +37,9 @@ import { offsetDelete } from './offset-delete';
 import { txnOffsetCommit } from './txn-offset-commit';
 import { consumerGroupHeartbeat } from './consumer-group-heartbeat';
 import { consumerGroupDescribe } from './consumer-group-describe';
+import { streamsGroupHeartbeat } from './streams-group-heartbeat';
+import { streamsGroupDescribe } from './streams-group-describe';
+import { streamsGroupTopologyDescriptionUpdate } from './streams-group-topology-description-update';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addPartitionsToTxn } from './add-partitions-to-txn';
 import { addOffsetsToTxn } from './add-offsets-to-txn';
@@ -56,6 +59,7 @@ const definitions = [
   describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
+  streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
   describeAcls, createAcls, deleteAcls,

@@ -13,6 +13,7 @@ import type {
 } from '../../src/group/store';
 import { Writer } from '../../src/protocol/primitives';
 import { retentionKey } from '../../src/group/timers';
+import type { InternalTopicToCreate } from '../../src/group/streams-topology';
 import { Timer } from '../../src/replica/delayed/timing-wheel';
 
 export type Write =
@@ -112,6 +113,9 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   consumerMaxSize: 1000,
   consumerAssignors: ['uniform', 'range'],
   consumerMigrationPolicy: 'bidirectional',
+  streamsSessionTimeoutMs: 45_000,
+  streamsHeartbeatIntervalMs: 5000,
+  streamsNumStandbyReplicas: 0,
 };
 
 /** Lets resolved promises' callbacks run. */
@@ -169,10 +173,21 @@ export class Harness {
   readonly topics = new FakeTopics();
   /** Each group's config overrides, as GROUP config resources would set them. */
   readonly groupConfigs = new Map<string, Record<string, string>>();
+  /** The internal topics streams groups had created (each created at once in `topics`). */
+  readonly internalTopicsCreated: InternalTopicToCreate[] = [];
 
   constructor(readonly store = new FakeStore(), config: Partial<GroupCoordinatorConfig> = {}) {
     this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now,
-      { topics: this.topics, groupConfig: (groupId) => this.groupConfigs.get(groupId) });
+      {
+        topics: this.topics, groupConfig: (groupId) => this.groupConfigs.get(groupId),
+        createInternalTopics: (topics) => {
+          for (const t of topics) {
+            this.internalTopicsCreated.push(t);
+            this.topics.set(t.name, t.numPartitions);
+          }
+          return Promise.resolve();
+        },
+      });
   }
 
   static async start(config: Partial<GroupCoordinatorConfig> = {}, store = new FakeStore()): Promise<Harness> {

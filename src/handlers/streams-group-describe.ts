@@ -1,0 +1,46 @@
+// StreamsGroupDescribe (key 89), versions 0-1: streams groups (KIP-1071) as the coordinator has them.
+// - Per group: state (Empty, NotReady, Assigning, Reconciling, Stable), group epoch, target
+//   assignment epoch, the topology (subtopologies with their source, repartition and changelog
+//   topics), and each member's process, endpoint, client tags, epochs, tasks and target tasks.
+// - GROUP_ID_NOT_FOUND with Kafka's message for an unknown id ("Group X not found.") and for another
+//   kind of group's ("Group X is not a streams group."); NOT_COORDINATOR and
+//   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
+// - v1: no topology description (none was stored: no plugin, status 0), the assignor `sticky`.
+// - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+import { ApiKey } from '../protocol/generated';
+import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
+
+export interface StreamsGroupDescribeServices {
+  readonly groups: Pick<GroupCoordinator, 'streamsGroupDescribe'>;
+}
+
+export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, { minVersion: 0, maxVersion: 1 },
+  (s: StreamsGroupDescribeServices) => (req) => ({
+    throttleTimeMs: 0,
+    groups: req.groupIds.map((groupId) => {
+      const d = s.groups.streamsGroupDescribe(groupId);
+      return {
+        errorCode: d.errorCode,
+        errorMessage: d.errorMessage,
+        groupId: d.groupId,
+        groupState: d.groupState,
+        groupEpoch: d.groupEpoch,
+        assignmentEpoch: d.assignmentEpoch,
+        topology: d.topology === null ? null : {
+          epoch: d.topology.epoch,
+          subtopologies: d.topology.subtopologies.map((st) => ({
+            subtopologyId: st.subtopologyId, sourceTopics: [...st.sourceTopics], repartitionSinkTopics: [...st.repartitionSinkTopics],
+            stateChangelogTopics: st.stateChangelogTopics.map((t) => ({ ...t, topicConfigs: [...t.topicConfigs] })),
+            repartitionSourceTopics: st.repartitionSourceTopics.map((t) => ({ ...t, topicConfigs: [...t.topicConfigs] })),
+          })),
+        },
+        members: d.members.map((m) => ({ ...m, taskOffsets: [], taskEndOffsets: [], isClassic: false })),
+        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
+        topologyDescription: null,
+        topologyDescriptionStatus: 0,
+        assignorName: d.errorCode === 0 ? 'sticky' : null,
+      };
+    }),
+  }));

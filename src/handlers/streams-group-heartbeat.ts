@@ -1,0 +1,79 @@
+// StreamsGroupHeartbeat (key 88), versions 0-1: the streams rebalance protocol (KIP-1071, Kafka
+// Streams' group.protocol=streams), served by the group coordinator's streams groups
+// (src/group/streams-coordinator.ts).
+// - Epoch 0 joins with the topology (the client's own member id); -1 leaves; -2 is a static
+//   member leaving for a while.
+// - The answer: the member epoch, the heartbeat interval, the acceptable recovery lag and task
+//   offset interval (Kafka's defaults), the statuses (missing source or internal topics, which the
+//   broker creates; a stale topology; a requested application shutdown), the tasks when joining or
+//   when they changed (else null), and the endpoints' partitions when the client's are out of date.
+// - Errors with Kafka's messages: INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY, GROUP_ID_NOT_FOUND (the
+//   id of another kind of group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID.
+// - v1: TopologyDescriptionRequired, always false (no topology description plugin, as Kafka without one).
+// - UNSUPPORTED_VERSION while the finalized streams.version is 0, as Kafka.
+import { ErrorCode } from '../common/errors';
+import { ApiKey } from '../protocol/generated';
+import type { GroupCoordinator } from '../group';
+import { defineHandler } from './handler';
+
+export interface StreamsGroupHeartbeatServices {
+  readonly groups: Pick<GroupCoordinator, 'streamsGroupHeartbeat'>;
+  /** The finalized streams.version feature. */
+  streamsVersion(): number;
+}
+
+export const streamsGroupHeartbeat = defineHandler(ApiKey.StreamsGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
+  (s: StreamsGroupHeartbeatServices) => (req, ctx) => {
+    if (s.streamsVersion() < 1) {
+      return {
+        throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: req.memberId, memberEpoch: 0,
+        heartbeatIntervalMs: 0, acceptableRecoveryLagLegacy: 0, taskOffsetIntervalMs: 0, status: null, endpointInformationEpoch: 0,
+      };
+    }
+    const topology = req.topology ?? null;
+    const r = s.groups.streamsGroupHeartbeat({
+      groupId: req.groupId,
+      memberId: req.memberId,
+      memberEpoch: req.memberEpoch,
+      endpointInformationEpoch: req.endpointInformationEpoch,
+      instanceId: req.instanceId ?? null,
+      rackId: req.rackId ?? null,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs ?? -1,
+      topology: topology === null ? null : {
+        epoch: topology.epoch,
+        subtopologies: topology.subtopologies.map((st) => ({
+          subtopologyId: st.subtopologyId, sourceTopics: st.sourceTopics, repartitionSinkTopics: st.repartitionSinkTopics,
+          stateChangelogTopics: st.stateChangelogTopics, repartitionSourceTopics: st.repartitionSourceTopics,
+          copartitionGroups: st.copartitionGroups,
+        })),
+      },
+      sourceTopicRegexes: topology?.subtopologies.flatMap((st) => st.sourceTopicRegex) ?? [],
+      activeTasks: req.activeTasks ?? null,
+      standbyTasks: req.standbyTasks ?? null,
+      warmupTasks: req.warmupTasks ?? null,
+      processId: req.processId ?? null,
+      userEndpoint: req.userEndpoint ?? null,
+      clientTags: req.clientTags ?? null,
+      shutdownApplication: req.shutdownApplication ?? false,
+      clientId: ctx.clientId ?? '',
+      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+    });
+    return {
+      throttleTimeMs: 0,
+      errorCode: r.errorCode,
+      errorMessage: r.errorMessage,
+      memberId: r.memberId,
+      memberEpoch: r.memberEpoch,
+      heartbeatIntervalMs: r.heartbeatIntervalMs,
+      acceptableRecoveryLagLegacy: r.acceptableRecoveryLag,
+      acceptableRecoveryLag: BigInt(r.acceptableRecoveryLag),
+      taskOffsetIntervalMs: r.taskOffsetIntervalMs,
+      status: r.status,
+      activeTasks: r.activeTasks,
+      standbyTasks: r.standbyTasks,
+      warmupTasks: r.warmupTasks,
+      topologyDescriptionRequired: false,
+      endpointInformationEpoch: r.endpointInformationEpoch,
+      partitionsByUserEndpoint: r.partitionsByUserEndpoint,
+    };
+  });
