@@ -52,7 +52,7 @@ describe('features in a cluster of two brokers on etcd', function () {
 
   it('starts a new cluster at Kafka 4.4\'s defaults, the same on both brokers', async () => {
     for (const i of [0, 1]) {
-      expect(levelsOf(await apiVersions(i))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1 });
+      expect(levelsOf(await apiVersions(i))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1 });
     }
   });
 

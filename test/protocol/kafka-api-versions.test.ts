@@ -36,7 +36,6 @@ const LATER = new Map<number, string>([
   ...[17, 36, ...range(38, 41), ...range(48, 51)].map((k) => [k, 'SASL, delegation tokens, quotas, SCRAM: issue 16'] as const),
   ...[43, 45, 46, 34].map((k) => [k, 'ElectLeaders, partition reassignments, AlterReplicaLogDirs: issue 15'] as const),
   ...[55, 80, 81, 64, 94].map((k) => [k, 'KRaft quorum APIs: not applicable, the controller keeps its state in etcd'] as const),
-  ...[88, 89, 93].map((k) => [k, 'streams groups (KIP-1071): no issue yet'] as const),
 ]);
 
 const API_NAMES = new Map<number, string>(Object.entries(ApiKey).map(([name, key]) => [key, name]));
@@ -93,8 +92,8 @@ describe('ApiVersions side by side with Kafka 4.4.0', function () {
     expect(levels(captured.finalizedFeatures)).to.deep.equal(levels(answer.finalizedFeatures ?? []));
   });
 
-  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version)', () => {
-    for (const name of ['transaction.version', 'group.version']) {
+  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version, streams.version)', () => {
+    for (const name of ['transaction.version', 'group.version', 'streams.version']) {
       const kafka = KAFKA.finalizedFeatures.find((f) => f.name === name);
       const ours = (answer.finalizedFeatures ?? []).find((f) => f.name === name);
       expect(ours?.maxVersionLevel, `${name} finalized`).to.equal(kafka?.maxVersionLevel);
