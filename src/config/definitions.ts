@@ -486,7 +486,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.streams.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest streams.heartbeat.interval.ms a group may set' },
   { name: 'group.streams.num.standby.replicas', type: 'int', default: '0', validator: atLeast(0), doc: 'Standby replicas of each streams task' },
   { name: 'group.streams.max.standby.replicas', type: 'int', default: '2', validator: atLeast(0), doc: 'Largest streams.num.standby.replicas a group may set' },
-  { name: 'group.streams.initial.rebalance.delay.ms', type: 'int', default: '3000', validator: atLeast(0), doc: 'Wait before a new streams group\'s first assignment', noEffect: true },
+  { name: 'group.streams.initial.rebalance.delay.ms', type: 'int', default: '3000', validator: atLeast(0), doc: 'Wait before a new streams group\'s first assignment' },
   { name: 'group.streams.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a streams group', noEffect: true },
   { name: 'group.streams.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest streams.assignment.interval.ms a group may set' },
   { name: 'group.streams.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest streams.assignment.interval.ms a group may set' },

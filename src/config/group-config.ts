@@ -51,7 +51,7 @@ export const GROUP_CONFIG_DEFS: GroupConfigKeyDef[] = [
   { name: 'streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.streams.session.timeout.ms', doc: 'Session timeout of this streams group\'s members' },
   { name: 'streams.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.streams.heartbeat.interval.ms', doc: 'Heartbeat interval of this streams group\'s members' },
   { name: 'streams.num.standby.replicas', type: 'int', default: '0', validator: atLeast(0), brokerSynonym: 'group.streams.num.standby.replicas', doc: 'Standby replicas of each task' },
-  { name: 'streams.initial.rebalance.delay.ms', type: 'int', default: '3000', validator: atLeast(0), brokerSynonym: 'group.streams.initial.rebalance.delay.ms', doc: 'Wait before the group\'s first assignment', noEffect: true },
+  { name: 'streams.initial.rebalance.delay.ms', type: 'int', default: '3000', validator: atLeast(0), brokerSynonym: 'group.streams.initial.rebalance.delay.ms', doc: 'Wait before the group\'s first assignment' },
   { name: 'streams.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.streams.assignment.interval.ms', doc: 'Least time between two target assignments of this streams group', noEffect: true },
   { name: 'streams.assignor.name', type: 'string', default: 'sticky', brokerSynonym: 'group.streams.assignors', doc: 'Task assignor of this streams group', noEffect: true },
   { name: 'streams.rack.aware.assignment.tags', type: 'list', default: '', brokerSynonym: 'group.streams.rack.aware.assignment.tags', doc: 'Client tags that rack-aware assignment spreads standbys over', noEffect: true },

@@ -28,10 +28,11 @@ export interface GroupCoordinatorConfig {
   consumerAssignors: readonly string[];
   /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
   consumerMigrationPolicy: string;
-  /** Streams groups (KIP-1071): group.streams.session.timeout.ms, .heartbeat.interval.ms, .num.standby.replicas. */
+  /** Streams groups (KIP-1071): group.streams.session.timeout.ms, .heartbeat.interval.ms, .num.standby.replicas, .initial.rebalance.delay.ms. */
   streamsSessionTimeoutMs: number;
   streamsHeartbeatIntervalMs: number;
   streamsNumStandbyReplicas: number;
+  streamsInitialRebalanceDelayMs: number;
 }
 
 /**

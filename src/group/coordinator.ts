@@ -103,7 +103,7 @@ export class GroupCoordinator {
     }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
     this.streams = new StreamsGroupManager(this.state, {
       sessionTimeoutMs: config.streamsSessionTimeoutMs, heartbeatIntervalMs: config.streamsHeartbeatIntervalMs,
-      numStandbyReplicas: config.streamsNumStandbyReplicas,
+      numStandbyReplicas: config.streamsNumStandbyReplicas, initialRebalanceDelayMs: config.streamsInitialRebalanceDelayMs,
     }, deps.topics ?? NO_TOPICS, deps.createInternalTopics ?? (() => Promise.resolve()), deps.groupConfig);
   }
 

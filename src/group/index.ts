@@ -30,6 +30,7 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     streamsSessionTimeoutMs: config.getInt('group.streams.session.timeout.ms'),
     streamsHeartbeatIntervalMs: config.getInt('group.streams.heartbeat.interval.ms'),
     streamsNumStandbyReplicas: config.getInt('group.streams.num.standby.replicas'),
+    streamsInitialRebalanceDelayMs: config.getInt('group.streams.initial.rebalance.delay.ms'),
   };
 }
 

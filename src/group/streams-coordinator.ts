@@ -36,6 +36,8 @@ export interface StreamsGroupConfig {
   heartbeatIntervalMs: number;
   /** group.streams.num.standby.replicas */
   numStandbyReplicas: number;
+  /** group.streams.initial.rebalance.delay.ms: how long a new group waits before its first assignment of tasks. */
+  initialRebalanceDelayMs: number;
 }
 
 /** Creates internal topics (repartition, changelog) of a streams group; failures are only logged, the next heartbeat reports what is still missing. */
@@ -81,7 +83,7 @@ export interface StreamsHeartbeatResult {
   heartbeatIntervalMs: number;
   acceptableRecoveryLag: number;
   taskOffsetIntervalMs: number;
-  status: StatusEntry[] | null;
+  status: StatusEntry[];
   /** Sent when joining, when the member's tasks changed, or when what it owns is not what it has; else null. */
   activeTasks: WireTasks | null;
   standbyTasks: WireTasks | null;
@@ -111,6 +113,14 @@ const ACCEPTABLE_RECOVERY_LAG = 10_000;
 const TASK_OFFSET_INTERVAL_MS = 60_000;
 const SHUTDOWN_DETAIL = 'A KafkaStreams instance encountered a fatal error and requested a shutdown for the entire application.';
 
+/** An answer's defaults (Kafka's response data as constructed): errors and leaves carry only these. */
+const NOTHING: StreamsHeartbeatResult = {
+  errorCode: ErrorCode.NONE, errorMessage: null, memberId: '', memberEpoch: 0, heartbeatIntervalMs: 0, acceptableRecoveryLag: -1,
+  taskOffsetIntervalMs: 0, status: [], activeTasks: null, standbyTasks: null, warmupTasks: null, endpointInformationEpoch: 0,
+  partitionsByUserEndpoint: null,
+};
+const ASSIGNMENT_DELAYED_DETAIL = 'Assignment delayed due to the configured initial rebalance delay.';
+
 class GroupError extends Error {
   constructor(readonly code: number, message = '') {
     super(message);
@@ -135,11 +145,7 @@ export class StreamsGroupManager {
       return req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
-      return {
-        errorCode: err.code, errorMessage: err.message || null, memberId: req.memberId, memberEpoch: 0, heartbeatIntervalMs: 0,
-        acceptableRecoveryLag: ACCEPTABLE_RECOVERY_LAG, taskOffsetIntervalMs: TASK_OFFSET_INTERVAL_MS, status: null,
-        activeTasks: null, standbyTasks: null, warmupTasks: null, endpointInformationEpoch: 0, partitionsByUserEndpoint: null,
-      };
+      return { ...NOTHING, errorCode: err.code, errorMessage: err.message || null };
     }
   }
 
@@ -178,25 +184,34 @@ export class StreamsGroupManager {
     const topologyChanged = topology !== group.topology || metadataHash !== group.metadataHash;
     const configured = topology === null ? null : topologyChanged || group.configured === null
       ? configureTopology(topology, (t) => this.topics.topic(t)?.partitions.length) : group.configured;
+    // A new group's first assignment of tasks waits for the initial rebalance delay.
+    const isNew = !this.state.streamsGroups.has(group.groupId);
+    const delayedUntilMs = isNew ? this.state.now() + this.initialRebalanceDelayMs(group.groupId) : group.assignmentDelayedUntilMs;
+    const delayed = this.state.now() < delayedUntilMs;
     const bumpEpoch = group.groupEpoch === 0 || replaced !== undefined || !group.members.has(updated.memberId) ||
       !sameMemberMetadata(member, updated) || topologyChanged;
-    const groupEpoch = bumpEpoch ? group.groupEpoch + 1 : group.groupEpoch;
+    let groupEpoch = bumpEpoch ? group.groupEpoch + 1 : group.groupEpoch;
 
-    // 3. The target assignment, new if the group epoch moved past it (no tasks while the topology is not ready).
+    // 3. The target assignment, new if the group epoch moved past it (no tasks while the topology is
+    // not ready). While delayed, a new group's first target gives no tasks and the group epoch moves
+    // past it, for the real one to be computed once the delay is over; later ones wait.
     const members = new Map(group.members);
     if (replaced) members.delete(replaced.memberId);
     members.set(updated.memberId, updated);
     let targetAssignment: Map<string, TasksTuple> | null = null;
-    if (groupEpoch > group.assignmentEpoch) {
+    if (groupEpoch > group.assignmentEpoch && !(delayed && group.assignmentEpoch > 0)) {
       const previous = new Map(group.targetAssignment);
       if (replaced) previous.set(updated.memberId, previous.get(replaced.memberId) ?? NO_TASKS);
-      targetAssignment = assignTasks({
-        members: new Map([...members].map(([id, m]) => [id, { processId: m.processId, previous: previous.get(id) ?? NO_TASKS }])),
-        subtopologies: configured?.tasks ?? new Map(),
-        numStandbyReplicas: this.numStandbyReplicas(group.groupId),
-      });
+      targetAssignment = delayed
+        ? new Map([...members.keys()].map((id) => [id, NO_TASKS]))
+        : assignTasks({
+          members: new Map([...members].map(([id, m]) => [id, { processId: m.processId, previous: previous.get(id) ?? NO_TASKS }])),
+          subtopologies: configured?.tasks ?? new Map(),
+          numStandbyReplicas: this.numStandbyReplicas(group.groupId),
+        });
     }
     const targetEpoch = targetAssignment ? groupEpoch : group.assignmentEpoch;
+    if (targetAssignment && delayed) groupEpoch++;
     const target = (targetAssignment ?? group.targetAssignment).get(updated.memberId) ?? NO_TASKS;
 
     // 4. The member towards its target.
@@ -209,6 +224,7 @@ export class StreamsGroupManager {
     // Everything checked: the group changes in one go.
     if (!this.state.streamsGroups.has(group.groupId)) this.state.streamsGroups.set(group.groupId, group);
     group.groupEpoch = groupEpoch;
+    group.assignmentDelayedUntilMs = delayedUntilMs;
     group.topology = topology;
     group.configured = configured;
     group.metadataHash = metadataHash;
@@ -219,16 +235,19 @@ export class StreamsGroupManager {
     if (targetAssignment) {
       group.targetAssignment.clear();
       for (const [id, tasks] of targetAssignment) group.targetAssignment.set(id, tasks);
-      group.assignmentEpoch = groupEpoch;
+      group.assignmentEpoch = targetEpoch;
     }
     const tasksChanged = !sameTasks(member.assigned, reconciled.assigned);
-    if (tasksChanged || !sameMemberMetadata(member, reconciled)) group.endpointInformationEpoch++;
+    // Members learn again where tasks are when a member with an endpoint changed its tasks or its endpoint.
+    const endpointChanged = member.userEndpoint?.host !== reconciled.userEndpoint?.host || member.userEndpoint?.port !== reconciled.userEndpoint?.port;
+    if ((reconciled.userEndpoint !== null && tasksChanged) || endpointChanged) group.endpointInformationEpoch++;
     group.updateMember(reconciled);
     if (req.shutdownApplication) group.shutdownRequested = true;
     if (configured && configured.internalTopicsToCreate.length > 0) this.createTopics(group.groupId, configured.internalTopicsToCreate);
     this.scheduleRebalanceTimeout(group, reconciled);
     this.scheduleSessionTimeout(group.groupId, reconciled.memberId);
 
+    if (delayed && group.groupEpoch > group.assignmentEpoch) statuses.push({ statusCode: StreamsStatus.AssignmentDelayed, statusDetail: ASSIGNMENT_DELAYED_DETAIL });
     statuses.push(...(configured?.statuses ?? []));
     if (group.shutdownRequested) statuses.push({ statusCode: StreamsStatus.ShutdownApplication, statusDetail: SHUTDOWN_DETAIL });
     const sendTasks = joining || tasksChanged || (owned !== null && !sameTasks(owned, reconciled.assigned));
@@ -324,11 +343,7 @@ export class StreamsGroupManager {
     } else {
       this.fence(group, member);
     }
-    return {
-      errorCode: ErrorCode.NONE, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0,
-      acceptableRecoveryLag: ACCEPTABLE_RECOVERY_LAG, taskOffsetIntervalMs: TASK_OFFSET_INTERVAL_MS, status: null,
-      activeTasks: null, standbyTasks: null, warmupTasks: null, endpointInformationEpoch: group.endpointInformationEpoch, partitionsByUserEndpoint: null,
-    };
+    return { ...NOTHING, memberId: req.memberId, memberEpoch: req.memberEpoch };
   }
 
   /** The member leaves the group: the group epoch is bumped, for a new target assignment. */
@@ -336,7 +351,7 @@ export class StreamsGroupManager {
     group.removeMember(member.memberId);
     this.cancelTimers(group.groupId, member.memberId);
     group.groupEpoch++;
-    group.endpointInformationEpoch++;
+    if (member.userEndpoint !== null) group.endpointInformationEpoch++;
     if (group.members.size === 0) group.shutdownRequested = false;
   }
 
@@ -374,6 +389,10 @@ export class StreamsGroupManager {
 
   private heartbeatIntervalMs(groupId: string): number {
     return groupOverride(this.groupConfig(groupId), 'streams.heartbeat.interval.ms') ?? this.config.heartbeatIntervalMs;
+  }
+
+  private initialRebalanceDelayMs(groupId: string): number {
+    return groupOverride(this.groupConfig(groupId), 'streams.initial.rebalance.delay.ms') ?? this.config.initialRebalanceDelayMs;
   }
 
   private numStandbyReplicas(groupId: string): number {
@@ -419,9 +438,10 @@ function validate(req: StreamsHeartbeatRequest): void {
   if (req.rackId === '') invalid('RackId can\'t be empty.');
   if (req.memberEpoch === JOIN_EPOCH) {
     if (req.rebalanceTimeoutMs === -1) invalid('RebalanceTimeoutMs must be provided in first request.');
-    if ((req.activeTasks?.length ?? 0) > 0) invalid('ActiveTasks must be empty when (re-)joining.');
-    if ((req.standbyTasks?.length ?? 0) > 0) invalid('StandbyTasks must be empty when (re-)joining.');
-    if ((req.warmupTasks?.length ?? 0) > 0) invalid('WarmupTasks must be empty when (re-)joining.');
+    // Given, and empty (Kafka's throwIfNotEmptyCollection counts null as not empty).
+    if (req.activeTasks?.length !== 0) invalid('ActiveTasks must be empty when (re-)joining.');
+    if (req.standbyTasks?.length !== 0) invalid('StandbyTasks must be empty when (re-)joining.');
+    if (req.warmupTasks?.length !== 0) invalid('WarmupTasks must be empty when (re-)joining.');
     if (req.topology === null) invalid('Topology must be non-null when (re-)joining.');
     else validateTopology(req.topology);
   } else if (req.memberEpoch === STATIC_LEAVE_EPOCH) {
@@ -463,7 +483,7 @@ function checkMemberEpoch(member: StreamsGroupMember, epoch: number, owned: Task
   if (epoch === member.memberEpoch) return;
   const fenced = (relation: string): never => {
     throw new GroupError(ErrorCode.FENCED_MEMBER_EPOCH, `The streams group member has a ${relation} member epoch (${epoch}) ` +
-      `than the one known by the group coordinator (${member.memberEpoch}). The member must abandon all its tasks and rejoin.`);
+      `than the one known by the group coordinator (${member.memberEpoch}). The member must abandon all its partitions and rejoin.`);
   };
   if (epoch > member.memberEpoch) fenced('greater');
   if (epoch !== member.previousMemberEpoch || owned === null || !isSubsetOf(owned, member.assigned)) fenced('smaller');

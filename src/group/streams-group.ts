@@ -35,6 +35,8 @@ export class StreamsGroup {
   private readonly standbyHolders = new Map<string, Map<string, number>>();
   /** Bumped whenever the tasks of any member change, so members learn others' endpoints again. */
   endpointInformationEpoch = 0;
+  /** Until when (wall clock ms) a new group's first assignment of tasks waits. */
+  assignmentDelayedUntilMs = 0;
   /** A member asked for the whole application to shut down (until the group is empty). */
   shutdownRequested = false;
   dead = false;

@@ -34,6 +34,7 @@ export enum StreamsStatus {
   IncorrectlyPartitionedTopics = 2,
   MissingInternalTopics = 3,
   ShutdownApplication = 4,
+  AssignmentDelayed = 5,
 }
 
 export interface StatusEntry {
@@ -65,8 +66,9 @@ export interface ConfiguredTopology {
 export function configureTopology(topology: StreamsTopology, partitionsOf: (topic: string) => number | undefined): ConfiguredTopology {
   const repartitionTopics = new Map<string, TopicInfo>();
   for (const s of topology.subtopologies) for (const t of s.repartitionSourceTopics) repartitionTopics.set(t.name, t);
+  // Every source topic must exist, even one named as a repartition topic too (as Kafka's configureTopics).
   const missingSources = [...new Set(topology.subtopologies.flatMap((s) => s.sourceTopics))]
-    .filter((t) => !repartitionTopics.has(t) && partitionsOf(t) === undefined).sort();
+    .filter((t) => partitionsOf(t) === undefined).sort();
   if (missingSources.length > 0) {
     return { tasks: null, internalTopicsToCreate: [], statuses: [{ statusCode: StreamsStatus.MissingSourceTopics, statusDetail: `Source topics ${missingSources.join(', ')} are missing.` }] };
   }
@@ -75,7 +77,7 @@ export function configureTopology(topology: StreamsTopology, partitionsOf: (topi
   const repartitionCounts = new Map<string, number>();
   for (const [name, info] of repartitionTopics) if (info.partitions > 0) repartitionCounts.set(name, info.partitions);
   const sourceCount = (s: Subtopology): number | undefined => {
-    const counts = [...s.sourceTopics.filter((t) => !repartitionTopics.has(t)).map((t) => partitionsOf(t)!),
+    const counts = [...s.sourceTopics.map((t) => partitionsOf(t)!),
       ...s.repartitionSourceTopics.map((t) => repartitionCounts.get(t.name))];
     return counts.some((c) => c === undefined) || counts.length === 0 ? undefined : Math.max(...(counts as number[]));
   };

@@ -5,7 +5,7 @@
 // - GROUP_ID_NOT_FOUND with Kafka's message for an unknown id ("Group X not found.") and for another
 //   kind of group's ("Group X is not a streams group."); NOT_COORDINATOR and
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
-// - v1: no topology description (none was stored: no plugin, status 0), the assignor `sticky`.
+// - v1: no topology description (none is stored without a plugin: status NOT_STORED when asked for), the assignor `sticky`.
 // - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
 import { ApiKey } from '../protocol/generated';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
@@ -39,7 +39,8 @@ export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, {
         members: d.members.map((m) => ({ ...m, taskOffsets: [], taskEndOffsets: [], isClassic: false })),
         authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
         topologyDescription: null,
-        topologyDescriptionStatus: 0,
+        // NOT_REQUESTED (0), or NOT_STORED (1): no plugin stores descriptions.
+        topologyDescriptionStatus: req.includeTopologyDescription && d.errorCode === 0 ? 1 : 0,
         assignorName: d.errorCode === 0 ? 'sticky' : null,
       };
     }),

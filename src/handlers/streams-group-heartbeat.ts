@@ -65,8 +65,8 @@ export const streamsGroupHeartbeat = defineHandler(ApiKey.StreamsGroupHeartbeat,
       memberId: r.memberId,
       memberEpoch: r.memberEpoch,
       heartbeatIntervalMs: r.heartbeatIntervalMs,
-      // v0's int32 field, replaced by v1's int64 one (each version carries only its own).
-      acceptableRecoveryLagLegacy: ctx.apiVersion === 0 ? r.acceptableRecoveryLag : 0,
+      // v0's int32 field, replaced by v1's int64 one: Kafka 4.4 leaves it 0.
+      acceptableRecoveryLagLegacy: 0,
       acceptableRecoveryLag: BigInt(r.acceptableRecoveryLag),
       taskOffsetIntervalMs: r.taskOffsetIntervalMs,
       status: r.status,

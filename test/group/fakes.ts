@@ -116,6 +116,7 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   streamsSessionTimeoutMs: 45_000,
   streamsHeartbeatIntervalMs: 5000,
   streamsNumStandbyReplicas: 0,
+  streamsInitialRebalanceDelayMs: 0,
 };
 
 /** Lets resolved promises' callbacks run. */

@@ -22,7 +22,7 @@ const TOPOLOGY: StreamsTopology = {
       repartitionSourceTopics: [], copartitionGroups: [],
     },
     {
-      subtopologyId: '1', sourceTopics: ['app-counts-repartition'], repartitionSinkTopics: [],
+      subtopologyId: '1', sourceTopics: [], repartitionSinkTopics: [],
       stateChangelogTopics: [{ name: 'app-counts-changelog', partitions: 0, replicationFactor: 0, topicConfigs: [{ key: 'cleanup.policy', value: 'compact' }] }],
       repartitionSourceTopics: [{ name: 'app-counts-repartition', partitions: 0, replicationFactor: 0, topicConfigs: [{ key: 'cleanup.policy', value: 'delete' }] }],
       copartitionGroups: [],
@@ -154,6 +154,23 @@ describe('streams groups: heartbeats and reconciliation', () => {
     expect(h.topics.topic('app-counts-changelog')!.partitions).to.have.length(2);
   });
 
+  it('a new group waits group.streams.initial.rebalance.delay.ms before its first assignment, with Kafka\'s status meanwhile', async () => {
+    const h = await Harness.start({ streamsInitialRebalanceDelayMs: 3000 });
+    h.topics.set('words', 4);
+    const a = new Member(h, 'a');
+    const joined = a.join();
+    expect(joined.memberEpoch).to.equal(1);
+    expect(joined.status[0]).to.deep.equal({ statusCode: StreamsStatus.AssignmentDelayed, statusDetail: 'Assignment delayed due to the configured initial rebalance delay.' });
+    await h.advance(2000);
+    expect(a.heartbeat().status.map((s) => s.statusCode)).to.deep.equal([StreamsStatus.AssignmentDelayed]);
+    expect(a.tasks()).to.deep.equal([]);
+    await h.advance(1000);
+    const assigned = a.heartbeat();
+    expect(assigned.status).to.deep.equal([]);
+    expect(assigned.memberEpoch).to.equal(3);
+    expect(a.tasks()).to.deep.equal(ALL_TASKS);
+  });
+
   it('a second process joins: tasks are shared evenly, each given only once its previous owner revoked it', async () => {
     const { h, a } = await readyGroup();
     const b = new Member(h, 'b');
@@ -180,7 +197,7 @@ describe('streams groups: heartbeats and reconciliation', () => {
     const b = new Member(h, 'b');
     b.join();
     settle([a, b]);
-    expect(b.leave()).to.include({ errorCode: 0, memberEpoch: -1 });
+    expect(b.leave()).to.deep.include({ errorCode: 0, memberEpoch: -1, status: [], heartbeatIntervalMs: 0, acceptableRecoveryLag: -1 });
     settle([a]);
     expect(a.tasks()).to.deep.equal(ALL_TASKS);
     a.leave();
@@ -214,7 +231,7 @@ describe('streams groups: heartbeats and reconciliation', () => {
     const { a } = await readyGroup();
     expect(a.heartbeat({ memberEpoch: 9 })).to.include({
       errorCode: ErrorCode.FENCED_MEMBER_EPOCH,
-      errorMessage: 'The streams group member has a greater member epoch (9) than the one known by the group coordinator (2). The member must abandon all its tasks and rejoin.',
+      errorMessage: 'The streams group member has a greater member epoch (9) than the one known by the group coordinator (2). The member must abandon all its partitions and rejoin.',
     });
     // The previous epoch with tasks within its assignment: its last answer may have been lost.
     expect(a.heartbeat({ memberEpoch: 1, activeTasks: [] }).errorCode).to.equal(ErrorCode.NONE);
@@ -224,7 +241,7 @@ describe('streams groups: heartbeats and reconciliation', () => {
   it('refuses invalid requests with Kafka\'s messages', async () => {
     const h = await Harness.start();
     const send = (opts: Partial<StreamsHeartbeatRequest>) => {
-      const r = h.coordinator.streamsGroupHeartbeat(request({ rebalanceTimeoutMs: 1000, topology: TOPOLOGY, ...opts }));
+      const r = h.coordinator.streamsGroupHeartbeat(request({ rebalanceTimeoutMs: 1000, topology: TOPOLOGY, activeTasks: [], standbyTasks: [], warmupTasks: [], ...opts }));
       return [r.errorCode, r.errorMessage];
     };
     const invalid = (message: string) => [ErrorCode.INVALID_REQUEST, message];
@@ -233,7 +250,8 @@ describe('streams groups: heartbeats and reconciliation', () => {
     expect(send({ topology: null })).to.deep.equal(invalid('Topology must be non-null when (re-)joining.'));
     expect(send({ activeTasks: [{ subtopologyId: '0', partitions: [0] }], standbyTasks: [], warmupTasks: [] }))
       .to.deep.equal(invalid('ActiveTasks must be empty when (re-)joining.'));
-    expect(send({ activeTasks: [] })).to.deep.equal(invalid('If one task-type is non-null, all must be non-null.'));
+    expect(send({ activeTasks: [], standbyTasks: null, warmupTasks: [] })).to.deep.equal(invalid('StandbyTasks must be empty when (re-)joining.'));
+    expect(send({ memberEpoch: 1, topology: null, activeTasks: [], standbyTasks: null })).to.deep.equal(invalid('If one task-type is non-null, all must be non-null.'));
     expect(send({ memberEpoch: 3, topology: TOPOLOGY })).to.deep.equal(invalid('Topology can only be provided when (re-)joining.'));
     expect(send({ memberEpoch: -3, topology: null })).to.deep.equal(invalid('MemberEpoch is -3, but must be greater than or equal to -2.'));
     expect(send({ sourceTopicRegexes: ['w.*'] })).to.deep.equal(invalid('Regular expressions for source topics are not supported yet.'));
@@ -260,7 +278,7 @@ describe('streams groups: heartbeats and reconciliation', () => {
     const b = new Member(h, 'b');
     b.join();
     b.heartbeat({ shutdownApplication: true });
-    expect(a.heartbeat().status!.map((s) => s.statusCode)).to.deep.equal([StreamsStatus.ShutdownApplication]);
+    expect(a.heartbeat().status.map((s) => s.statusCode)).to.deep.equal([StreamsStatus.ShutdownApplication]);
   });
 
   it('a static member leaving with -2 keeps its place; its replacement takes over its tasks', async () => {
