@@ -43,11 +43,13 @@ const ONCE = [
 ];
 
 // Run-once rows on the harness's broker (as the per-client rows; their cmd takes its bootstrap), after the
-// per-client rows: Kafka's own ClientCompatibilityTest (the Maven kafka-tools artifact) and a Java group migrating
-// from the classic protocol to the consumer protocol while it consumes.
+// per-client rows: Kafka's own ClientCompatibilityTest (the Maven kafka-tools artifact), a Java group migrating
+// from the classic protocol to the consumer protocol while it consumes, and a Kafka Streams application of the
+// streams rebalance protocol (KIP-1071).
 const ONCE_ON_BROKER = [
   { name: 'ClientCompatibilityTest', select: 'client-compatibility', client: 'java', cmd: (b) => [process.execPath, [path.join(DIR, 'lib/client-compatibility.js'), b]] },
   { name: 'group-migration', select: 'group-migration', client: 'java', cmd: (b) => javaCmd(b, 'group-migration') },
+  { name: 'streams-wordcount', select: 'streams-wordcount', client: 'java', cmd: (b) => javaCmd(b, 'streams-wordcount') },
 ];
 
 // The cluster rows, per client (cluster/cluster-test.js): each cell starts its own 3-broker cluster (one etcd,

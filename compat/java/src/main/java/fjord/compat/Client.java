@@ -263,6 +263,7 @@ public final class Client {
         case "group-rebalance-consumer" -> Group.both(client, "consumer", Group::rebalance);
         case "group-static-consumer" -> Group.both(client, "consumer", Group::staticMembership);
         case "group-migration" -> System.out.println(Group.migration(client));
+        case "streams-wordcount" -> check(new StreamsWordCount().run(args[0]), "a Kafka Streams check failed (above)");
         case "txn-consume-transform-produce" -> System.out.println(new Txn(client).consumeTransformProduce());
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         case "compaction" -> new Cleanup(client).compaction();

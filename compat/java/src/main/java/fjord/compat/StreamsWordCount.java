@@ -34,22 +34,26 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 
 /**
- * Kafka Streams 4.4 with the streams rebalance protocol (KIP-1071, group.protocol=streams) against a broker:
+ * The streams-wordcount row: Kafka Streams 4.4 with the streams rebalance protocol (KIP-1071, group.protocol=streams) against a broker:
  * a word count (a repartition topic by word, a count store with its changelog) in two instances (two
  * KafkaStreams, each its own process id and state directory, in this JVM). Checks: the broker creates the
  * internal topics, both instances get tasks, the counts come out right; one instance closed (it leaves the
  * group), the other gets every task and counts on from the changelog. Prints one line per check, "ok ..." or
- * "FAIL ...", and exits 1 if any failed.
+ * "FAIL ...", and fails (Client's row, or this main's exit status 1) if any did.
  *   java -cp "target/classes:target/lib/*" fjord.compat.StreamsWordCount BOOTSTRAP
  */
-public final class StreamsWordCount {
+final class StreamsWordCount {
   static final int PARTITIONS = 4;
   /** 4 tasks reading the input, 4 reading the repartition topic. */
   static final int TASKS = 2 * PARTITIONS;
-  static boolean failed;
+  private boolean failed;
 
   public static void main(String[] args) throws Exception {
-    String bootstrap = args[0];
+    System.exit(new StreamsWordCount().run(args[0]) ? 0 : 1);
+  }
+
+  /** Whether every check passed. */
+  boolean run(String bootstrap) throws Exception {
     String suffix = Long.toString(System.currentTimeMillis() % 1_000_000);
     String appId = "wordcount-" + suffix;
     String input = "words-in-" + suffix;
@@ -77,7 +81,7 @@ public final class StreamsWordCount {
       check("the counts go on from the changelog after the move", waitForCounts(bootstrap, output, expected), expected.toString());
       a.close(Duration.ofSeconds(30));
     }
-    System.exit(failed ? 1 : 0);
+    return !failed;
   }
 
   static KafkaStreams start(String bootstrap, String appId, String input, String output) throws Exception {
@@ -161,7 +165,7 @@ public final class StreamsWordCount {
     return condition.getAsBoolean();
   }
 
-  static void check(String what, boolean ok, String detail) {
+  void check(String what, boolean ok, String detail) {
     System.out.println((ok ? "ok   " : "FAIL ") + what + (ok ? "" : ": " + detail));
     if (!ok) failed = true;
   }
