@@ -38,7 +38,8 @@ import org.apache.kafka.streams.kstream.Produced;
  * a word count (a repartition topic by word, a count store with its changelog) in two instances (two
  * KafkaStreams, each its own process id and state directory, in this JVM). Checks: the broker creates the
  * internal topics, both instances get tasks, the counts come out right; one instance closed (it leaves the
- * group), the other gets every task and counts on from the changelog. Prints one line per check, "ok ..." or
+ * group), the other gets every task and counts on from the changelog. All of it twice: at least once, and exactly
+ * once (exactly_once_v2: transactions, the offsets committed in them at the member epoch; output read read_committed). Prints one line per check, "ok ..." or
  * "FAIL ...", and fails (Client's row, or this main's exit status 1) if any did.
  *   java -cp "target/classes:target/lib/*" fjord.compat.StreamsWordCount BOOTSTRAP
  */
@@ -52,8 +53,16 @@ final class StreamsWordCount {
     System.exit(new StreamsWordCount().run(args[0]) ? 0 : 1);
   }
 
-  /** Whether every check passed. */
+  /** Whether every check passed, at least once and exactly once. */
   boolean run(String bootstrap) throws Exception {
+    for (String guarantee : List.of(StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2)) {
+      System.out.println(guarantee + ":");
+      run(bootstrap, guarantee);
+    }
+    return !failed;
+  }
+
+  private void run(String bootstrap, String guarantee) throws Exception {
     String suffix = Long.toString(System.currentTimeMillis() % 1_000_000);
     String appId = "wordcount-" + suffix;
     String input = "words-in-" + suffix;
@@ -63,8 +72,8 @@ final class StreamsWordCount {
     try (Admin admin = Admin.create(ap)) {
       admin.createTopics(List.of(new NewTopic(input, PARTITIONS, (short) 1), new NewTopic(output, PARTITIONS, (short) 1))).all().get();
 
-      KafkaStreams a = start(bootstrap, appId, input, output);
-      KafkaStreams b = start(bootstrap, appId, input, output);
+      KafkaStreams a = start(bootstrap, appId, input, output, guarantee);
+      KafkaStreams b = start(bootstrap, appId, input, output, guarantee);
       check("both instances running with tasks of their own", waitFor(60, () -> activeTasks(a) > 0 && activeTasks(b) > 0
           && activeTasks(a) + activeTasks(b) == TASKS), "a=" + activeTasks(a) + " b=" + activeTasks(b));
       Set<String> topics = admin.listTopics().names().get();
@@ -81,16 +90,16 @@ final class StreamsWordCount {
       check("the counts go on from the changelog after the move", waitForCounts(bootstrap, output, expected), expected.toString());
       a.close(Duration.ofSeconds(30));
     }
-    return !failed;
   }
 
-  static KafkaStreams start(String bootstrap, String appId, String input, String output) throws Exception {
+  static KafkaStreams start(String bootstrap, String appId, String input, String output, String guarantee) throws Exception {
     Properties p = new Properties();
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, GroupProtocol.STREAMS.name().toLowerCase());
     p.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("fjord-streams").toString());
     p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
     p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
@@ -140,6 +149,7 @@ final class StreamsWordCount {
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class);
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Map<String, Long> latest = new HashMap<>();
     try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(p)) {
       List<org.apache.kafka.common.TopicPartition> partitions = new ArrayList<>();
