@@ -277,6 +277,10 @@ export class GroupCoordinator {
    * groups); an empty consumer group of the id gives way to a classic group (its offsets stay), as in Kafka.
    */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
+    // A streams group takes no classic members (Kafka's "not a classic group", which JoinGroup answers so).
+    if (this.state.streamsGroups.has(req.groupId) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+      return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+    }
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
     if (consumerGroup && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
       if (consumerGroup.members.size > 0) {

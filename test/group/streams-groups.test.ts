@@ -9,7 +9,7 @@ import type { StreamsHeartbeatRequest, StreamsHeartbeatResult } from '../../src/
 import { assignTasks } from '../../src/group/streams-assignor';
 import { NO_TASKS, taskSetFromWire, type TasksTuple } from '../../src/group/streams-member';
 import { StreamsStatus, type StreamsTopology } from '../../src/group/streams-topology';
-import { Harness } from './fakes';
+import { Harness, flush } from './fakes';
 
 const SG = 'app';
 
@@ -313,6 +313,9 @@ describe('streams groups: heartbeats and reconciliation', () => {
     expect(new Member(h, 'y').join({ groupId: 'cg' })).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group cg is not a streams group.' });
     expect(h.coordinator.streamsGroupDescribe('cg')).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group cg is not a streams group.' });
     expect(h.coordinator.streamsGroupDescribe('nope')).to.include({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: 'Group nope not found.' });
+    const classicJoin = h.join(SG);
+    await flush();
+    expect(classicJoin.value).to.include({ errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL });
 
     const commit = (memberId: string, generationId: number) => h.coordinator.commitOffsets({
       groupId: SG, memberId, generationId, groupInstanceId: null, apiVersion: 9, retentionTimeMs: -1,
