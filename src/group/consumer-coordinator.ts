@@ -102,6 +102,9 @@ export interface ConsumerGroupDescription {
   }[];
 }
 
+/** How soon a timer's fencing whose records could not be written is tried again (Kafka's coordinator timer retry backoff). */
+const FENCE_RETRY_BACKOFF_MS = 500;
+
 /** Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: how stale the topics a regular expression matched may get. */
 const REGEX_REFRESH_INTERVAL_MS = 10_000;
 
@@ -124,12 +127,13 @@ export class ConsumerGroupManager {
 
   /**
    * The group changes at once (a later heartbeat sees it); the answer waits for its records to be
-   * in __consumer_offsets, and a failed write answers its error.
+   * in __consumer_offsets, and a failed write answers its error with the group put back as it was.
    */
   async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     const failed = (code: number, message = ''): ConsumerHeartbeatResult =>
       ({ errorCode: code, errorMessage: message || null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     let result: ConsumerHeartbeatResult;
+    let group: ConsumerGroup;
     let before: ConsumerGroupImage | null;
     const existed = this.state.consumerGroups.has(req.groupId);
     try {
@@ -137,8 +141,11 @@ export class ConsumerGroupManager {
       this.validate(req);
       const statusError = this.state.validateStatus(req.groupId, false);
       if (statusError) throw new GroupError(statusError);
-      before = this.state.consumerGroups.get(req.groupId)?.image() ?? null;
-      result = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
+      const leaving = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH;
+      group = leaving ? this.consumerGroup(req.groupId) : this.getOrMaybeCreateGroup(req.groupId, req.memberEpoch === JOIN_EPOCH);
+      // An upgraded group is one before the heartbeat: put back, it stays one (its records then go with its next write).
+      before = this.state.consumerGroups.get(req.groupId) === group ? group.image() : null;
+      result = leaving ? this.leave(group, req) : this.memberHeartbeat(group, req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
       // An upgraded group stays one even if the heartbeat that upgraded it is refused.
@@ -146,16 +153,46 @@ export class ConsumerGroupManager {
       if (upgraded) await this.persist(upgraded, null);
       return failed(err.code, err.message);
     }
-    const group = this.state.consumerGroups.get(req.groupId);
-    const code = group ? await this.persist(group, before) : ErrorCode.NONE;
+    // A group downgraded meanwhile (its last consumer member left) was written as it went.
+    if (this.state.consumerGroups.get(req.groupId) !== group) return result;
+    const code = await this.persist(group, existed ? before : null, before);
     return code === ErrorCode.NONE ? result : failed(code);
   }
 
-  /** Writes what changed in the group since `before`. */
-  private persist(group: ConsumerGroup, before: ConsumerGroupImage | null): Promise<number> {
-    const records = group.recordsSince(before, this.state.now());
-    if (records.length === 0) return Promise.resolve(ErrorCode.NONE);
-    return this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
+  /**
+   * Writes what changed in the group since `before` (null: all of it), with what earlier failed
+   * writes left out. A failed write puts the group back as `revertTo` has it (null: no group),
+   * as Kafka reverts its timeline, unless the group changed again meanwhile (its next write then
+   * carries what this one could not).
+   */
+  private async persist(group: ConsumerGroup, before: ConsumerGroupImage | null, revertTo = before): Promise<number> {
+    const from = group.unwrittenSince === undefined ? before : group.unwrittenSince;
+    group.unwrittenSince = undefined;
+    const records = group.recordsSince(from, this.state.now());
+    if (records.length === 0) return ErrorCode.NONE;
+    const after = group.image();
+    const code = await this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
+    if (code === ErrorCode.NONE || this.state.consumerGroups.get(group.groupId) !== group) return code;
+    if (group.changedSince(after)) {
+      group.unwrittenSince = from;
+    } else if (revertTo === null) {
+      this.state.dropConsumerGroup(group.groupId);
+    } else {
+      group.restore(revertTo);
+      this.restoreTimers(group, after);
+      if (from !== revertTo) group.unwrittenSince = from;
+    }
+    return code;
+  }
+
+  /** The timers of the members a restore changed: those gone stop, those back start again. */
+  private restoreTimers(group: ConsumerGroup, after: ConsumerGroupImage): void {
+    for (const memberId of after.members.keys()) if (!group.members.has(memberId)) this.cancelTimers(group.groupId, memberId);
+    for (const member of group.members.values()) {
+      if (after.members.get(member.memberId) === member) continue;
+      this.scheduleSessionTimeout(group.groupId, member.memberId, member.classic?.sessionTimeoutMs ?? this.sessionTimeoutMs(group.groupId));
+      if (member.classic === null) this.scheduleRebalanceTimeout(group, member);
+    }
   }
 
   /** Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, with its messages. */
@@ -187,9 +224,8 @@ export class ConsumerGroupManager {
 
   // ================================================================= joining and heartbeats
 
-  private memberHeartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+  private memberHeartbeat(group: ConsumerGroup, req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
     const joining = req.memberEpoch === JOIN_EPOCH;
-    const group = this.getOrMaybeCreateGroup(req.groupId, joining);
     if (group.members.size >= this.config.maxSize && (req.memberId === '' || !group.members.has(req.memberId))) {
       throw new GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED,
         `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`);
@@ -494,8 +530,7 @@ export class ConsumerGroupManager {
 
   // ================================================================= leaving and fencing
 
-  private leave(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
-    const group = this.consumerGroup(req.groupId);
+  private leave(group: ConsumerGroup, req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
     let member: ConsumerGroupMember;
     if (req.instanceId === null) {
       member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
@@ -559,26 +594,34 @@ export class ConsumerGroupManager {
       `Downgrade group ${groupId} from consumer to classic for member leaving.`);
   }
 
-  /** A timer's fencing: only if the group and the member are still there (and, for the rebalance timeout, still in that epoch). */
-  private fenceOnTimeout(groupId: string, memberId: string, memberEpoch: number | null): void {
+  /** Schedules (or moves) the timer `key`, which fences the member (at `memberEpoch` only, unless null). */
+  private scheduleFence(key: string, delayMs: number, groupId: string, memberId: string, memberEpoch: number | null): void {
+    this.state.timers.schedule(key, delayMs, () => void this.fenceOnTimeout(key, groupId, memberId, memberEpoch));
+  }
+
+  /**
+   * A timer's fencing: only if the group and the member are still there (and, for the rebalance
+   * timeout, still in that epoch). Its records are written as Kafka's timer operations are; one
+   * that cannot be written puts the member back and is tried again after FENCE_RETRY_BACKOFF_MS,
+   * unless the group's partition is no longer this broker's.
+   */
+  private async fenceOnTimeout(key: string, groupId: string, memberId: string, memberEpoch: number | null): Promise<void> {
     const group = this.state.consumerGroups.get(groupId);
     const member = group?.members.get(memberId);
     if (!group || !member || (memberEpoch !== null && member.memberEpoch !== memberEpoch)) return;
     const before = group.image();
     this.fence(group, member);
-    this.persistInBackground(group, before, 'the fencing of a member');
-  }
-
-  /** A write nobody waits for (a failure is logged); none if the group went meanwhile (downgraded: its tombstones are written). */
-  private persistInBackground(group: ConsumerGroup, before: ConsumerGroupImage, what: string): void {
-    if (this.state.consumerGroups.get(group.groupId) !== group) return;
-    void this.persist(group, before).then((code) => {
-      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId: group.groupId, errorCode: code }, `could not write ${what} of a consumer group`);
-    });
+    // Downgraded: the classic group was written as it took over.
+    if (this.state.consumerGroups.get(groupId) !== group) return;
+    const code = await this.persist(group, before);
+    if (code === ErrorCode.NONE) return;
+    this.state.log.warn({ groupId, memberId, errorCode: code }, 'could not write the fencing of a consumer group member');
+    if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) return;
+    if (group.members.get(memberId) === member) this.scheduleFence(key, FENCE_RETRY_BACKOFF_MS, groupId, memberId, memberEpoch);
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
-    this.state.timers.schedule(consumerSessionKey(groupId, memberId), timeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    this.scheduleFence(consumerSessionKey(groupId, memberId), timeoutMs, groupId, memberId, null);
   }
 
   /** A member that must revoke partitions has its rebalance timeout to do so, or is fenced. */
@@ -590,7 +633,7 @@ export class ConsumerGroupManager {
     }
     const { groupId } = group;
     const { memberId, memberEpoch } = member;
-    this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, memberEpoch));
+    this.scheduleFence(key, member.rebalanceTimeoutMs, groupId, memberId, memberEpoch);
   }
 
   private cancelTimers(groupId: string, memberId: string): void {
@@ -672,7 +715,7 @@ export class ConsumerGroupManager {
     const { groupId } = group;
     this.state.timers.cancel(consumerJoinKey(groupId, memberId));
     this.scheduleSessionTimeout(groupId, memberId, req.sessionTimeoutMs);
-    this.state.timers.schedule(consumerSyncKey(groupId, memberId), req.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    this.scheduleFence(consumerSyncKey(groupId, memberId), req.rebalanceTimeoutMs, groupId, memberId, null);
     return {
       errorCode: ErrorCode.NONE, memberId, generationId: reconciled.memberEpoch, protocolType: CONSUMER_PROTOCOL_TYPE,
       protocolName: req.protocols[0].name, leader: '', skipAssignment: false, members: [],
@@ -709,9 +752,9 @@ export class ConsumerGroupManager {
 
   /**
    * Kafka's classicGroupLeaveToConsumerGroup: each member (by id, or by instance id) leaves, as
-   * with epoch -1. The answer does not wait for the records (a failed write is logged).
+   * with epoch -1. The answer waits for the records; a failed write is its error, the members back.
    */
-  classicLeave(group: ConsumerGroup, leaving: MemberIdentity[]): LeaveResult {
+  async classicLeave(group: ConsumerGroup, leaving: MemberIdentity[]): Promise<LeaveResult> {
     const before = group.image();
     const members = leaving.map((m) => {
       const member = m.groupInstanceId === null ? group.members.get(m.memberId) : group.staticMember(m.groupInstanceId);
@@ -720,8 +763,8 @@ export class ConsumerGroupManager {
       this.fence(group, member);
       return { ...m, errorCode: ErrorCode.NONE };
     });
-    this.persistInBackground(group, before, 'the leaving of classic members');
-    return { errorCode: ErrorCode.NONE, members };
+    const code = await this.persist(group, before);
+    return code === ErrorCode.NONE ? { errorCode: ErrorCode.NONE, members } : { errorCode: code, members: [] };
   }
 
   /** A classic member's request: the member must be there, of the classic protocol, at the generation (its epoch). */
@@ -743,7 +786,7 @@ export class ConsumerGroupManager {
     const key = consumerJoinKey(group.groupId, member.memberId);
     const { groupId } = group;
     const { memberId } = member;
-    if (!this.state.timers.has(key)) this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    if (!this.state.timers.has(key)) this.scheduleFence(key, member.rebalanceTimeoutMs, groupId, memberId, null);
     return ErrorCode.REBALANCE_IN_PROGRESS;
   }
 

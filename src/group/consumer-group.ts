@@ -41,6 +41,11 @@ export class ConsumerGroup {
   metadataHash = 0n;
   /** Set once deleted: requests holding it must not use it. */
   dead = false;
+  /**
+   * What the log lacks after a failed write the group could not be put back from (it had changed
+   * again meanwhile): the changes since this image (null: all of the group) go with its next write.
+   */
+  unwrittenSince: ConsumerGroupImage | null | undefined = undefined;
 
   constructor(readonly groupId: string) {}
 
@@ -132,7 +137,29 @@ export class ConsumerGroup {
     return {
       groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch,
       members: new Map(this.members), targetAssignment: new Map(this.targetAssignment), resolvedRegexes: new Map(this.resolvedRegexes),
+      lastRegexRefreshMs: this.lastRegexRefreshMs,
     };
+  }
+
+  /** Whether the group differs from `image` (members, assignments and regexes are immutable values: compared by identity). */
+  changedSince(image: ConsumerGroupImage): boolean {
+    return this.groupEpoch !== image.groupEpoch || this.metadataHash !== image.metadataHash || this.assignmentEpoch !== image.assignmentEpoch ||
+      this.lastRegexRefreshMs !== image.lastRegexRefreshMs || !sameEntries(this.members, image.members) ||
+      !sameEntries(this.targetAssignment, image.targetAssignment) || !sameEntries(this.resolvedRegexes, image.resolvedRegexes);
+  }
+
+  /** Puts the group back as `image` has it (Kafka reverts its timeline when a change's records cannot be written). */
+  restore(image: ConsumerGroupImage): void {
+    this.groupEpoch = image.groupEpoch;
+    this.metadataHash = image.metadataHash;
+    this.assignmentEpoch = image.assignmentEpoch;
+    this.lastRegexRefreshMs = image.lastRegexRefreshMs;
+    // Every changed member leaves first, so that no partition is released after its restored owner took it.
+    const changed = [...this.members.values()].filter((m) => image.members.get(m.memberId) !== m);
+    for (const m of changed) this.removeMember(m.memberId);
+    for (const m of image.members.values()) if (!this.members.has(m.memberId)) this.updateMember(m);
+    replaceEntries(this.targetAssignment, image.targetAssignment);
+    replaceEntries(this.resolvedRegexes, image.resolvedRegexes);
   }
 
   /**
@@ -222,6 +249,18 @@ export interface ConsumerGroupImage {
   readonly members: ReadonlyMap<string, ConsumerGroupMember>;
   readonly targetAssignment: ReadonlyMap<string, TopicPartitions>;
   readonly resolvedRegexes: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly lastRegexRefreshMs: number;
+}
+
+function sameEntries<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function replaceEntries<K, V>(target: Map<K, V>, source: ReadonlyMap<K, V>): void {
+  target.clear();
+  for (const [k, v] of source) target.set(k, v);
 }
 
 function memberSubscription(m: ConsumerGroupMember) {

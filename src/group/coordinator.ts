@@ -292,9 +292,9 @@ export class GroupCoordinator {
       : this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
   }
 
-  leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
+  leaveGroup(groupId: string, leaving: MemberIdentity[]): Promise<LeaveResult> {
     const consumerGroup = this.servedConsumerGroup(groupId);
-    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : this.rebalance.leaveGroup(groupId, leaving);
+    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : Promise.resolve(this.rebalance.leaveGroup(groupId, leaving));
   }
 
   /** The consumer group of the id, if there is one and this broker serves it now (classic requests to it are its members'). */

@@ -17,12 +17,12 @@ export interface LeaveGroupServices {
   readonly groups: Pick<GroupCoordinator, 'leaveGroup'>;
 }
 
-export const leaveGroup = defineHandler(ApiKey.LeaveGroup, { minVersion: 0, maxVersion: 5 }, (s: LeaveGroupServices) => (req, ctx) => {
+export const leaveGroup = defineHandler(ApiKey.LeaveGroup, { minVersion: 0, maxVersion: 5 }, (s: LeaveGroupServices) => async (req, ctx) => {
   const batched = ctx.apiVersion >= 3;
   const leaving = batched
     ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null }))
     : [{ memberId: req.memberId, groupInstanceId: null }];
-  const result = s.groups.leaveGroup(req.groupId, leaving);
+  const result = await s.groups.leaveGroup(req.groupId, leaving);
   if (batched) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
   const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
   return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError, members: [] };

@@ -107,6 +107,59 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect(await new Member(h, 'b').join(['t'])).to.include({ errorCode: ErrorCode.NOT_COORDINATOR, memberId: null });
   });
 
+  it('a heartbeat whose records cannot be written answers the error and leaves the group as it was', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    const described = () => JSON.stringify(h.coordinator.consumerGroupDescribe(CG));
+    const stable = described();
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    expect(await b.join(['t'])).to.include({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, memberId: null });
+    expect(described()).to.equal(stable);
+    // A changed subscription, and a leave, are put back as well.
+    expect((await a.heartbeat({ subscribedTopicNames: [] })).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect((await a.leave()).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(described()).to.equal(stable);
+    // Nothing was left half-done: the next join is the first one's.
+    h.store.failWith = ErrorCode.NONE;
+    expect(await b.join(['t'])).to.include({ errorCode: 0, memberEpoch: 2 });
+    await settle([a, b]);
+    expect([...a.partitions(), ...b.partitions()].sort()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
+    // A group the failed heartbeat would have created is not there.
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    expect((await new Member(h, 'c', { groupId: 'new' }).join(['t'])).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(h.coordinator.consumerGroupDescribe('new').errorCode).to.equal(ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+
+  it('a fencing whose records cannot be written keeps the member and is tried again; a classic leave answers the error', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    await h.advance(46_000, 1000);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('a'), 'the fencing could not be written').to.equal(true);
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 1, groupState: 'Stable' });
+    h.store.failWith = ErrorCode.NONE;
+    await h.advance(1000, 100);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('a'), 'fenced by the retry').to.equal(false);
+    expect(h.coordinator.consumerGroupDescribe(CG).groupEpoch).to.equal(2);
+
+    const b = new Member(h, 'b');
+    await b.join(['t']);
+    const protocols = [{ name: 'range', metadata: subscription(['t']) }];
+    const c = (await h.coordinator.joinGroup(joinRequest(CG, { protocols }))).memberId;
+    expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: c, protocols }))).errorCode).to.equal(0);
+    h.store.failWith = ErrorCode.NOT_COORDINATOR;
+    expect(await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({ errorCode: ErrorCode.NOT_COORDINATOR, members: [] });
+    expect(h.coordinator.consumerGroup(CG)!.members.has(c)).to.equal(true);
+    h.store.failWith = ErrorCode.NONE;
+    expect((await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).members[0].errorCode).to.equal(0);
+    expect(h.coordinator.consumerGroup(CG)!.members.has(c)).to.equal(false);
+  });
+
   it('v0 joins get a member id from the coordinator (a Kafka Uuid); v1 must bring their own', async () => {
     const h = await Harness.start();
     const v0 = await h.coordinator.consumerGroupHeartbeat(request({ apiVersion: 0, memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
@@ -409,7 +462,7 @@ describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup
     expect([...await commit(2), ...await commit(1)]).to.deep.equal([0, ErrorCode.ILLEGAL_GENERATION]);
     const d = h.coordinator.consumerGroupDescribe(CG);
     expect(d.members.map((m) => [m.memberId, m.memberType]).sort()).to.deep.equal([['a', 1], [c, 0]].sort());
-    expect(h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
+    expect(await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
       errorCode: 0, members: [{ memberId: c, groupInstanceId: null, errorCode: 0 }],
     });
     await settle([a]);
@@ -650,7 +703,7 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     await h.advance(100);
     expect(join.value!.errorCode).to.equal(0);
     expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
-    expect(h.coordinator.leaveGroup(G, [{ memberId, groupInstanceId: null }]).errorCode).to.equal(0);
+    expect((await h.coordinator.leaveGroup(G, [{ memberId, groupInstanceId: null }])).errorCode).to.equal(0);
     expect((await a.join([])).errorCode).to.equal(0);
     expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['g:consumer']);
   });
