@@ -84,8 +84,10 @@ export class ConsumerGroup {
    * Kafka's ConsumerGroup.validateOffsetCommit: a commit without member epoch (-1: the admin
    * client, or a consumer outside group management) only while the group is empty, a
    * transactional one without any member fields (TxnOffsetCommit before v3) always; else the
-   * member's, at its current epoch (a member of the classic protocol: ILLEGAL_GENERATION, as its
-   * generation), and (not in a transaction, not of the classic protocol) with OffsetCommit v9+.
+   * member's (not in a transaction, not of the classic protocol: with OffsetCommit v9+), at its
+   * current epoch (a member of the classic protocol: ILLEGAL_GENERATION, as its generation). A
+   * member of ConsumerGroupHeartbeat may commit at an older epoch, partition by partition
+   * (`partitionCommitError`).
    */
   validateOffsetCommit(memberId: string, groupInstanceId: string | null, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
     if (memberEpoch < 0 && this.members.size === 0) return ErrorCode.NONE;
@@ -93,7 +95,23 @@ export class ConsumerGroup {
     const member = this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (!isTransactional && member.classic === null && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
+    if (member.classic === null && memberEpoch < member.memberEpoch) return ErrorCode.NONE;
     return epochError(member, memberEpoch);
+  }
+
+  /**
+   * Kafka 4.4's assignment epoch check (KIP-1251) of one partition of a commit that
+   * validateOffsetCommit let through: at an epoch older than the member's, the partition must be
+   * one the member owned then, assigned to it (or being revoked) at that epoch or before; else
+   * STALE_MEMBER_EPOCH. `topicId` undefined: a topic the cluster does not know.
+   */
+  partitionCommitError(memberId: string, memberEpoch: number, topicId: string | undefined, partition: number): number {
+    const member = this.members.get(memberId);
+    if (!member || member.classic !== null || memberEpoch >= member.memberEpoch) return ErrorCode.NONE;
+    const assignmentEpoch = topicId === undefined
+      ? undefined
+      : member.assigned.get(topicId)?.get(partition) ?? member.pendingRevocation.get(topicId)?.get(partition);
+    return assignmentEpoch !== undefined && assignmentEpoch <= memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
   }
 
   /**

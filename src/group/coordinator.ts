@@ -85,7 +85,8 @@ export class GroupCoordinator {
   ) {
     this.state = new CoordinatorState(config, timer, log, now);
     this.rebalance = new RebalanceManager(this.state);
-    this.offsets = new OffsetMetadataManager(this.state, this.rebalance);
+    const topics = deps.topics ?? NO_TOPICS;
+    this.offsets = new OffsetMetadataManager(this.state, this.rebalance, (name) => topics.topic(name)?.id);
     const assignors = config.consumerAssignors.map((name) => {
       const assignor = CONSUMER_GROUP_ASSIGNORS.find((a) => a.name === name);
       if (!assignor) throw new Error(`group.consumer.assignors: unknown assignor ${name}`);
@@ -94,7 +95,7 @@ export class GroupCoordinator {
     this.consumer = new ConsumerGroupManager(this.state, {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
       maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
-    }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
+    }, this.rebalance, topics, deps.groupConfig);
   }
 
   // ================================================================= lifecycle

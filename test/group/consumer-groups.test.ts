@@ -668,6 +668,42 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(h.coordinator.fetchOffsets(CG, null, false).topics).to.have.length(1);
   });
 
+  it('a commit at an older member epoch counts for the partitions the member owned at that epoch (Kafka 4.4, KIP-1251)', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    await b.join(['t']);
+    await a.heartbeat();
+    expect((await a.heartbeat()).memberEpoch).to.equal(2);
+    await b.heartbeat();
+    expect(b.epoch).to.equal(2);
+    const partitionsOf = (m: Member) => m.partitions().map((p) => Number(p.split('-')[1]));
+    const aKept = partitionsOf(a);
+    const bOwn = partitionsOf(b);
+    expect(aKept).to.have.length(2);
+    expect(bOwn).to.have.length(2);
+    const commit = (memberId: string, generationId: number, partitions: number[]) => h.coordinator.commitOffsets({
+      groupId: CG, memberId, generationId, groupInstanceId: null, apiVersion: 10, retentionTimeMs: -1,
+      partitions: partitions.map((partition) => ({ topic: 't', partition, offset: 7, leaderEpoch: -1, metadata: '', commitTimestamp: -1 })),
+    });
+    // a kept two of its partitions from epoch 1: a commit at epoch 1 counts for them, not for those now b's.
+    expect(await commit('a', 1, [...aKept, ...bOwn])).to.deep.equal([0, 0, ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    // b got its partitions at epoch 2: nothing older counts; nor does an epoch it never had.
+    expect(await commit('b', 1, bOwn)).to.deep.equal([ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    expect(await commit('b', 3, bOwn)).to.deep.equal([ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    expect(await commit('b', 2, bOwn)).to.deep.equal([0, 0]);
+    // A partition being revoked still counts at the epoch it was assigned at.
+    expect(await a.heartbeat({ subscribedTopicNames: [] })).to.include({ memberEpoch: 2 });
+    const revoking = [...h.coordinator.consumerGroup(CG)!.members.get('a')!.pendingRevocation.values()].flatMap((ps) => [...ps.keys()]);
+    expect(revoking.sort()).to.deep.equal([...aKept].sort());
+    expect(await commit('a', 1, revoking)).to.deep.equal([0, 0]);
+    // Only what was accepted was written.
+    const written = h.store.writes.flatMap((w) => (w.kind === 'offsets' ? w.offsets.map((o) => o.partition) : []));
+    expect(written).to.deep.equal([...aKept, ...bOwn, ...revoking]);
+  });
+
   it('expires the offsets of topics the group does not subscribe to; once empty, the group goes with its last offsets', async () => {
     const h = await Harness.start({ offsetsRetentionMs: 60_000 });
     h.topics.set('t', 1);
