@@ -4,7 +4,8 @@
 // 1. the member is created or updated; a changed subscription, or a change of the subscribed
 //    topics themselves (created, deleted, more partitions; a new topic matching a regex), bumps
 //    the group epoch;
-// 2. a group epoch past the target assignment's computes a new target with the server assignor;
+// 2. a group epoch past the target assignment's computes a new target with the server assignor,
+//    at most once per consumer.assignment.interval.ms (sooner, a timer computes it at the interval's end);
 // 3. the member is reconciled towards its target (./reconciliation.ts).
 // Timers: each member's session (group.consumer.session.timeout.ms, or the group's
 // consumer.session.timeout.ms) and, while it must revoke partitions, its rebalance timeout; either
@@ -25,7 +26,7 @@ import { GroupMember, GroupState, joinError, syncError, type ClassicGroup, type 
 import type { JoinRequest, LeaveResult, MemberIdentity, RebalanceManager, SyncRequest } from './rebalance';
 import { reconcile, type ReconciliationTarget } from './reconciliation';
 import { compileRe2Pattern, Re2SyntaxError, type Re2Pattern } from '../common/re2-pattern';
-import { consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
+import { consumerAssignmentKey, consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
 
 export interface ConsumerGroupConfig {
   /** group.consumer.session.timeout.ms */
@@ -38,6 +39,8 @@ export interface ConsumerGroupConfig {
   assignors: readonly ConsumerGroupAssignor[];
   /** group.consumer.migration.policy */
   migrationPolicy: string;
+  /** group.consumer.assignment.interval.ms (a group's consumer.assignment.interval.ms overrides it). */
+  assignmentIntervalMs: number;
 }
 
 /** The topics of the cluster, as the Controller's metadata has them. */
@@ -102,8 +105,8 @@ export interface ConsumerGroupDescription {
   }[];
 }
 
-/** How soon a timer's fencing whose records could not be written is tried again (Kafka's coordinator timer retry backoff). */
-const FENCE_RETRY_BACKOFF_MS = 500;
+/** How soon a timer operation (a fencing, a deferred assignment) whose records could not be written is tried again (Kafka's coordinator timer retry backoff). */
+const TIMER_RETRY_BACKOFF_MS = 500;
 
 /** Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: how stale the topics a regular expression matched may get. */
 const REGEX_REFRESH_INTERVAL_MS = 10_000;
@@ -168,7 +171,7 @@ export class ConsumerGroupManager {
   private async persist(group: ConsumerGroup, before: ConsumerGroupImage | null, revertTo = before): Promise<number> {
     const from = group.unwrittenSince === undefined ? before : group.unwrittenSince;
     group.unwrittenSince = undefined;
-    const records = group.recordsSince(from, this.state.now());
+    const records = group.recordsSince(from);
     if (records.length === 0) return ErrorCode.NONE;
     const after = group.image();
     const code = await this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
@@ -283,7 +286,8 @@ export class ConsumerGroupManager {
     // 2. The target assignment, new if the group epoch moved past it.
     const regexes = resolvedRegexes ?? group.resolvedRegexes;
     let targetAssignment: Map<string, TopicPartitions> | null = null;
-    if (groupEpoch > group.assignmentEpoch) {
+    const assignmentDue = groupEpoch > group.assignmentEpoch && this.assignmentDue(group);
+    if (assignmentDue) {
       const previous = new Map(group.targetAssignment);
       // A replacing static member takes over the target of the member it replaces.
       if (replaced) previous.set(memberId, previous.get(replaced.memberId) ?? new Map());
@@ -315,15 +319,53 @@ export class ConsumerGroupManager {
     if (replaced) {
       group.removeMember(replaced.memberId);
       group.targetAssignment.delete(replaced.memberId);
+      group.targetAssignment.set(memberId, target);
       this.cancelTimers(group.groupId, replaced.memberId);
     }
-    if (targetAssignment) {
-      group.targetAssignment.clear();
-      for (const [id, partitions] of targetAssignment) group.targetAssignment.set(id, partitions);
-      group.assignmentEpoch = groupEpoch;
-    }
+    if (targetAssignment) this.installTargetAssignment(group, targetAssignment, groupEpoch);
+    else if (groupEpoch > group.assignmentEpoch) this.scheduleAssignment(group);
     group.updateMember(reconciled);
     return reconciled;
+  }
+
+  /**
+   * Kafka 4.4's assignment batching (KIP-1263): a group gets a new target assignment at most once
+   * per consumer.assignment.interval.ms; a group epoch bumped sooner waits for the interval's end
+   * (scheduleAssignment), its members reconciling towards the target they have meanwhile.
+   */
+  private assignmentDue(group: ConsumerGroup): boolean {
+    const intervalMs = groupOverride(this.groupConfig(group.groupId), 'consumer.assignment.interval.ms') ?? this.config.assignmentIntervalMs;
+    return group.assignmentEpoch === 0 || this.state.now() - group.assignmentTimestamp >= intervalMs;
+  }
+
+  private installTargetAssignment(group: ConsumerGroup, targetAssignment: ReadonlyMap<string, TopicPartitions>, epoch: number): void {
+    group.targetAssignment.clear();
+    for (const [id, partitions] of targetAssignment) group.targetAssignment.set(id, partitions);
+    group.assignmentEpoch = epoch;
+    group.assignmentTimestamp = this.state.now();
+  }
+
+  /** The deferred target assignment, at the end of the interval since the last one (once per group). */
+  private scheduleAssignment(group: ConsumerGroup): void {
+    const key = consumerAssignmentKey(group.groupId);
+    if (this.state.timers.has(key)) return;
+    const intervalMs = groupOverride(this.groupConfig(group.groupId), 'consumer.assignment.interval.ms') ?? this.config.assignmentIntervalMs;
+    const delayMs = Math.max(group.assignmentTimestamp + intervalMs - this.state.now(), 0);
+    this.state.timers.schedule(key, delayMs, () => void this.assignOnTimer(group.groupId));
+  }
+
+  /** The target assignment the interval held back, written as Kafka's timer operations are (tried again if the write fails). */
+  private async assignOnTimer(groupId: string): Promise<void> {
+    const group = this.state.consumerGroups.get(groupId);
+    if (!group || group.groupEpoch <= group.assignmentEpoch) return;
+    const before = group.image();
+    this.installTargetAssignment(group, this.assign(group, group.members, group.resolvedRegexes, group.targetAssignment), group.groupEpoch);
+    const code = await this.persist(group, before);
+    if (code === ErrorCode.NONE) return;
+    this.state.log.warn({ groupId, errorCode: code }, 'could not write the target assignment of a consumer group');
+    if (code !== ErrorCode.NOT_COORDINATOR && code !== ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && group.groupEpoch > group.assignmentEpoch) {
+      this.state.timers.schedule(consumerAssignmentKey(groupId), TIMER_RETRY_BACKOFF_MS, () => void this.assignOnTimer(groupId));
+    }
   }
 
   /**
@@ -380,6 +422,7 @@ export class ConsumerGroupManager {
     void this.state.write(groupId, (store) => store.deleteGroup(groupId, []));
     group.groupEpoch = epoch;
     group.assignmentEpoch = epoch;
+    group.assignmentTimestamp = this.state.now();
     for (const member of members) {
       group.updateMember(member);
       group.targetAssignment.set(member.memberId, withoutEpochs(member.assigned));
@@ -602,7 +645,7 @@ export class ConsumerGroupManager {
   /**
    * A timer's fencing: only if the group and the member are still there (and, for the rebalance
    * timeout, still in that epoch). Its records are written as Kafka's timer operations are; one
-   * that cannot be written puts the member back and is tried again after FENCE_RETRY_BACKOFF_MS,
+   * that cannot be written puts the member back and is tried again after TIMER_RETRY_BACKOFF_MS,
    * unless the group's partition is no longer this broker's.
    */
   private async fenceOnTimeout(key: string, groupId: string, memberId: string, memberEpoch: number | null): Promise<void> {
@@ -617,7 +660,7 @@ export class ConsumerGroupManager {
     if (code === ErrorCode.NONE) return;
     this.state.log.warn({ groupId, memberId, errorCode: code }, 'could not write the fencing of a consumer group member');
     if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) return;
-    if (group.members.get(memberId) === member) this.scheduleFence(key, FENCE_RETRY_BACKOFF_MS, groupId, memberId, memberEpoch);
+    if (group.members.get(memberId) === member) this.scheduleFence(key, TIMER_RETRY_BACKOFF_MS, groupId, memberId, memberEpoch);
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
@@ -654,6 +697,7 @@ export class ConsumerGroupManager {
     group.groupEpoch = snapshot.groupEpoch;
     group.metadataHash = snapshot.metadataHash;
     group.assignmentEpoch = Math.max(snapshot.assignmentEpoch, 0);
+    group.assignmentTimestamp = snapshot.assignmentTimestamp;
     for (const [regex, resolved] of snapshot.regexes) {
       group.resolvedRegexes.set(regex, new Set(resolved.topics));
       group.lastRegexRefreshMs = Math.max(group.lastRegexRefreshMs, resolved.timestamp);

@@ -26,6 +26,8 @@ export class ConsumerGroup {
   groupEpoch = 0;
   /** The epoch of the target assignment. */
   assignmentEpoch = 0;
+  /** When the target assignment was computed (wall clock ms; group.consumer.assignment.interval.ms counts from it). */
+  assignmentTimestamp = 0;
   readonly members = new Map<string, ConsumerGroupMember>();
   /** group.instance.id -> member id. */
   private readonly staticMembers = new Map<string, string>();
@@ -153,7 +155,7 @@ export class ConsumerGroup {
   /** What the group's records hold, to tell afterwards what changed (`recordsSince`). */
   image(): ConsumerGroupImage {
     return {
-      groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch,
+      groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: this.assignmentTimestamp,
       members: new Map(this.members), targetAssignment: new Map(this.targetAssignment), resolvedRegexes: new Map(this.resolvedRegexes),
       lastRegexRefreshMs: this.lastRegexRefreshMs,
     };
@@ -162,6 +164,7 @@ export class ConsumerGroup {
   /** Whether the group differs from `image` (members, assignments and regexes are immutable values: compared by identity). */
   changedSince(image: ConsumerGroupImage): boolean {
     return this.groupEpoch !== image.groupEpoch || this.metadataHash !== image.metadataHash || this.assignmentEpoch !== image.assignmentEpoch ||
+      this.assignmentTimestamp !== image.assignmentTimestamp ||
       this.lastRegexRefreshMs !== image.lastRegexRefreshMs || !sameEntries(this.members, image.members) ||
       !sameEntries(this.targetAssignment, image.targetAssignment) || !sameEntries(this.resolvedRegexes, image.resolvedRegexes);
   }
@@ -171,6 +174,7 @@ export class ConsumerGroup {
     this.groupEpoch = image.groupEpoch;
     this.metadataHash = image.metadataHash;
     this.assignmentEpoch = image.assignmentEpoch;
+    this.assignmentTimestamp = image.assignmentTimestamp;
     this.lastRegexRefreshMs = image.lastRegexRefreshMs;
     // Every changed member leaves first, so that no partition is released after its restored owner took it.
     const changed = [...this.members.values()].filter((m) => image.members.get(m.memberId) !== m);
@@ -185,7 +189,7 @@ export class ConsumerGroup {
    * Kafka's order: tombstones of members gone, then members, regular expressions, the group epoch,
    * the target assignment and its epoch, the current assignments.
    */
-  recordsSince(before: ConsumerGroupImage | null, now: number): ConsumerGroupRecord[] {
+  recordsSince(before: ConsumerGroupImage | null): ConsumerGroupRecord[] {
     const groupId = this.groupId;
     const records: ConsumerGroupRecord[] = [];
     for (const memberId of before?.members.keys() ?? []) {
@@ -210,8 +214,8 @@ export class ConsumerGroup {
     for (const [memberId, partitions] of this.targetAssignment) {
       if (before?.targetAssignment.get(memberId) !== partitions) records.push({ kind: 'targetMember', groupId, memberId, value: partitions });
     }
-    if (!before || before.assignmentEpoch !== this.assignmentEpoch) {
-      records.push({ kind: 'targetEpoch', groupId, value: { assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: now } });
+    if (!before || before.assignmentEpoch !== this.assignmentEpoch || before.assignmentTimestamp !== this.assignmentTimestamp) {
+      records.push({ kind: 'targetEpoch', groupId, value: { assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: this.assignmentTimestamp } });
     }
     for (const m of this.members.values()) {
       const old = before?.members.get(m.memberId);
@@ -264,6 +268,7 @@ export interface ConsumerGroupImage {
   readonly groupEpoch: number;
   readonly metadataHash: bigint;
   readonly assignmentEpoch: number;
+  readonly assignmentTimestamp: number;
   readonly members: ReadonlyMap<string, ConsumerGroupMember>;
   readonly targetAssignment: ReadonlyMap<string, TopicPartitions>;
   readonly resolvedRegexes: ReadonlyMap<string, ReadonlySet<string>>;

@@ -95,6 +95,7 @@ export class GroupCoordinator {
     this.consumer = new ConsumerGroupManager(this.state, {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
       maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
+      assignmentIntervalMs: config.consumerAssignmentIntervalMs,
     }, this.rebalance, topics, deps.groupConfig);
   }
 

@@ -160,6 +160,37 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect(h.coordinator.consumerGroup(CG)!.members.has(c)).to.equal(false);
   });
 
+  it('computes a new target assignment at most once per consumer.assignment.interval.ms (Kafka 4.4, KIP-1263)', async () => {
+    const h = await Harness.start({ consumerAssignmentIntervalMs: 1000 });
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    const c = new Member(h, 'c');
+    // The first assignment is at once.
+    expect(await a.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(a.partitions()).to.have.length(4);
+    // Within the interval: the group epoch moves, the target waits; b goes on at the current target.
+    expect(await b.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(await c.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 3, assignmentEpoch: 1, groupState: 'Assigning' });
+    expect((await a.heartbeat()).memberEpoch).to.equal(1);
+    expect(a.partitions()).to.have.length(4);
+    // At the interval's end, one assignment for both joins, written by the timer.
+    await h.advance(1000, 100);
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 3, assignmentEpoch: 3 });
+    const targetEpochs = h.store.writes.flatMap((w) => (w.kind === 'consumerGroup' ? w.records : []))
+      .flatMap((r) => (r.kind === 'targetEpoch' && r.value ? [r.value.assignmentEpoch] : []));
+    expect(targetEpochs).to.deep.equal([1, 3]);
+    await settle([a, b, c]);
+    expect([a, b, c].map((m) => m.partitions().length).sort()).to.deep.equal([1, 1, 2]);
+    // A group's own consumer.assignment.interval.ms overrides the broker's.
+    h.groupConfigs.set('fast', { 'consumer.assignment.interval.ms': '0' });
+    const d = new Member(h, 'd', { groupId: 'fast' });
+    const e = new Member(h, 'e', { groupId: 'fast' });
+    await d.join(['t']);
+    expect(await e.join(['t'])).to.include({ memberEpoch: 2 });
+  });
+
   it('v0 joins get a member id from the coordinator (a Kafka Uuid); v1 must bring their own', async () => {
     const h = await Harness.start();
     const v0 = await h.coordinator.consumerGroupHeartbeat(request({ apiVersion: 0, memberId: '', rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] }));
