@@ -148,7 +148,7 @@ export class ConsumerGroupManager {
       group = leaving ? this.consumerGroup(req.groupId) : this.getOrMaybeCreateGroup(req.groupId, req.memberEpoch === JOIN_EPOCH);
       // An upgraded group is one before the heartbeat: put back, it stays one (its records then go with its next write).
       before = this.state.consumerGroups.get(req.groupId) === group ? group.image() : null;
-      result = leaving ? this.leave(group, req) : this.memberHeartbeat(group, req);
+      result = leaving ? await this.leave(group, req) : this.memberHeartbeat(group, req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
       // An upgraded group stays one even if the heartbeat that upgraded it is refused.
@@ -573,7 +573,8 @@ export class ConsumerGroupManager {
 
   // ================================================================= leaving and fencing
 
-  private leave(group: ConsumerGroup, req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+  /** A leave; one that downgrades the group answers once the classic group is written. */
+  private async leave(group: ConsumerGroup, req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     let member: ConsumerGroupMember;
     if (req.instanceId === null) {
       member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
@@ -590,7 +591,7 @@ export class ConsumerGroupManager {
         return this.leaveAnswer(member.memberId, STATIC_LEAVE_EPOCH);
       }
     }
-    this.fence(group, member);
+    await this.fence(group, member);
     return this.leaveAnswer(req.memberId, req.memberEpoch);
   }
 
@@ -598,14 +599,17 @@ export class ConsumerGroupManager {
     return { errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch, heartbeatIntervalMs: 0, assignment: null };
   }
 
-  /** The member leaves the group (Kafka's consumerGroupFenceMember): the group epoch is bumped, for a new target assignment. */
-  private fence(group: ConsumerGroup, member: ConsumerGroupMember): void {
+  /**
+   * The member leaves the group (Kafka's consumerGroupFenceMember): the group epoch is bumped, for
+   * a new target assignment. If that downgrades the group: the write of the classic group.
+   */
+  private fence(group: ConsumerGroup, member: ConsumerGroupMember): Promise<number> | null {
     group.removeMember(member.memberId);
     group.targetAssignment.delete(member.memberId);
     this.cancelTimers(group.groupId, member.memberId);
     group.metadataHash = this.metadataHash(group, group.members, group.resolvedRegexes);
     group.groupEpoch++;
-    if (member.classic === null) this.maybeDowngrade(group);
+    return member.classic === null ? this.maybeDowngrade(group) : null;
   }
 
   /**
@@ -613,12 +617,14 @@ export class ConsumerGroupManager {
    * convertToClassicGroup): once the last member of ConsumerGroupHeartbeat has gone, a group whose
    * members all use the classic protocol becomes a classic group again (the policy allowing, and
    * within group.max.size), at the group epoch as generation with each member's target assignment,
-   * and rebalances. Its records are tombstoned; the classic group's are written as it rebalances.
+   * and rebalances. Its records are tombstoned and the classic group's record written at once, in
+   * that order (Kafka writes both with the conversion), so a restart meanwhile keeps the members;
+   * that write, if it downgraded.
    */
-  private maybeDowngrade(group: ConsumerGroup): void {
+  private maybeDowngrade(group: ConsumerGroup): Promise<number> | null {
     const members = [...group.members.values()];
-    if (members.length === 0 || members.some((m) => m.classic === null) || members.length > this.state.config.maxSize) return;
-    if (this.config.migrationPolicy !== 'downgrade' && this.config.migrationPolicy !== 'bidirectional') return;
+    if (members.length === 0 || members.some((m) => m.classic === null) || members.length > this.state.config.maxSize) return null;
+    if (this.config.migrationPolicy !== 'downgrade' && this.config.migrationPolicy !== 'bidirectional') return null;
     const { groupId } = group;
     const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
     const classicMembers = members.map((m) => {
@@ -630,11 +636,18 @@ export class ConsumerGroupManager {
         CONSUMER_PROTOCOL_TYPE, [...protocols], encodeAssignment(assigned, version));
     });
     const tombstones = this.state.dropConsumerGroup(groupId);
-    void this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
     const holder = this.state.groups.get(groupId);
     const classic = holder && !holder.is(GroupState.Dead) ? holder : this.state.createGroup(groupId);
-    this.rebalance.adoptMembers(classic, group.groupEpoch, classicMembers[0].protocols[0].name, classicMembers,
+    const record = this.rebalance.adoptMembers(classic, group.groupEpoch, classicMembers[0].protocols[0].name, classicMembers,
       `Downgrade group ${groupId} from consumer to classic for member leaving.`);
+    const written = this.state.write(groupId, async (store) => {
+      const code = await store.storeConsumerGroup(groupId, tombstones);
+      return code === ErrorCode.NONE ? store.storeGroup(groupId, record) : code;
+    });
+    void written.then((code) => {
+      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId, errorCode: code }, 'could not write the downgrade of a consumer group');
+    });
+    return written;
   }
 
   /** Schedules (or moves) the timer `key`, which fences the member (at `memberEpoch` only, unless null). */

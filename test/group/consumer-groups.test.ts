@@ -605,8 +605,12 @@ describe('consumer groups: the online upgrade of a classic group', () => {
     expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
     const group = h.coordinator.group(G)!;
     expect([group.state, group.generationId, [...group.members.keys()].join()]).to.deep.equal(['PreparingRebalance', 3, 'c']);
-    const tombstones = h.store.writes.filter((w) => w.kind === 'consumerGroup').at(-1)!;
+    // Written at once, before the rebalance: the tombstones, then the classic group with c and its assignment.
+    const [tombstones, record] = h.store.writes.slice(-2);
     expect(tombstones.kind === 'consumerGroup' && tombstones.records.every((r) => r.value === null)).to.equal(true);
+    expect(record.kind === 'group' && [record.group.generationId, record.group.protocolType, record.group.members.map((m) => m.memberId)])
+      .to.deep.equal([3, 'consumer', ['c']]);
+    expect(record.kind === 'group' && record.group.members[0].assignment.length).to.be.greaterThan(0);
     // The classic member is told to rejoin, and the group goes on as a classic one.
     expect(h.coordinator.heartbeat(G, 'c', null, 2)).to.equal(ErrorCode.ILLEGAL_GENERATION);
     expect(h.coordinator.heartbeat(G, 'c', null, 3)).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
