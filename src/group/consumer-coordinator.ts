@@ -13,8 +13,8 @@
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
-import { createHash } from 'node:crypto';
 import { ConsumerGroup, type ConsumerGroupImage } from './consumer-group';
+import { groupHash, topicHash } from './metadata-hash';
 import {
   JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
@@ -119,6 +119,9 @@ class GroupError extends Error {
 }
 
 export class ConsumerGroupManager {
+  /** Each topic's hash by name, with what it was computed from (its id and partition count). */
+  private readonly topicHashes = new Map<string, { key: string; hash: bigint }>();
+
   constructor(
     private readonly state: CoordinatorState,
     private readonly config: ConsumerGroupConfig,
@@ -524,18 +527,29 @@ export class ConsumerGroupManager {
   }
 
   /**
-   * What the target assignment depends on besides the members, hashed (Kafka's metadata hash,
-   * KIP-1101, computed otherwise): each subscribed topic's name, id and partition count. 0 for none.
+   * What the target assignment depends on besides the members, hashed as Kafka 4.4 does
+   * (./metadata-hash.ts): the subscribed topics that exist. 0 for none.
    */
   private metadataHash(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
     regexes: ReadonlyMap<string, ReadonlySet<string>>): bigint {
-    const names = new Set<string>();
-    for (const m of members.values()) for (const t of group.memberTopicNamesWith(m, regexes)) names.add(t);
-    const topics = [...names].sort().flatMap((name) => {
-      const topic = this.topics.topic(name);
-      return topic ? [`${name}:${topic.id}:${topic.partitions.length}`] : [];
-    });
-    return topics.length === 0 ? 0n : createHash('sha256').update(topics.join(',')).digest().readBigInt64BE(0);
+    const hashes = new Map<string, bigint>();
+    for (const m of members.values()) {
+      for (const name of group.memberTopicNamesWith(m, regexes)) {
+        const topic = this.topics.topic(name);
+        if (topic && !hashes.has(name)) hashes.set(name, this.topicHash(topic));
+      }
+    }
+    return groupHash(hashes);
+  }
+
+  /** A topic's hash, from the cache while its id and partition count are the same (Kafka caches them too). */
+  private topicHash(topic: TopicRecord): bigint {
+    const key = `${topic.id}:${topic.partitions.length}`;
+    const cached = this.topicHashes.get(topic.name);
+    if (cached?.key === key) return cached.hash;
+    const hash = topicHash(topic);
+    this.topicHashes.set(topic.name, { key, hash });
+    return hash;
   }
 
   private topicIds(names: Iterable<string>): Set<string> {

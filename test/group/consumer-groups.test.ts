@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
 import { encodeAssignment } from '../../src/group/consumer-protocol';
+import { groupHash, topicHash } from '../../src/group/metadata-hash';
 import { Reader, Writer } from '../../src/protocol/primitives';
 import { Harness, G, flush, joinRequest, stableGroup, subscription, track } from './fakes';
 
@@ -98,6 +99,9 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     const a = new Member(h, 'a');
     await a.join(['t']);
     expect(kinds()).to.deep.equal([['member', 'groupEpoch', 'targetMember', 'targetEpoch', 'currentAssignment']]);
+    // The group epoch record carries the metadata hash as Kafka 4.4 computes it.
+    const epochRecord = h.store.writes[0].kind === 'consumerGroup' ? h.store.writes[0].records.find((r) => r.kind === 'groupEpoch') : undefined;
+    expect(epochRecord?.value).to.deep.equal({ epoch: 1, metadataHash: groupHash(new Map([['t', topicHash(h.topics.topic('t')!)]])) });
     await a.heartbeat();
     expect(kinds()).to.have.length(1);
     await a.leave();
