@@ -14,7 +14,7 @@ import { ErrorCode, quoteInMessage } from '../common/errors';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
 import { ConsumerGroup, type ConsumerGroupImage } from './consumer-group';
-import { groupHash, topicHash } from './metadata-hash';
+import { groupHash, partitionRacks, topicHash, type RackOf } from './metadata-hash';
 import {
   JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
@@ -43,10 +43,11 @@ export interface ConsumerGroupConfig {
   assignmentIntervalMs: number;
 }
 
-/** The topics of the cluster, as the Controller's metadata has them. */
+/** The topics of the cluster, as the Controller's metadata has them, and its brokers' racks. */
 export interface ConsumerGroupTopics {
   topic(name: string): TopicRecord | undefined;
   topics(): readonly TopicRecord[];
+  brokers(): readonly { nodeId: number; rack: string | null }[];
 }
 
 /** A group's own config overrides (GROUP config resources), raw as set: consumer.session.timeout.ms, consumer.heartbeat.interval.ms. */
@@ -119,7 +120,7 @@ class GroupError extends Error {
 }
 
 export class ConsumerGroupManager {
-  /** Each topic's hash by name, with what it was computed from (its id and partition count). */
+  /** Each topic's hash by name, with what it was computed from (its id, and its partitions' racks). */
   private readonly topicHashes = new Map<string, { key: string; hash: bigint }>();
 
   constructor(
@@ -533,21 +534,23 @@ export class ConsumerGroupManager {
   private metadataHash(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
     regexes: ReadonlyMap<string, ReadonlySet<string>>): bigint {
     const hashes = new Map<string, bigint>();
+    const racks = new Map(this.topics.brokers().map((b) => [b.nodeId, b.rack]));
     for (const m of members.values()) {
       for (const name of group.memberTopicNamesWith(m, regexes)) {
         const topic = this.topics.topic(name);
-        if (topic && !hashes.has(name)) hashes.set(name, this.topicHash(topic));
+        if (topic && !hashes.has(name)) hashes.set(name, this.topicHash(topic, (nodeId) => racks.get(nodeId)));
       }
     }
     return groupHash(hashes);
   }
 
-  /** A topic's hash, from the cache while its id and partition count are the same (Kafka caches them too). */
-  private topicHash(topic: TopicRecord): bigint {
-    const key = `${topic.id}:${topic.partitions.length}`;
+  /** A topic's hash, from the cache while what it hashes is the same (Kafka caches them too). */
+  private topicHash(topic: TopicRecord, rackOf: RackOf): bigint {
+    const racks = partitionRacks(topic, rackOf);
+    const key = JSON.stringify([topic.id, racks]);
     const cached = this.topicHashes.get(topic.name);
     if (cached?.key === key) return cached.hash;
-    const hash = topicHash(topic);
+    const hash = topicHash(topic, racks);
     this.topicHashes.set(topic.name, { key, hash });
     return hash;
   }

@@ -40,7 +40,7 @@ export interface GroupCoordinatorDeps {
   groupConfig?: GroupConfigLookup;
 }
 
-const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
+const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [], brokers: () => [] };
 
 export interface GroupOverview {
   groupId: string;

@@ -101,7 +101,7 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect(kinds()).to.deep.equal([['member', 'groupEpoch', 'targetMember', 'targetEpoch', 'currentAssignment']]);
     // The group epoch record carries the metadata hash as Kafka 4.4 computes it.
     const epochRecord = h.store.writes[0].kind === 'consumerGroup' ? h.store.writes[0].records.find((r) => r.kind === 'groupEpoch') : undefined;
-    expect(epochRecord?.value).to.deep.equal({ epoch: 1, metadataHash: groupHash(new Map([['t', topicHash(h.topics.topic('t')!)]])) });
+    expect(epochRecord?.value).to.deep.equal({ epoch: 1, metadataHash: groupHash(new Map([['t', topicHash(h.topics.topic('t')!, [[], []])]])) });
     await a.heartbeat();
     expect(kinds()).to.have.length(1);
     await a.leave();

@@ -162,6 +162,10 @@ export class FakeTopics implements ConsumerGroupTopics {
   topics(): TopicRecord[] {
     return [...this.byName.values()];
   }
+
+  brokers(): { nodeId: number; rack: string | null }[] {
+    return [{ nodeId: 0, rack: null }];
+  }
 }
 
 export class Harness {
