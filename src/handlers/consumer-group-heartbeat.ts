@@ -3,7 +3,8 @@
 // - Epoch 0 joins (v0: the coordinator makes the member id; v1: the client's own, required);
 //   -1 leaves; -2 is a static member leaving for a while (its instance id stays reserved).
 // - The answer: the member id and epoch, the heartbeat interval, and the assignment when joining,
-//   on a full request, or when it changed (else null: nothing new).
+//   on a full request, or when it changed (else null: nothing new); it waits for the group's
+//   records, and a failed write is its error, the group as it was before.
 // - Errors with Kafka's messages: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, GROUP_ID_NOT_FOUND (the id
 //   of a classic group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 //   FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION (v1 SubscribedTopicRegex).

@@ -5,7 +5,8 @@
 // - A leaving member rebalances the group (or ends a join phase that only waited for it); a
 //   member id only handed out (KIP-394) is just forgotten.
 // - To a consumer group (KIP-848) the classic protocol's requests are its classic members'
-//   (src/group/consumer-coordinator.ts): they leave as with epoch -1.
+//   (src/group/consumer-coordinator.ts): they leave as with epoch -1, answered once the group's
+//   records are written (a failed write is the answer's error, the members still there).
 // - Errors: UNKNOWN_MEMBER_ID (per member, also when the group does not exist),
 //   FENCED_INSTANCE_ID, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS.
 import { ApiKey } from '../protocol/generated';
