@@ -137,6 +137,31 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     expect(h.coordinator.consumerGroupDescribe('new').errorCode).to.equal(ErrorCode.GROUP_ID_NOT_FOUND);
   });
 
+  it('a failed write under a later change stays in memory and goes with the group\'s next write', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    h.topics.set('u', 2);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    h.store.hold = true;
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    const changed = track(a.heartbeat({ subscribedTopicNames: ['t', 'u'] }));
+    h.store.failWith = ErrorCode.NONE;
+    const joined = track(b.join(['t']));
+    h.store.release();
+    await flush();
+    expect(changed.value!.errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(joined.value!.errorCode).to.equal(0);
+    // b's join built on a's change, so it stays; the next write carries a's member record.
+    expect(h.coordinator.consumerGroup(CG)!.members.get('a')!.subscribedTopicNames).to.deep.equal(['t', 'u']);
+    const writes = h.store.writes.length;
+    await b.heartbeat();
+    const next = h.store.writes.slice(writes).flatMap((w) => (w.kind === 'consumerGroup' ? w.records : []));
+    const member = next.find((r) => r.kind === 'member' && r.memberId === 'a');
+    expect(member?.kind === 'member' && member.value?.subscribedTopicNames).to.deep.equal(['t', 'u']);
+  });
+
   it('a fencing whose records cannot be written keeps the member and is tried again; a classic leave answers the error', async () => {
     const h = await Harness.start();
     h.topics.set('t', 2);
