@@ -27,6 +27,8 @@ export interface GroupCoordinatorConfig {
   consumerAssignors: readonly string[];
   /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
   consumerMigrationPolicy: string;
+  /** group.consumer.assignment.interval.ms: the least time between two target assignments of a group. */
+  consumerAssignmentIntervalMs: number;
 }
 
 /**

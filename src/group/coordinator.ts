@@ -40,7 +40,7 @@ export interface GroupCoordinatorDeps {
   groupConfig?: GroupConfigLookup;
 }
 
-const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
+const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [], brokers: () => [] };
 
 export interface GroupOverview {
   groupId: string;
@@ -85,7 +85,8 @@ export class GroupCoordinator {
   ) {
     this.state = new CoordinatorState(config, timer, log, now);
     this.rebalance = new RebalanceManager(this.state);
-    this.offsets = new OffsetMetadataManager(this.state, this.rebalance);
+    const topics = deps.topics ?? NO_TOPICS;
+    this.offsets = new OffsetMetadataManager(this.state, this.rebalance, (name) => topics.topic(name)?.id);
     const assignors = config.consumerAssignors.map((name) => {
       const assignor = CONSUMER_GROUP_ASSIGNORS.find((a) => a.name === name);
       if (!assignor) throw new Error(`group.consumer.assignors: unknown assignor ${name}`);
@@ -94,7 +95,8 @@ export class GroupCoordinator {
     this.consumer = new ConsumerGroupManager(this.state, {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
       maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
-    }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
+      assignmentIntervalMs: config.consumerAssignmentIntervalMs,
+    }, this.rebalance, topics, deps.groupConfig);
   }
 
   // ================================================================= lifecycle
@@ -292,9 +294,9 @@ export class GroupCoordinator {
       : this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
   }
 
-  leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
+  leaveGroup(groupId: string, leaving: MemberIdentity[]): Promise<LeaveResult> {
     const consumerGroup = this.servedConsumerGroup(groupId);
-    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : this.rebalance.leaveGroup(groupId, leaving);
+    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : Promise.resolve(this.rebalance.leaveGroup(groupId, leaving));
   }
 
   /** The consumer group of the id, if there is one and this broker serves it now (classic requests to it are its members'). */

@@ -26,6 +26,7 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     consumerMaxSize: config.getInt('group.consumer.max.size'),
     consumerAssignors: config.getList('group.consumer.assignors'),
     consumerMigrationPolicy: config.getString('group.consumer.migration.policy'),
+    consumerAssignmentIntervalMs: config.getInt('group.consumer.assignment.interval.ms'),
   };
 }
 
