@@ -5,7 +5,7 @@
 // per partition, the sorted racks of its replicas' brokers; then over the topic hashes in the
 // order of their names.
 import type { TopicRecord } from '../cluster/metadata-store';
-import { xxh3 } from '../common/xxh3';
+import { xxh3 } from '@node-rs/xxhash';
 
 /** Kafka's TOPIC_HASH_MAGIC_BYTE: the version of the topic hash's layout. */
 const TOPIC_HASH_MAGIC_BYTE = 0;
@@ -46,7 +46,7 @@ export function topicHash(topic: TopicRecord, racks: readonly (readonly string[]
       string(rack);
     }
   });
-  return BigInt.asIntN(64, xxh3(Buffer.concat(parts)));
+  return BigInt.asIntN(64, xxh3.xxh64(Buffer.concat(parts)));
 }
 
 /** Kafka's computeGroupHash: 0 for no topics, else the hash of the topic hashes sorted by topic name. */
@@ -55,5 +55,5 @@ export function groupHash(topicHashes: ReadonlyMap<string, bigint>): bigint {
   const names = [...topicHashes.keys()].sort();
   const bytes = Buffer.alloc(8 * names.length);
   names.forEach((name, i) => bytes.writeBigInt64LE(topicHashes.get(name)!, 8 * i));
-  return BigInt.asIntN(64, xxh3(bytes));
+  return BigInt.asIntN(64, xxh3.xxh64(bytes));
 }
