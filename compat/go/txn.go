@@ -168,7 +168,16 @@ func parseOutput(r *kgo.Record, what string) (int, int, error) {
 // (FJORD_COMPAT_TXN_VERSION), and kgo uses version 2 when it is finalized: the epoch must show it. Without the
 // variable, only reported.
 func checkEpochs(ctx context.Context, adm *kadm.Client, txnID string, transactions int) (string, error) {
-	described, err := adm.DescribeTransactions(ctx, txnID)
+	// After a coordinator was killed (the cluster row), kgo may still dial the dead one: a request error is
+	// retried, and kgo looks the coordinator up again.
+	var described kadm.DescribedTransactions
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if described, err = adm.DescribeTransactions(ctx, txnID); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err != nil {
 		return "", fmt.Errorf("DescribeTransactions: %w", err)
 	}

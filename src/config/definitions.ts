@@ -431,6 +431,17 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.min.session.timeout.ms', type: 'int', default: '6000', doc: 'Smallest session timeout a member may ask for' },
   { name: 'group.max.session.timeout.ms', type: 'int', default: '1800000', doc: 'Largest session timeout a member may ask for' },
   { name: 'group.max.size', type: 'int', default: INT_MAX_S, validator: atLeast(1), doc: 'Most members in one group' },
+  {
+    name: 'group.coordinator.rebalance.protocols', type: 'list', default: 'classic,consumer,streams',
+    validator: {
+      description: '[classic, consumer, share, streams]',
+      ensureValid(name, value, type) {
+        validList('classic', 'consumer', 'share', 'streams').ensureValid(name, value, type);
+        if (!(value as string[]).includes('classic')) throw invalidValue(name, shownValue(value, type), 'Disabling the \'classic\' protocol is not supported.');
+      },
+    },
+    doc: 'Rebalance protocols the group coordinator serves (without consumer: no ConsumerGroupHeartbeat, without streams: no StreamsGroupHeartbeat, as Kafka)',
+  },
   // consumer groups (KIP-848)
   { name: 'group.consumer.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of consumer group members' },
   { name: 'group.consumer.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest consumer.session.timeout.ms a group may set' },

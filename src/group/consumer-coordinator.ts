@@ -4,7 +4,8 @@
 // 1. the member is created or updated; a changed subscription, or a change of the subscribed
 //    topics themselves (created, deleted, more partitions; a new topic matching a regex), bumps
 //    the group epoch;
-// 2. a group epoch past the target assignment's computes a new target with the server assignor;
+// 2. a group epoch past the target assignment's computes a new target with the server assignor,
+//    at most once per consumer.assignment.interval.ms (sooner, a timer computes it at the interval's end);
 // 3. the member is reconciled towards its target (./reconciliation.ts).
 // Timers: each member's session (group.consumer.session.timeout.ms, or the group's
 // consumer.session.timeout.ms) and, while it must revoke partitions, its rebalance timeout; either
@@ -12,8 +13,8 @@
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import { generateClusterId, type TopicRecord } from '../cluster/metadata-store';
 import type { ConsumerGroupAssignor } from './assignors';
-import { createHash } from 'node:crypto';
 import { ConsumerGroup, type ConsumerGroupImage } from './consumer-group';
+import { groupHash, partitionRacks, topicHash, type RackOf } from './metadata-hash';
 import {
   JOIN_EPOCH, LEAVE_EPOCH, MemberState, STATIC_LEAVE_EPOCH, newMember, sameAssignment, sameSubscription, toWire,
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
@@ -25,7 +26,7 @@ import { GroupMember, GroupState, joinError, syncError, type ClassicGroup, type 
 import type { JoinRequest, LeaveResult, MemberIdentity, RebalanceManager, SyncRequest } from './rebalance';
 import { reconcile, type ReconciliationTarget } from './reconciliation';
 import { compileRe2Pattern, Re2SyntaxError, type Re2Pattern } from '../common/re2-pattern';
-import { consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
+import { consumerAssignmentKey, consumerJoinKey, consumerRebalanceKey, consumerSessionKey, consumerSyncKey } from './timers';
 
 export interface ConsumerGroupConfig {
   /** group.consumer.session.timeout.ms */
@@ -38,12 +39,15 @@ export interface ConsumerGroupConfig {
   assignors: readonly ConsumerGroupAssignor[];
   /** group.consumer.migration.policy */
   migrationPolicy: string;
+  /** group.consumer.assignment.interval.ms (a group's consumer.assignment.interval.ms overrides it). */
+  assignmentIntervalMs: number;
 }
 
-/** The topics of the cluster, as the Controller's metadata has them. */
+/** The topics of the cluster, as the Controller's metadata has them, and its brokers' racks. */
 export interface ConsumerGroupTopics {
   topic(name: string): TopicRecord | undefined;
   topics(): readonly TopicRecord[];
+  brokers(): readonly { nodeId: number; rack: string | null }[];
 }
 
 /** A group's own config overrides (GROUP config resources), raw as set: consumer.session.timeout.ms, consumer.heartbeat.interval.ms. */
@@ -102,6 +106,9 @@ export interface ConsumerGroupDescription {
   }[];
 }
 
+/** How soon a timer operation (a fencing, a deferred assignment) whose records could not be written is tried again (Kafka's coordinator timer retry backoff). */
+const TIMER_RETRY_BACKOFF_MS = 500;
+
 /** Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: how stale the topics a regular expression matched may get. */
 const REGEX_REFRESH_INTERVAL_MS = 10_000;
 
@@ -113,6 +120,9 @@ class GroupError extends Error {
 }
 
 export class ConsumerGroupManager {
+  /** Each topic's hash by name, with what it was computed from (its id, and its partitions' racks). */
+  private readonly topicHashes = new Map<string, { key: string; hash: bigint }>();
+
   constructor(
     private readonly state: CoordinatorState,
     private readonly config: ConsumerGroupConfig,
@@ -124,12 +134,13 @@ export class ConsumerGroupManager {
 
   /**
    * The group changes at once (a later heartbeat sees it); the answer waits for its records to be
-   * in __consumer_offsets, and a failed write answers its error.
+   * in __consumer_offsets, and a failed write answers its error with the group put back as it was.
    */
   async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     const failed = (code: number, message = ''): ConsumerHeartbeatResult =>
       ({ errorCode: code, errorMessage: message || null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     let result: ConsumerHeartbeatResult;
+    let group: ConsumerGroup;
     let before: ConsumerGroupImage | null;
     const existed = this.state.consumerGroups.has(req.groupId);
     try {
@@ -137,8 +148,11 @@ export class ConsumerGroupManager {
       this.validate(req);
       const statusError = this.state.validateStatus(req.groupId, false);
       if (statusError) throw new GroupError(statusError);
-      before = this.state.consumerGroups.get(req.groupId)?.image() ?? null;
-      result = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH ? this.leave(req) : this.memberHeartbeat(req);
+      const leaving = req.memberEpoch === LEAVE_EPOCH || req.memberEpoch === STATIC_LEAVE_EPOCH;
+      group = leaving ? this.consumerGroup(req.groupId) : this.getOrMaybeCreateGroup(req.groupId, req.memberEpoch === JOIN_EPOCH);
+      // An upgraded group is one before the heartbeat: put back, it stays one (its records then go with its next write).
+      before = this.state.consumerGroups.get(req.groupId) === group ? group.image() : null;
+      result = leaving ? await this.leave(group, req) : this.memberHeartbeat(group, req);
     } catch (err) {
       if (!(err instanceof GroupError)) throw err;
       // An upgraded group stays one even if the heartbeat that upgraded it is refused.
@@ -146,16 +160,46 @@ export class ConsumerGroupManager {
       if (upgraded) await this.persist(upgraded, null);
       return failed(err.code, err.message);
     }
-    const group = this.state.consumerGroups.get(req.groupId);
-    const code = group ? await this.persist(group, before) : ErrorCode.NONE;
+    // A group downgraded meanwhile (its last consumer member left) was written as it went.
+    if (this.state.consumerGroups.get(req.groupId) !== group) return result;
+    const code = await this.persist(group, existed ? before : null, before);
     return code === ErrorCode.NONE ? result : failed(code);
   }
 
-  /** Writes what changed in the group since `before`. */
-  private persist(group: ConsumerGroup, before: ConsumerGroupImage | null): Promise<number> {
-    const records = group.recordsSince(before, this.state.now());
-    if (records.length === 0) return Promise.resolve(ErrorCode.NONE);
-    return this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
+  /**
+   * Writes what changed in the group since `before` (null: all of it), with what earlier failed
+   * writes left out. A failed write puts the group back as `revertTo` has it (null: no group),
+   * as Kafka reverts its timeline, unless the group changed again meanwhile (its next write then
+   * carries what this one could not).
+   */
+  private async persist(group: ConsumerGroup, before: ConsumerGroupImage | null, revertTo = before): Promise<number> {
+    const from = group.unwrittenSince === undefined ? before : group.unwrittenSince;
+    group.unwrittenSince = undefined;
+    const records = group.recordsSince(from);
+    if (records.length === 0) return ErrorCode.NONE;
+    const after = group.image();
+    const code = await this.state.write(group.groupId, (store) => store.storeConsumerGroup(group.groupId, records));
+    if (code === ErrorCode.NONE || this.state.consumerGroups.get(group.groupId) !== group) return code;
+    if (group.changedSince(after)) {
+      group.unwrittenSince = from;
+    } else if (revertTo === null) {
+      this.state.dropConsumerGroup(group.groupId);
+    } else {
+      group.restore(revertTo);
+      this.restoreTimers(group, after);
+      if (from !== revertTo) group.unwrittenSince = from;
+    }
+    return code;
+  }
+
+  /** The timers of the members a restore changed: those gone stop, those back start again. */
+  private restoreTimers(group: ConsumerGroup, after: ConsumerGroupImage): void {
+    for (const memberId of after.members.keys()) if (!group.members.has(memberId)) this.cancelTimers(group.groupId, memberId);
+    for (const member of group.members.values()) {
+      if (after.members.get(member.memberId) === member) continue;
+      this.scheduleSessionTimeout(group.groupId, member.memberId, member.classic?.sessionTimeoutMs ?? this.sessionTimeoutMs(group.groupId));
+      if (member.classic === null) this.scheduleRebalanceTimeout(group, member);
+    }
   }
 
   /** Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, with its messages. */
@@ -187,9 +231,8 @@ export class ConsumerGroupManager {
 
   // ================================================================= joining and heartbeats
 
-  private memberHeartbeat(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
+  private memberHeartbeat(group: ConsumerGroup, req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
     const joining = req.memberEpoch === JOIN_EPOCH;
-    const group = this.getOrMaybeCreateGroup(req.groupId, joining);
     if (group.members.size >= this.config.maxSize && (req.memberId === '' || !group.members.has(req.memberId))) {
       throw new GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED,
         `The consumer group has reached its maximum capacity of ${this.config.maxSize} members.`);
@@ -247,7 +290,8 @@ export class ConsumerGroupManager {
     // 2. The target assignment, new if the group epoch moved past it.
     const regexes = resolvedRegexes ?? group.resolvedRegexes;
     let targetAssignment: Map<string, TopicPartitions> | null = null;
-    if (groupEpoch > group.assignmentEpoch) {
+    const assignmentDue = groupEpoch > group.assignmentEpoch && this.assignmentDue(group);
+    if (assignmentDue) {
       const previous = new Map(group.targetAssignment);
       // A replacing static member takes over the target of the member it replaces.
       if (replaced) previous.set(memberId, previous.get(replaced.memberId) ?? new Map());
@@ -279,15 +323,53 @@ export class ConsumerGroupManager {
     if (replaced) {
       group.removeMember(replaced.memberId);
       group.targetAssignment.delete(replaced.memberId);
+      group.targetAssignment.set(memberId, target);
       this.cancelTimers(group.groupId, replaced.memberId);
     }
-    if (targetAssignment) {
-      group.targetAssignment.clear();
-      for (const [id, partitions] of targetAssignment) group.targetAssignment.set(id, partitions);
-      group.assignmentEpoch = groupEpoch;
-    }
+    if (targetAssignment) this.installTargetAssignment(group, targetAssignment, groupEpoch);
+    else if (groupEpoch > group.assignmentEpoch) this.scheduleAssignment(group);
     group.updateMember(reconciled);
     return reconciled;
+  }
+
+  /**
+   * Kafka 4.4's assignment batching (KIP-1263): a group gets a new target assignment at most once
+   * per consumer.assignment.interval.ms; a group epoch bumped sooner waits for the interval's end
+   * (scheduleAssignment), its members reconciling towards the target they have meanwhile.
+   */
+  private assignmentDue(group: ConsumerGroup): boolean {
+    const intervalMs = groupOverride(this.groupConfig(group.groupId), 'consumer.assignment.interval.ms') ?? this.config.assignmentIntervalMs;
+    return group.assignmentEpoch === 0 || this.state.now() - group.assignmentTimestamp >= intervalMs;
+  }
+
+  private installTargetAssignment(group: ConsumerGroup, targetAssignment: ReadonlyMap<string, TopicPartitions>, epoch: number): void {
+    group.targetAssignment.clear();
+    for (const [id, partitions] of targetAssignment) group.targetAssignment.set(id, partitions);
+    group.assignmentEpoch = epoch;
+    group.assignmentTimestamp = this.state.now();
+  }
+
+  /** The deferred target assignment, at the end of the interval since the last one (once per group). */
+  private scheduleAssignment(group: ConsumerGroup): void {
+    const key = consumerAssignmentKey(group.groupId);
+    if (this.state.timers.has(key)) return;
+    const intervalMs = groupOverride(this.groupConfig(group.groupId), 'consumer.assignment.interval.ms') ?? this.config.assignmentIntervalMs;
+    const delayMs = Math.max(group.assignmentTimestamp + intervalMs - this.state.now(), 0);
+    this.state.timers.schedule(key, delayMs, () => void this.assignOnTimer(group.groupId));
+  }
+
+  /** The target assignment the interval held back, written as Kafka's timer operations are (tried again if the write fails). */
+  private async assignOnTimer(groupId: string): Promise<void> {
+    const group = this.state.consumerGroups.get(groupId);
+    if (!group || group.groupEpoch <= group.assignmentEpoch) return;
+    const before = group.image();
+    this.installTargetAssignment(group, this.assign(group, group.members, group.resolvedRegexes, group.targetAssignment), group.groupEpoch);
+    const code = await this.persist(group, before);
+    if (code === ErrorCode.NONE) return;
+    this.state.log.warn({ groupId, errorCode: code }, 'could not write the target assignment of a consumer group');
+    if (code !== ErrorCode.NOT_COORDINATOR && code !== ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && group.groupEpoch > group.assignmentEpoch) {
+      this.state.timers.schedule(consumerAssignmentKey(groupId), TIMER_RETRY_BACKOFF_MS, () => void this.assignOnTimer(groupId));
+    }
   }
 
   /**
@@ -345,6 +427,7 @@ export class ConsumerGroupManager {
     void this.state.write(groupId, (store) => store.deleteGroup(groupId, []));
     group.groupEpoch = epoch;
     group.assignmentEpoch = epoch;
+    group.assignmentTimestamp = this.state.now();
     for (const member of members) {
       group.updateMember(member);
       group.targetAssignment.set(member.memberId, withoutEpochs(member.assigned));
@@ -446,18 +529,31 @@ export class ConsumerGroupManager {
   }
 
   /**
-   * What the target assignment depends on besides the members, hashed (Kafka's metadata hash,
-   * KIP-1101, computed otherwise): each subscribed topic's name, id and partition count. 0 for none.
+   * What the target assignment depends on besides the members, hashed as Kafka 4.4 does
+   * (./metadata-hash.ts): the subscribed topics that exist. 0 for none.
    */
   private metadataHash(group: ConsumerGroup, members: ReadonlyMap<string, ConsumerGroupMember>,
     regexes: ReadonlyMap<string, ReadonlySet<string>>): bigint {
-    const names = new Set<string>();
-    for (const m of members.values()) for (const t of group.memberTopicNamesWith(m, regexes)) names.add(t);
-    const topics = [...names].sort().flatMap((name) => {
-      const topic = this.topics.topic(name);
-      return topic ? [`${name}:${topic.id}:${topic.partitions.length}`] : [];
-    });
-    return topics.length === 0 ? 0n : createHash('sha256').update(topics.join(',')).digest().readBigInt64BE(0);
+    const hashes = new Map<string, bigint>();
+    const racks = new Map(this.topics.brokers().map((b) => [b.nodeId, b.rack]));
+    for (const m of members.values()) {
+      for (const name of group.memberTopicNamesWith(m, regexes)) {
+        const topic = this.topics.topic(name);
+        if (topic && !hashes.has(name)) hashes.set(name, this.topicHash(topic, (nodeId) => racks.get(nodeId)));
+      }
+    }
+    return groupHash(hashes);
+  }
+
+  /** A topic's hash, from the cache while what it hashes is the same (Kafka caches them too). */
+  private topicHash(topic: TopicRecord, rackOf: RackOf): bigint {
+    const racks = partitionRacks(topic, rackOf);
+    const key = JSON.stringify([topic.id, racks]);
+    const cached = this.topicHashes.get(topic.name);
+    if (cached?.key === key) return cached.hash;
+    const hash = topicHash(topic, racks);
+    this.topicHashes.set(topic.name, { key, hash });
+    return hash;
   }
 
   private topicIds(names: Iterable<string>): Set<string> {
@@ -495,8 +591,8 @@ export class ConsumerGroupManager {
 
   // ================================================================= leaving and fencing
 
-  private leave(req: ConsumerHeartbeatRequest): ConsumerHeartbeatResult {
-    const group = this.consumerGroup(req.groupId);
+  /** A leave; one that downgrades the group answers once the classic group is written. */
+  private async leave(group: ConsumerGroup, req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     let member: ConsumerGroupMember;
     if (req.instanceId === null) {
       member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
@@ -513,7 +609,7 @@ export class ConsumerGroupManager {
         return this.leaveAnswer(member.memberId, STATIC_LEAVE_EPOCH);
       }
     }
-    this.fence(group, member);
+    await this.fence(group, member);
     return this.leaveAnswer(req.memberId, req.memberEpoch);
   }
 
@@ -521,14 +617,17 @@ export class ConsumerGroupManager {
     return { errorCode: ErrorCode.NONE, errorMessage: null, memberId, memberEpoch, heartbeatIntervalMs: 0, assignment: null };
   }
 
-  /** The member leaves the group (Kafka's consumerGroupFenceMember): the group epoch is bumped, for a new target assignment. */
-  private fence(group: ConsumerGroup, member: ConsumerGroupMember): void {
+  /**
+   * The member leaves the group (Kafka's consumerGroupFenceMember): the group epoch is bumped, for
+   * a new target assignment. If that downgrades the group: the write of the classic group.
+   */
+  private fence(group: ConsumerGroup, member: ConsumerGroupMember): Promise<number> | null {
     group.removeMember(member.memberId);
     group.targetAssignment.delete(member.memberId);
     this.cancelTimers(group.groupId, member.memberId);
     group.metadataHash = this.metadataHash(group, group.members, group.resolvedRegexes);
     group.groupEpoch++;
-    if (member.classic === null) this.maybeDowngrade(group);
+    return member.classic === null ? this.maybeDowngrade(group) : null;
   }
 
   /**
@@ -536,12 +635,14 @@ export class ConsumerGroupManager {
    * convertToClassicGroup): once the last member of ConsumerGroupHeartbeat has gone, a group whose
    * members all use the classic protocol becomes a classic group again (the policy allowing, and
    * within group.max.size), at the group epoch as generation with each member's target assignment,
-   * and rebalances. Its records are tombstoned; the classic group's are written as it rebalances.
+   * and rebalances. Its records are tombstoned and the classic group's record written at once, in
+   * that order (Kafka writes both with the conversion), so a restart meanwhile keeps the members;
+   * that write, if it downgraded.
    */
-  private maybeDowngrade(group: ConsumerGroup): void {
+  private maybeDowngrade(group: ConsumerGroup): Promise<number> | null {
     const members = [...group.members.values()];
-    if (members.length === 0 || members.some((m) => m.classic === null) || members.length > this.state.config.maxSize) return;
-    if (this.config.migrationPolicy !== 'downgrade' && this.config.migrationPolicy !== 'bidirectional') return;
+    if (members.length === 0 || members.some((m) => m.classic === null) || members.length > this.state.config.maxSize) return null;
+    if (this.config.migrationPolicy !== 'downgrade' && this.config.migrationPolicy !== 'bidirectional') return null;
     const { groupId } = group;
     const names = new Map(this.topics.topics().map((t) => [t.id, t.name]));
     const classicMembers = members.map((m) => {
@@ -553,33 +654,48 @@ export class ConsumerGroupManager {
         CONSUMER_PROTOCOL_TYPE, [...protocols], encodeAssignment(assigned, version));
     });
     const tombstones = this.state.dropConsumerGroup(groupId);
-    void this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
     const holder = this.state.groups.get(groupId);
     const classic = holder && !holder.is(GroupState.Dead) ? holder : this.state.createGroup(groupId);
-    this.rebalance.adoptMembers(classic, group.groupEpoch, classicMembers[0].protocols[0].name, classicMembers,
+    const record = this.rebalance.adoptMembers(classic, group.groupEpoch, classicMembers[0].protocols[0].name, classicMembers,
       `Downgrade group ${groupId} from consumer to classic for member leaving.`);
+    const written = this.state.write(groupId, async (store) => {
+      const code = await store.storeConsumerGroup(groupId, tombstones);
+      return code === ErrorCode.NONE ? store.storeGroup(groupId, record) : code;
+    });
+    void written.then((code) => {
+      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId, errorCode: code }, 'could not write the downgrade of a consumer group');
+    });
+    return written;
   }
 
-  /** A timer's fencing: only if the group and the member are still there (and, for the rebalance timeout, still in that epoch). */
-  private fenceOnTimeout(groupId: string, memberId: string, memberEpoch: number | null): void {
+  /** Schedules (or moves) the timer `key`, which fences the member (at `memberEpoch` only, unless null). */
+  private scheduleFence(key: string, delayMs: number, groupId: string, memberId: string, memberEpoch: number | null): void {
+    this.state.timers.schedule(key, delayMs, () => void this.fenceOnTimeout(key, groupId, memberId, memberEpoch));
+  }
+
+  /**
+   * A timer's fencing: only if the group and the member are still there (and, for the rebalance
+   * timeout, still in that epoch). Its records are written as Kafka's timer operations are; one
+   * that cannot be written puts the member back and is tried again after TIMER_RETRY_BACKOFF_MS,
+   * unless the group's partition is no longer this broker's.
+   */
+  private async fenceOnTimeout(key: string, groupId: string, memberId: string, memberEpoch: number | null): Promise<void> {
     const group = this.state.consumerGroups.get(groupId);
     const member = group?.members.get(memberId);
     if (!group || !member || (memberEpoch !== null && member.memberEpoch !== memberEpoch)) return;
     const before = group.image();
     this.fence(group, member);
-    this.persistInBackground(group, before, 'the fencing of a member');
-  }
-
-  /** A write nobody waits for (a failure is logged); none if the group went meanwhile (downgraded: its tombstones are written). */
-  private persistInBackground(group: ConsumerGroup, before: ConsumerGroupImage, what: string): void {
-    if (this.state.consumerGroups.get(group.groupId) !== group) return;
-    void this.persist(group, before).then((code) => {
-      if (code !== ErrorCode.NONE) this.state.log.warn({ groupId: group.groupId, errorCode: code }, `could not write ${what} of a consumer group`);
-    });
+    // Downgraded: the classic group was written as it took over.
+    if (this.state.consumerGroups.get(groupId) !== group) return;
+    const code = await this.persist(group, before);
+    if (code === ErrorCode.NONE) return;
+    this.state.log.warn({ groupId, memberId, errorCode: code }, 'could not write the fencing of a consumer group member');
+    if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) return;
+    if (group.members.get(memberId) === member) this.scheduleFence(key, TIMER_RETRY_BACKOFF_MS, groupId, memberId, memberEpoch);
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string, timeoutMs: number): void {
-    this.state.timers.schedule(consumerSessionKey(groupId, memberId), timeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    this.scheduleFence(consumerSessionKey(groupId, memberId), timeoutMs, groupId, memberId, null);
   }
 
   /** A member that must revoke partitions has its rebalance timeout to do so, or is fenced. */
@@ -591,7 +707,7 @@ export class ConsumerGroupManager {
     }
     const { groupId } = group;
     const { memberId, memberEpoch } = member;
-    this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, memberEpoch));
+    this.scheduleFence(key, member.rebalanceTimeoutMs, groupId, memberId, memberEpoch);
   }
 
   private cancelTimers(groupId: string, memberId: string): void {
@@ -612,6 +728,7 @@ export class ConsumerGroupManager {
     group.groupEpoch = snapshot.groupEpoch;
     group.metadataHash = snapshot.metadataHash;
     group.assignmentEpoch = Math.max(snapshot.assignmentEpoch, 0);
+    group.assignmentTimestamp = snapshot.assignmentTimestamp;
     for (const [regex, resolved] of snapshot.regexes) {
       group.resolvedRegexes.set(regex, new Set(resolved.topics));
       group.lastRegexRefreshMs = Math.max(group.lastRegexRefreshMs, resolved.timestamp);
@@ -673,7 +790,7 @@ export class ConsumerGroupManager {
     const { groupId } = group;
     this.state.timers.cancel(consumerJoinKey(groupId, memberId));
     this.scheduleSessionTimeout(groupId, memberId, req.sessionTimeoutMs);
-    this.state.timers.schedule(consumerSyncKey(groupId, memberId), req.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    this.scheduleFence(consumerSyncKey(groupId, memberId), req.rebalanceTimeoutMs, groupId, memberId, null);
     return {
       errorCode: ErrorCode.NONE, memberId, generationId: reconciled.memberEpoch, protocolType: CONSUMER_PROTOCOL_TYPE,
       protocolName: req.protocols[0].name, leader: '', skipAssignment: false, members: [],
@@ -710,9 +827,9 @@ export class ConsumerGroupManager {
 
   /**
    * Kafka's classicGroupLeaveToConsumerGroup: each member (by id, or by instance id) leaves, as
-   * with epoch -1. The answer does not wait for the records (a failed write is logged).
+   * with epoch -1. The answer waits for the records; a failed write is its error, the members back.
    */
-  classicLeave(group: ConsumerGroup, leaving: MemberIdentity[]): LeaveResult {
+  async classicLeave(group: ConsumerGroup, leaving: MemberIdentity[]): Promise<LeaveResult> {
     const before = group.image();
     const members = leaving.map((m) => {
       const member = m.groupInstanceId === null ? group.members.get(m.memberId) : group.staticMember(m.groupInstanceId);
@@ -721,8 +838,8 @@ export class ConsumerGroupManager {
       this.fence(group, member);
       return { ...m, errorCode: ErrorCode.NONE };
     });
-    this.persistInBackground(group, before, 'the leaving of classic members');
-    return { errorCode: ErrorCode.NONE, members };
+    const code = await this.persist(group, before);
+    return code === ErrorCode.NONE ? { errorCode: ErrorCode.NONE, members } : { errorCode: code, members: [] };
   }
 
   /** A classic member's request: the member must be there, of the classic protocol, at the generation (its epoch). */
@@ -744,7 +861,7 @@ export class ConsumerGroupManager {
     const key = consumerJoinKey(group.groupId, member.memberId);
     const { groupId } = group;
     const { memberId } = member;
-    if (!this.state.timers.has(key)) this.state.timers.schedule(key, member.rebalanceTimeoutMs, () => this.fenceOnTimeout(groupId, memberId, null));
+    if (!this.state.timers.has(key)) this.scheduleFence(key, member.rebalanceTimeoutMs, groupId, memberId, null);
     return ErrorCode.REBALANCE_IN_PROGRESS;
   }
 

@@ -26,6 +26,8 @@ export class ConsumerGroup {
   groupEpoch = 0;
   /** The epoch of the target assignment. */
   assignmentEpoch = 0;
+  /** When the target assignment was computed (wall clock ms; group.consumer.assignment.interval.ms counts from it). */
+  assignmentTimestamp = 0;
   readonly members = new Map<string, ConsumerGroupMember>();
   /** group.instance.id -> member id. */
   private readonly staticMembers = new Map<string, string>();
@@ -41,6 +43,11 @@ export class ConsumerGroup {
   metadataHash = 0n;
   /** Set once deleted: requests holding it must not use it. */
   dead = false;
+  /**
+   * What the log lacks after a failed write the group could not be put back from (it had changed
+   * again meanwhile): the changes since this image (null: all of the group) go with its next write.
+   */
+  unwrittenSince: ConsumerGroupImage | null | undefined = undefined;
 
   constructor(readonly groupId: string) {}
 
@@ -79,8 +86,10 @@ export class ConsumerGroup {
    * Kafka's ConsumerGroup.validateOffsetCommit: a commit without member epoch (-1: the admin
    * client, or a consumer outside group management) only while the group is empty, a
    * transactional one without any member fields (TxnOffsetCommit before v3) always; else the
-   * member's, at its current epoch (a member of the classic protocol: ILLEGAL_GENERATION, as its
-   * generation), and (not in a transaction, not of the classic protocol) with OffsetCommit v9+.
+   * member's (not in a transaction, not of the classic protocol: with OffsetCommit v9+), at its
+   * current epoch (a member of the classic protocol: ILLEGAL_GENERATION, as its generation). A
+   * member of ConsumerGroupHeartbeat may commit at an older epoch, partition by partition
+   * (`partitionCommitError`).
    */
   validateOffsetCommit(memberId: string, groupInstanceId: string | null, memberEpoch: number, isTransactional: boolean, apiVersion = 0): number {
     if (memberEpoch < 0 && this.members.size === 0) return ErrorCode.NONE;
@@ -88,7 +97,23 @@ export class ConsumerGroup {
     const member = this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (!isTransactional && member.classic === null && apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
+    if (member.classic === null && memberEpoch < member.memberEpoch) return ErrorCode.NONE;
     return epochError(member, memberEpoch);
+  }
+
+  /**
+   * Kafka 4.4's assignment epoch check (KIP-1251) of one partition of a commit that
+   * validateOffsetCommit let through: at an epoch older than the member's, the partition must be
+   * one the member owned then, assigned to it (or being revoked) at that epoch or before; else
+   * STALE_MEMBER_EPOCH. `topicId` undefined: a topic the cluster does not know.
+   */
+  partitionCommitError(memberId: string, memberEpoch: number, topicId: string | undefined, partition: number): number {
+    const member = this.members.get(memberId);
+    if (!member || member.classic !== null || memberEpoch >= member.memberEpoch) return ErrorCode.NONE;
+    const assignmentEpoch = topicId === undefined
+      ? undefined
+      : member.assigned.get(topicId)?.get(partition) ?? member.pendingRevocation.get(topicId)?.get(partition);
+    return assignmentEpoch !== undefined && assignmentEpoch <= memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
   }
 
   /**
@@ -130,9 +155,33 @@ export class ConsumerGroup {
   /** What the group's records hold, to tell afterwards what changed (`recordsSince`). */
   image(): ConsumerGroupImage {
     return {
-      groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch,
+      groupEpoch: this.groupEpoch, metadataHash: this.metadataHash, assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: this.assignmentTimestamp,
       members: new Map(this.members), targetAssignment: new Map(this.targetAssignment), resolvedRegexes: new Map(this.resolvedRegexes),
+      lastRegexRefreshMs: this.lastRegexRefreshMs,
     };
+  }
+
+  /** Whether the group differs from `image` (members, assignments and regexes are immutable values: compared by identity). */
+  changedSince(image: ConsumerGroupImage): boolean {
+    return this.groupEpoch !== image.groupEpoch || this.metadataHash !== image.metadataHash || this.assignmentEpoch !== image.assignmentEpoch ||
+      this.assignmentTimestamp !== image.assignmentTimestamp ||
+      this.lastRegexRefreshMs !== image.lastRegexRefreshMs || !sameEntries(this.members, image.members) ||
+      !sameEntries(this.targetAssignment, image.targetAssignment) || !sameEntries(this.resolvedRegexes, image.resolvedRegexes);
+  }
+
+  /** Puts the group back as `image` has it (Kafka reverts its timeline when a change's records cannot be written). */
+  restore(image: ConsumerGroupImage): void {
+    this.groupEpoch = image.groupEpoch;
+    this.metadataHash = image.metadataHash;
+    this.assignmentEpoch = image.assignmentEpoch;
+    this.assignmentTimestamp = image.assignmentTimestamp;
+    this.lastRegexRefreshMs = image.lastRegexRefreshMs;
+    // Every changed member leaves first, so that no partition is released after its restored owner took it.
+    const changed = [...this.members.values()].filter((m) => image.members.get(m.memberId) !== m);
+    for (const m of changed) this.removeMember(m.memberId);
+    for (const m of image.members.values()) if (!this.members.has(m.memberId)) this.updateMember(m);
+    replaceEntries(this.targetAssignment, image.targetAssignment);
+    replaceEntries(this.resolvedRegexes, image.resolvedRegexes);
   }
 
   /**
@@ -140,7 +189,7 @@ export class ConsumerGroup {
    * Kafka's order: tombstones of members gone, then members, regular expressions, the group epoch,
    * the target assignment and its epoch, the current assignments.
    */
-  recordsSince(before: ConsumerGroupImage | null, now: number): ConsumerGroupRecord[] {
+  recordsSince(before: ConsumerGroupImage | null): ConsumerGroupRecord[] {
     const groupId = this.groupId;
     const records: ConsumerGroupRecord[] = [];
     for (const memberId of before?.members.keys() ?? []) {
@@ -165,8 +214,8 @@ export class ConsumerGroup {
     for (const [memberId, partitions] of this.targetAssignment) {
       if (before?.targetAssignment.get(memberId) !== partitions) records.push({ kind: 'targetMember', groupId, memberId, value: partitions });
     }
-    if (!before || before.assignmentEpoch !== this.assignmentEpoch) {
-      records.push({ kind: 'targetEpoch', groupId, value: { assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: now } });
+    if (!before || before.assignmentEpoch !== this.assignmentEpoch || before.assignmentTimestamp !== this.assignmentTimestamp) {
+      records.push({ kind: 'targetEpoch', groupId, value: { assignmentEpoch: this.assignmentEpoch, assignmentTimestamp: this.assignmentTimestamp } });
     }
     for (const m of this.members.values()) {
       const old = before?.members.get(m.memberId);
@@ -219,9 +268,22 @@ export interface ConsumerGroupImage {
   readonly groupEpoch: number;
   readonly metadataHash: bigint;
   readonly assignmentEpoch: number;
+  readonly assignmentTimestamp: number;
   readonly members: ReadonlyMap<string, ConsumerGroupMember>;
   readonly targetAssignment: ReadonlyMap<string, TopicPartitions>;
   readonly resolvedRegexes: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly lastRegexRefreshMs: number;
+}
+
+function sameEntries<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function replaceEntries<K, V>(target: Map<K, V>, source: ReadonlyMap<K, V>): void {
+  target.clear();
+  for (const [k, v] of source) target.set(k, v);
 }
 
 function memberSubscription(m: ConsumerGroupMember) {

@@ -28,6 +28,8 @@ export interface GroupCoordinatorConfig {
   consumerAssignors: readonly string[];
   /** group.consumer.migration.policy: disabled, downgrade, upgrade or bidirectional. */
   consumerMigrationPolicy: string;
+  /** group.consumer.assignment.interval.ms: the least time between two target assignments of a group. */
+  consumerAssignmentIntervalMs: number;
   /** Streams groups (KIP-1071): group.streams.session.timeout.ms, .heartbeat.interval.ms, .num.standby.replicas, .initial.rebalance.delay.ms. */
   streamsSessionTimeoutMs: number;
   streamsHeartbeatIntervalMs: number;

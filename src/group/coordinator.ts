@@ -43,7 +43,7 @@ export interface GroupCoordinatorDeps {
   createInternalTopics?: InternalTopicCreator;
 }
 
-const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [] };
+const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [], brokers: () => [] };
 
 export interface GroupOverview {
   groupId: string;
@@ -91,7 +91,8 @@ export class GroupCoordinator {
   ) {
     this.state = new CoordinatorState(config, timer, log, now);
     this.rebalance = new RebalanceManager(this.state);
-    this.offsets = new OffsetMetadataManager(this.state, this.rebalance);
+    const topics = deps.topics ?? NO_TOPICS;
+    this.offsets = new OffsetMetadataManager(this.state, this.rebalance, (name) => topics.topic(name)?.id);
     const assignors = config.consumerAssignors.map((name) => {
       const assignor = CONSUMER_GROUP_ASSIGNORS.find((a) => a.name === name);
       if (!assignor) throw new Error(`group.consumer.assignors: unknown assignor ${name}`);
@@ -100,11 +101,12 @@ export class GroupCoordinator {
     this.consumer = new ConsumerGroupManager(this.state, {
       sessionTimeoutMs: config.consumerSessionTimeoutMs, heartbeatIntervalMs: config.consumerHeartbeatIntervalMs,
       maxSize: config.consumerMaxSize, assignors, migrationPolicy: config.consumerMigrationPolicy,
-    }, this.rebalance, deps.topics ?? NO_TOPICS, deps.groupConfig);
+      assignmentIntervalMs: config.consumerAssignmentIntervalMs,
+    }, this.rebalance, topics, deps.groupConfig);
     this.streams = new StreamsGroupManager(this.state, {
       sessionTimeoutMs: config.streamsSessionTimeoutMs, heartbeatIntervalMs: config.streamsHeartbeatIntervalMs,
       numStandbyReplicas: config.streamsNumStandbyReplicas, initialRebalanceDelayMs: config.streamsInitialRebalanceDelayMs,
-    }, deps.topics ?? NO_TOPICS, deps.createInternalTopics ?? (() => Promise.resolve()), deps.groupConfig);
+    }, topics, deps.createInternalTopics ?? (() => Promise.resolve()), deps.groupConfig);
   }
 
   // ================================================================= lifecycle
@@ -309,9 +311,9 @@ export class GroupCoordinator {
       : this.rebalance.heartbeat(groupId, memberId, groupInstanceId, generationId);
   }
 
-  leaveGroup(groupId: string, leaving: MemberIdentity[]): LeaveResult {
+  leaveGroup(groupId: string, leaving: MemberIdentity[]): Promise<LeaveResult> {
     const consumerGroup = this.servedConsumerGroup(groupId);
-    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : this.rebalance.leaveGroup(groupId, leaving);
+    return consumerGroup ? this.consumer.classicLeave(consumerGroup, leaving) : Promise.resolve(this.rebalance.leaveGroup(groupId, leaving));
   }
 
   /** The consumer group of the id, if there is one and this broker serves it now (classic requests to it are its members'). */

@@ -27,6 +27,7 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     consumerMaxSize: config.getInt('group.consumer.max.size'),
     consumerAssignors: config.getList('group.consumer.assignors'),
     consumerMigrationPolicy: config.getString('group.consumer.migration.policy'),
+    consumerAssignmentIntervalMs: config.getInt('group.consumer.assignment.interval.ms'),
     streamsSessionTimeoutMs: config.getInt('group.streams.session.timeout.ms'),
     streamsHeartbeatIntervalMs: config.getInt('group.streams.heartbeat.interval.ms'),
     streamsNumStandbyReplicas: config.getInt('group.streams.num.standby.replicas'),

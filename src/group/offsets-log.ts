@@ -181,7 +181,7 @@ class LoadState {
 function replayConsumerGroupRecord(snapshot: ConsumerGroupSnapshot | null, r: ConsumerGroupRecord): ConsumerGroupSnapshot | null {
   if (r.kind === 'groupEpoch' && r.value === null) return null;
   const g: ConsumerGroupSnapshot = snapshot ?? {
-    groupEpoch: 0, metadataHash: 0n, assignmentEpoch: -1, members: new Map(), currentAssignments: new Map(),
+    groupEpoch: 0, metadataHash: 0n, assignmentEpoch: -1, assignmentTimestamp: 0, members: new Map(), currentAssignments: new Map(),
     targetAssignment: new Map(), regexes: new Map(),
   };
   const put = <K, V>(map: Map<K, V>, key: K, value: V | null): void => {
@@ -204,6 +204,7 @@ function replayConsumerGroupRecord(snapshot: ConsumerGroupSnapshot | null, r: Co
       break;
     case 'targetEpoch':
       g.assignmentEpoch = r.value?.assignmentEpoch ?? -1;
+      g.assignmentTimestamp = r.value?.assignmentTimestamp ?? 0;
       break;
     case 'regex':
       put(g.regexes, r.regex, r.value && { topics: r.value.topics, timestamp: r.value.timestamp });

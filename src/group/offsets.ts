@@ -76,6 +76,9 @@ export interface OffsetDeleteResult {
   topics: { name: string; partitions: { partition: number; errorCode: number }[] }[];
 }
 
+/** The error of one partition of a commit, checked before it is written. */
+type PartitionCommitCheck = (p: CommitPartition) => number;
+
 /** A TxnOffsetCommit batch being written; its transaction may end before the write completes. */
 interface TxnOffsetWrite {
   group: ClassicGroup;
@@ -97,6 +100,8 @@ export class OffsetMetadataManager {
     private readonly state: CoordinatorState,
     /** Commits keep a member's session alive. */
     private readonly rebalance: Pick<RebalanceManager, 'scheduleHeartbeat'>,
+    /** The id of a topic of the cluster, by name (consumer group members' commits are checked against their assignments by id). */
+    private readonly topicId: (name: string) => string | undefined,
   ) {
     this.groups = state.groups;
     this.config = state.config;
@@ -153,7 +158,7 @@ export class OffsetMetadataManager {
 
     const expireTimestamp = req.retentionTimeMs === -1 ? -1 : this.state.now() + req.retentionTimeMs;
     const results = all(ErrorCode.NONE);
-    const writes = this.offsetWrites(req.partitions, expireTimestamp, results);
+    const writes = this.offsetWrites(req.partitions, expireTimestamp, results, this.partitionCommitCheck(req));
     if (writes.length === 0) return results;
     const g = group;
     const code = await this.writeOffsets(g, writes, (store, offsets) => store.storeOffsets(g.groupId, offsets));
@@ -191,7 +196,7 @@ export class OffsetMetadataManager {
     }
 
     const results = all(ErrorCode.NONE);
-    const writes = this.offsetWrites(req.partitions, -1, results);
+    const writes = this.offsetWrites(req.partitions, -1, results, this.partitionCommitCheck(req));
     if (writes.length === 0) return results;
     const g = group;
     const producer: TxnProducer = { producerId: req.producerId, producerEpoch: req.producerEpoch };
@@ -232,15 +237,28 @@ export class OffsetMetadataManager {
     }
   }
 
+  /** A consumer group member's check of each partition it commits (at an older member epoch: the partitions it owned then). */
+  private partitionCommitCheck(req: MemberIdentity & { groupId: string; generationId: number }): PartitionCommitCheck {
+    const group = this.state.consumerGroups.get(req.groupId);
+    if (!group) return () => ErrorCode.NONE;
+    return (p) => group.partitionCommitError(req.memberId, req.generationId, this.topicId(p.topic), p.partition);
+  }
+
   /**
-   * The offsets to write, each numbered and with its place in the request; a partition whose
-   * metadata is too large gets OFFSET_METADATA_TOO_LARGE in `results` and is not written.
+   * The offsets to write, each numbered and with its place in the request; a partition the member
+   * may not commit (`check`) gets its error in `results`, one whose metadata is too large
+   * OFFSET_METADATA_TOO_LARGE, and is not written.
    */
   private offsetWrites(partitions: (CommitPartition & { commitTimestamp?: number })[], expireTimestamp: number,
-    results: number[]): (SequencedOffset & { index: number })[] {
+    results: number[], check: PartitionCommitCheck): (SequencedOffset & { index: number })[] {
     const now = this.state.now();
     const writes: (SequencedOffset & { index: number })[] = [];
     partitions.forEach((p, index) => {
+      const error = check(p);
+      if (error !== ErrorCode.NONE) {
+        results[index] = error;
+        return;
+      }
       const metadata = p.metadata ?? '';
       if (metadata.length > this.config.offsetMetadataMaxBytes) {
         results[index] = ErrorCode.OFFSET_METADATA_TOO_LARGE;

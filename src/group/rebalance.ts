@@ -118,9 +118,10 @@ export class RebalanceManager {
   /**
    * A consumer group's members coming back to the classic protocol (the online downgrade, KIP-848):
    * the group takes them at `generationId` with their assignments, as a Stable group, and starts a
-   * rebalance for them to join.
+   * rebalance for them to join. Returns the group's record as it took them, for the caller to write
+   * at once (Kafka writes it with the conversion).
    */
-  adoptMembers(group: ClassicGroup, generationId: number, protocolName: string, members: GroupMember[], reason: string): void {
+  adoptMembers(group: ClassicGroup, generationId: number, protocolName: string, members: GroupMember[], reason: string): GroupSnapshot {
     group.generationId = generationId;
     group.protocolType = CONSUMER_PROTOCOL_TYPE;
     group.protocolName = protocolName;
@@ -131,7 +132,9 @@ export class RebalanceManager {
     group.transitionTo(GroupState.CompletingRebalance);
     group.transitionTo(GroupState.Stable);
     for (const m of members) this.scheduleHeartbeat(group, m);
+    const record = groupSnapshot(group);
     this.prepareRebalance(group, reason);
+    return record;
   }
 
   // ================================================================= JoinGroup

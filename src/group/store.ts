@@ -54,6 +54,8 @@ export interface ConsumerGroupSnapshot {
   metadataHash: bigint;
   /** -1: no target assignment record. */
   assignmentEpoch: number;
+  /** When the target assignment was computed (wall clock ms; 0: not known). */
+  assignmentTimestamp: number;
   members: Map<string, MemberSubscription>;
   currentAssignments: Map<string, CurrentAssignment>;
   targetAssignment: Map<string, TopicPartitions>;

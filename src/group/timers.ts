@@ -64,6 +64,8 @@ export const consumerSessionKey = (groupId: string, memberId: string): string =>
 export const consumerRebalanceKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-rebalance', memberId]);
 /** A classic member of a consumer group: its JoinGroup after REBALANCE_IN_PROGRESS, its SyncGroup after the join. */
 export const consumerJoinKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-join', memberId]);
+/** A consumer group's next target assignment, once group.consumer.assignment.interval.ms has passed since the last. */
+export const consumerAssignmentKey = (groupId: string): string => JSON.stringify([groupId, 'consumer-assignment']);
 export const consumerSyncKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'consumer-sync', memberId]);
 // Not a JSON array: no group's prefix can match it.
 export const retentionKey = (offsetsPartition: number): string => `offsets-retention-${offsetsPartition}`;

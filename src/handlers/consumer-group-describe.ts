@@ -7,12 +7,16 @@
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
 // - v1: each member's type (0: it joined with JoinGroup, the classic protocol; 1: with ConsumerGroupHeartbeat).
 // - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+// - UNSUPPORTED_VERSION for every group while the consumer protocol is off (group.version 0, or
+//   no `consumer` in group.coordinator.rebalance.protocols), as Kafka.
+import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
 import type { GroupCoordinator } from '../group';
+import { consumerProtocolEnabled, type ConsumerProtocolServices } from './consumer-group-heartbeat';
 import { defineHandler } from './handler';
 
-export interface ConsumerGroupDescribeServices {
+export interface ConsumerGroupDescribeServices extends ConsumerProtocolServices {
   readonly groups: Pick<GroupCoordinator, 'consumerGroupDescribe'>;
 }
 
@@ -20,6 +24,12 @@ export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe,
   (s: ConsumerGroupDescribeServices) => (req) => ({
     throttleTimeMs: 0,
     groups: req.groupIds.map((groupId) => {
+      if (!consumerProtocolEnabled(s)) {
+        return {
+          errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0,
+          assignorName: '', members: [], authorizedOperations: NOT_REQUESTED,
+        };
+      }
       const d = s.groups.consumerGroupDescribe(groupId);
       return {
         ...d,

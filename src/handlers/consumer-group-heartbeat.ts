@@ -3,28 +3,41 @@
 // - Epoch 0 joins (v0: the coordinator makes the member id; v1: the client's own, required);
 //   -1 leaves; -2 is a static member leaving for a while (its instance id stays reserved).
 // - The answer: the member id and epoch, the heartbeat interval, and the assignment when joining,
-//   on a full request, or when it changed (else null: nothing new).
+//   on a full request, or when it changed (else null: nothing new); it waits for the group's
+//   records, and a failed write is its error, the group as it was before.
 // - Errors with Kafka's messages: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, GROUP_ID_NOT_FOUND (the id
 //   of a classic group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 //   FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION (v1 SubscribedTopicRegex).
 // - A join to a classic group of the consumer protocol upgrades it (group.consumer.migration.policy):
 //   its members stay, of the classic protocol; when the last ConsumerGroupHeartbeat member leaves a
 //   group of classic members, it is a classic group again.
-// - UNSUPPORTED_VERSION while the finalized group.version is 0, as Kafka.
+// - UNSUPPORTED_VERSION while the consumer protocol is off: the finalized group.version is 0, or
+//   group.coordinator.rebalance.protocols lacks `consumer` (Kafka's isConsumerGroupProtocolEnabled).
 import { ErrorCode } from '../common/errors';
+import type { BrokerConfig } from '../config/broker-config';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
 
-export interface ConsumerGroupHeartbeatServices {
-  readonly groups: Pick<GroupCoordinator, 'consumerGroupHeartbeat'>;
+/** What tells whether the consumer rebalance protocol is served. */
+export interface ConsumerProtocolServices {
+  readonly config: Pick<BrokerConfig, 'getList'>;
   /** The finalized group.version feature. */
   groupVersion(): number;
 }
 
+/** Kafka's isConsumerGroupProtocolEnabled: `consumer` in group.coordinator.rebalance.protocols, and group.version 1 or more. */
+export function consumerProtocolEnabled(s: ConsumerProtocolServices): boolean {
+  return s.groupVersion() >= 1 && s.config.getList('group.coordinator.rebalance.protocols').includes('consumer');
+}
+
+export interface ConsumerGroupHeartbeatServices extends ConsumerProtocolServices {
+  readonly groups: Pick<GroupCoordinator, 'consumerGroupHeartbeat'>;
+}
+
 export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
   (s: ConsumerGroupHeartbeatServices) => async (req, ctx) => {
-    if (s.groupVersion() < 1) {
+    if (!consumerProtocolEnabled(s)) {
       return {
         throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, memberEpoch: 0,
         heartbeatIntervalMs: 0, assignment: null,

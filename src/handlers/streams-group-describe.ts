@@ -7,12 +7,16 @@
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
 // - v1: no topology description (none is stored without a plugin: status NOT_STORED when asked for), the assignor `sticky`.
 // - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+// - UNSUPPORTED_VERSION for every group while the streams protocol is off (streams.version 0, or no
+//   `streams` in group.coordinator.rebalance.protocols), as Kafka.
+import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
+import { streamsProtocolEnabled, type StreamsProtocolServices } from './streams-group-heartbeat';
 
-export interface StreamsGroupDescribeServices {
+export interface StreamsGroupDescribeServices extends StreamsProtocolServices {
   readonly groups: Pick<GroupCoordinator, 'streamsGroupDescribe'>;
 }
 
@@ -20,6 +24,9 @@ export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, {
   (s: StreamsGroupDescribeServices) => (req) => ({
     throttleTimeMs: 0,
     groups: req.groupIds.map((groupId) => {
+      if (!streamsProtocolEnabled(s)) {
+        return { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, members: [] };
+      }
       const d = s.groups.streamsGroupDescribe(groupId);
       return {
         errorCode: d.errorCode,

@@ -10,21 +10,33 @@
 // - Errors with Kafka's messages: INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY, GROUP_ID_NOT_FOUND (the
 //   id of another kind of group), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID.
 // - v1: TopologyDescriptionRequired, always false (no topology description plugin, as Kafka without one).
-// - UNSUPPORTED_VERSION while the finalized streams.version is 0, as Kafka.
+// - UNSUPPORTED_VERSION while the streams protocol is off: the finalized streams.version is 0, or
+//   group.coordinator.rebalance.protocols lacks `streams` (Kafka's isStreamsGroupProtocolEnabled).
 import { ErrorCode } from '../common/errors';
+import type { BrokerConfig } from '../config/broker-config';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
 
-export interface StreamsGroupHeartbeatServices {
-  readonly groups: Pick<GroupCoordinator, 'streamsGroupHeartbeat'>;
+/** What tells whether the streams rebalance protocol is served. */
+export interface StreamsProtocolServices {
+  readonly config: Pick<BrokerConfig, 'getList'>;
   /** The finalized streams.version feature. */
   streamsVersion(): number;
 }
 
+/** Kafka's isStreamsGroupProtocolEnabled: `streams` in group.coordinator.rebalance.protocols, and streams.version 1 or more. */
+export function streamsProtocolEnabled(s: StreamsProtocolServices): boolean {
+  return s.streamsVersion() >= 1 && s.config.getList('group.coordinator.rebalance.protocols').includes('streams');
+}
+
+export interface StreamsGroupHeartbeatServices extends StreamsProtocolServices {
+  readonly groups: Pick<GroupCoordinator, 'streamsGroupHeartbeat'>;
+}
+
 export const streamsGroupHeartbeat = defineHandler(ApiKey.StreamsGroupHeartbeat, { minVersion: 0, maxVersion: 1 },
   (s: StreamsGroupHeartbeatServices) => (req, ctx) => {
-    if (s.streamsVersion() < 1) {
+    if (!streamsProtocolEnabled(s)) {
       return {
         throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: req.memberId, memberEpoch: 0,
         heartbeatIntervalMs: 0, acceptableRecoveryLagLegacy: 0, taskOffsetIntervalMs: 0, status: null, endpointInformationEpoch: 0,

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { ErrorCode } from '../../src/common/errors';
 import type { ConsumerHeartbeatRequest, ConsumerHeartbeatResult } from '../../src/group/coordinator';
 import { encodeAssignment } from '../../src/group/consumer-protocol';
+import { groupHash, topicHash } from '../../src/group/metadata-hash';
 import { Reader, Writer } from '../../src/protocol/primitives';
 import { Harness, G, flush, joinRequest, stableGroup, subscription, track } from './fakes';
 
@@ -98,6 +99,9 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     const a = new Member(h, 'a');
     await a.join(['t']);
     expect(kinds()).to.deep.equal([['member', 'groupEpoch', 'targetMember', 'targetEpoch', 'currentAssignment']]);
+    // The group epoch record carries the metadata hash as Kafka 4.4 computes it.
+    const epochRecord = h.store.writes[0].kind === 'consumerGroup' ? h.store.writes[0].records.find((r) => r.kind === 'groupEpoch') : undefined;
+    expect(epochRecord?.value).to.deep.equal({ epoch: 1, metadataHash: groupHash(new Map([['t', topicHash(h.topics.topic('t')!, [[], []])]])) });
     await a.heartbeat();
     expect(kinds()).to.have.length(1);
     await a.leave();
@@ -105,6 +109,115 @@ describe('consumer groups: heartbeats and reconciliation', () => {
     // A failed write is the answer.
     h.store.failWith = ErrorCode.NOT_COORDINATOR;
     expect(await new Member(h, 'b').join(['t'])).to.include({ errorCode: ErrorCode.NOT_COORDINATOR, memberId: null });
+  });
+
+  it('a heartbeat whose records cannot be written answers the error and leaves the group as it was', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    const described = () => JSON.stringify(h.coordinator.consumerGroupDescribe(CG));
+    const stable = described();
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    expect(await b.join(['t'])).to.include({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, memberId: null });
+    expect(described()).to.equal(stable);
+    // A changed subscription, and a leave, are put back as well.
+    expect((await a.heartbeat({ subscribedTopicNames: [] })).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect((await a.leave()).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(described()).to.equal(stable);
+    // Nothing was left half-done: the next join is the first one's.
+    h.store.failWith = ErrorCode.NONE;
+    expect(await b.join(['t'])).to.include({ errorCode: 0, memberEpoch: 2 });
+    await settle([a, b]);
+    expect([...a.partitions(), ...b.partitions()].sort()).to.deep.equal(['t-0', 't-1', 't-2', 't-3']);
+    // A group the failed heartbeat would have created is not there.
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    expect((await new Member(h, 'c', { groupId: 'new' }).join(['t'])).errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(h.coordinator.consumerGroupDescribe('new').errorCode).to.equal(ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+
+  it('a failed write under a later change stays in memory and goes with the group\'s next write', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    h.topics.set('u', 2);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    h.store.hold = true;
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    const changed = track(a.heartbeat({ subscribedTopicNames: ['t', 'u'] }));
+    h.store.failWith = ErrorCode.NONE;
+    const joined = track(b.join(['t']));
+    h.store.release();
+    await flush();
+    expect(changed.value!.errorCode).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(joined.value!.errorCode).to.equal(0);
+    // b's join built on a's change, so it stays; the next write carries a's member record.
+    expect(h.coordinator.consumerGroup(CG)!.members.get('a')!.subscribedTopicNames).to.deep.equal(['t', 'u']);
+    const writes = h.store.writes.length;
+    await b.heartbeat();
+    const next = h.store.writes.slice(writes).flatMap((w) => (w.kind === 'consumerGroup' ? w.records : []));
+    const member = next.find((r) => r.kind === 'member' && r.memberId === 'a');
+    expect(member?.kind === 'member' && member.value?.subscribedTopicNames).to.deep.equal(['t', 'u']);
+  });
+
+  it('a fencing whose records cannot be written keeps the member and is tried again; a classic leave answers the error', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 2);
+    const a = new Member(h, 'a');
+    await a.join(['t']);
+    h.store.failWith = ErrorCode.UNKNOWN_SERVER_ERROR;
+    await h.advance(46_000, 1000);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('a'), 'the fencing could not be written').to.equal(true);
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 1, groupState: 'Stable' });
+    h.store.failWith = ErrorCode.NONE;
+    await h.advance(1000, 100);
+    expect(h.coordinator.consumerGroup(CG)!.members.has('a'), 'fenced by the retry').to.equal(false);
+    expect(h.coordinator.consumerGroupDescribe(CG).groupEpoch).to.equal(2);
+
+    const b = new Member(h, 'b');
+    await b.join(['t']);
+    const protocols = [{ name: 'range', metadata: subscription(['t']) }];
+    const c = (await h.coordinator.joinGroup(joinRequest(CG, { protocols }))).memberId;
+    expect((await h.coordinator.joinGroup(joinRequest(CG, { memberId: c, protocols }))).errorCode).to.equal(0);
+    h.store.failWith = ErrorCode.NOT_COORDINATOR;
+    expect(await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({ errorCode: ErrorCode.NOT_COORDINATOR, members: [] });
+    expect(h.coordinator.consumerGroup(CG)!.members.has(c)).to.equal(true);
+    h.store.failWith = ErrorCode.NONE;
+    expect((await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).members[0].errorCode).to.equal(0);
+    expect(h.coordinator.consumerGroup(CG)!.members.has(c)).to.equal(false);
+  });
+
+  it('computes a new target assignment at most once per consumer.assignment.interval.ms (Kafka 4.4, KIP-1263)', async () => {
+    const h = await Harness.start({ consumerAssignmentIntervalMs: 1000 });
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    const c = new Member(h, 'c');
+    // The first assignment is at once.
+    expect(await a.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(a.partitions()).to.have.length(4);
+    // Within the interval: the group epoch moves, the target waits; b goes on at the current target.
+    expect(await b.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(await c.join(['t'])).to.include({ memberEpoch: 1 });
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 3, assignmentEpoch: 1, groupState: 'Assigning' });
+    expect((await a.heartbeat()).memberEpoch).to.equal(1);
+    expect(a.partitions()).to.have.length(4);
+    // At the interval's end, one assignment for both joins, written by the timer.
+    await h.advance(1000, 100);
+    expect(h.coordinator.consumerGroupDescribe(CG)).to.include({ groupEpoch: 3, assignmentEpoch: 3 });
+    const targetEpochs = h.store.writes.flatMap((w) => (w.kind === 'consumerGroup' ? w.records : []))
+      .flatMap((r) => (r.kind === 'targetEpoch' && r.value ? [r.value.assignmentEpoch] : []));
+    expect(targetEpochs).to.deep.equal([1, 3]);
+    await settle([a, b, c]);
+    expect([a, b, c].map((m) => m.partitions().length).sort()).to.deep.equal([1, 1, 2]);
+    // A group's own consumer.assignment.interval.ms overrides the broker's.
+    h.groupConfigs.set('fast', { 'consumer.assignment.interval.ms': '0' });
+    const d = new Member(h, 'd', { groupId: 'fast' });
+    const e = new Member(h, 'e', { groupId: 'fast' });
+    await d.join(['t']);
+    expect(await e.join(['t'])).to.include({ memberEpoch: 2 });
   });
 
   it('v0 joins get a member id from the coordinator (a Kafka Uuid); v1 must bring their own', async () => {
@@ -409,7 +522,7 @@ describe('consumer groups: members of the classic protocol (JoinGroup, SyncGroup
     expect([...await commit(2), ...await commit(1)]).to.deep.equal([0, ErrorCode.ILLEGAL_GENERATION]);
     const d = h.coordinator.consumerGroupDescribe(CG);
     expect(d.members.map((m) => [m.memberId, m.memberType]).sort()).to.deep.equal([['a', 1], [c, 0]].sort());
-    expect(h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
+    expect(await h.coordinator.leaveGroup(CG, [{ memberId: c, groupInstanceId: null }])).to.deep.equal({
       errorCode: 0, members: [{ memberId: c, groupInstanceId: null, errorCode: 0 }],
     });
     await settle([a]);
@@ -521,8 +634,12 @@ describe('consumer groups: the online upgrade of a classic group', () => {
     expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
     const group = h.coordinator.group(G)!;
     expect([group.state, group.generationId, [...group.members.keys()].join()]).to.deep.equal(['PreparingRebalance', 3, 'c']);
-    const tombstones = h.store.writes.filter((w) => w.kind === 'consumerGroup').at(-1)!;
+    // Written at once, before the rebalance: the tombstones, then the classic group with c and its assignment.
+    const [tombstones, record] = h.store.writes.slice(-2);
     expect(tombstones.kind === 'consumerGroup' && tombstones.records.every((r) => r.value === null)).to.equal(true);
+    expect(record.kind === 'group' && [record.group.generationId, record.group.protocolType, record.group.members.map((m) => m.memberId)])
+      .to.deep.equal([3, 'consumer', ['c']]);
+    expect(record.kind === 'group' && record.group.members[0].assignment.length).to.be.greaterThan(0);
     // The classic member is told to rejoin, and the group goes on as a classic one.
     expect(h.coordinator.heartbeat(G, 'c', null, 2)).to.equal(ErrorCode.ILLEGAL_GENERATION);
     expect(h.coordinator.heartbeat(G, 'c', null, 3)).to.equal(ErrorCode.REBALANCE_IN_PROGRESS);
@@ -615,6 +732,42 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     expect(h.coordinator.fetchOffsets(CG, null, false).topics).to.have.length(1);
   });
 
+  it('a commit at an older member epoch counts for the partitions the member owned at that epoch (Kafka 4.4, KIP-1251)', async () => {
+    const h = await Harness.start();
+    h.topics.set('t', 4);
+    const a = new Member(h, 'a');
+    const b = new Member(h, 'b');
+    await a.join(['t']);
+    await b.join(['t']);
+    await a.heartbeat();
+    expect((await a.heartbeat()).memberEpoch).to.equal(2);
+    await b.heartbeat();
+    expect(b.epoch).to.equal(2);
+    const partitionsOf = (m: Member) => m.partitions().map((p) => Number(p.split('-')[1]));
+    const aKept = partitionsOf(a);
+    const bOwn = partitionsOf(b);
+    expect(aKept).to.have.length(2);
+    expect(bOwn).to.have.length(2);
+    const commit = (memberId: string, generationId: number, partitions: number[]) => h.coordinator.commitOffsets({
+      groupId: CG, memberId, generationId, groupInstanceId: null, apiVersion: 10, retentionTimeMs: -1,
+      partitions: partitions.map((partition) => ({ topic: 't', partition, offset: 7, leaderEpoch: -1, metadata: '', commitTimestamp: -1 })),
+    });
+    // a kept two of its partitions from epoch 1: a commit at epoch 1 counts for them, not for those now b's.
+    expect(await commit('a', 1, [...aKept, ...bOwn])).to.deep.equal([0, 0, ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    // b got its partitions at epoch 2: nothing older counts; nor does an epoch it never had.
+    expect(await commit('b', 1, bOwn)).to.deep.equal([ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    expect(await commit('b', 3, bOwn)).to.deep.equal([ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.STALE_MEMBER_EPOCH]);
+    expect(await commit('b', 2, bOwn)).to.deep.equal([0, 0]);
+    // A partition being revoked still counts at the epoch it was assigned at.
+    expect(await a.heartbeat({ subscribedTopicNames: [] })).to.include({ memberEpoch: 2 });
+    const revoking = [...h.coordinator.consumerGroup(CG)!.members.get('a')!.pendingRevocation.values()].flatMap((ps) => [...ps.keys()]);
+    expect(revoking.sort()).to.deep.equal([...aKept].sort());
+    expect(await commit('a', 1, revoking)).to.deep.equal([0, 0]);
+    // Only what was accepted was written.
+    const written = h.store.writes.flatMap((w) => (w.kind === 'offsets' ? w.offsets.map((o) => o.partition) : []));
+    expect(written).to.deep.equal([...aKept, ...bOwn, ...revoking]);
+  });
+
   it('expires the offsets of topics the group does not subscribe to; once empty, the group goes with its last offsets', async () => {
     const h = await Harness.start({ offsetsRetentionMs: 60_000 });
     h.topics.set('t', 1);
@@ -650,7 +803,7 @@ describe('consumer groups: ids shared with classic groups, and the other group A
     await h.advance(100);
     expect(join.value!.errorCode).to.equal(0);
     expect(h.coordinator.consumerGroup(G)).to.equal(undefined);
-    expect(h.coordinator.leaveGroup(G, [{ memberId, groupInstanceId: null }]).errorCode).to.equal(0);
+    expect((await h.coordinator.leaveGroup(G, [{ memberId, groupInstanceId: null }])).errorCode).to.equal(0);
     expect((await a.join([])).errorCode).to.equal(0);
     expect(h.coordinator.listGroups([], []).groups.map((g) => `${g.groupId}:${g.type}`)).to.deep.equal(['g:consumer']);
   });

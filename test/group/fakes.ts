@@ -113,6 +113,8 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   consumerMaxSize: 1000,
   consumerAssignors: ['uniform', 'range'],
   consumerMigrationPolicy: 'bidirectional',
+  // Assignments at once unless a test says otherwise (Kafka's default is 1000).
+  consumerAssignmentIntervalMs: 0,
   streamsSessionTimeoutMs: 45_000,
   streamsHeartbeatIntervalMs: 5000,
   streamsNumStandbyReplicas: 0,
@@ -164,6 +166,10 @@ export class FakeTopics implements ConsumerGroupTopics {
 
   topics(): TopicRecord[] {
     return [...this.byName.values()];
+  }
+
+  brokers(): { nodeId: number; rack: string | null }[] {
+    return [{ nodeId: 0, rack: null }];
   }
 }
 

@@ -42,7 +42,7 @@ async function answers(h: Harness, groupId: string): Promise<Record<string, numb
     join: (await h.coordinator.joinGroup(joinRequest(groupId))).errorCode,
     sync: sync.errorCode,
     heartbeat: h.heartbeat(groupId, 'm', 1),
-    leave: h.coordinator.leaveGroup(groupId, [{ memberId: 'm', groupInstanceId: null }]).errorCode,
+    leave: (await h.coordinator.leaveGroup(groupId, [{ memberId: 'm', groupInstanceId: null }])).errorCode,
     commit: (await commit(h, groupId, 1))[0],
     fetch: fetched(h, groupId).errorCode,
     txnCommit: txn[0],

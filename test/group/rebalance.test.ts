@@ -165,7 +165,7 @@ describe('group coordinator: the ugly orders', () => {
     const rc = h.join(G, { memberId: ids[2] });
     await flush();
     expect(h.coordinator.group(G)!.state).to.equal(GroupState.PreparingRebalance);
-    const left = h.coordinator.leaveGroup(G, [{ memberId: ids[0], groupInstanceId: null }]);
+    const left = await h.coordinator.leaveGroup(G, [{ memberId: ids[0], groupInstanceId: null }]);
     expect(left.members[0].errorCode).to.equal(0);
     await flush();
     expect(rb.value).to.include({ errorCode: 0, generationId: generation + 1, leader: ids[1] });
@@ -289,13 +289,13 @@ describe('group coordinator: limits and leaving', () => {
     const h = await Harness.start();
     const s = await h.coordinator.joinGroup({ ...joinRequest(G), groupInstanceId: 'inst-1' });
     expect(s.errorCode).to.equal(0);
-    const res = h.coordinator.leaveGroup(G, [
+    const res = await h.coordinator.leaveGroup(G, [
       { memberId: '', groupInstanceId: 'inst-1' },
       { memberId: 'ghost', groupInstanceId: null },
       { memberId: '', groupInstanceId: 'inst-9' },
     ]);
     expect(res.members.map((m) => m.errorCode)).to.deep.equal([0, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID]);
-    const none = h.coordinator.leaveGroup('nope', [{ memberId: 'x', groupInstanceId: null }]);
+    const none = await h.coordinator.leaveGroup('nope', [{ memberId: 'x', groupInstanceId: null }]);
     expect(none).to.deep.equal({ errorCode: 0, members: [{ memberId: 'x', groupInstanceId: null, errorCode: ErrorCode.UNKNOWN_MEMBER_ID }] });
     await h.advance(100);
     expect(h.coordinator.group(G)!.state).to.equal(GroupState.Empty);

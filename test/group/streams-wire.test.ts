@@ -2,7 +2,7 @@
 // advertised, a member joining with a word-count topology at v0 and at v1 (each version's
 // fields encoded), the broker creating the internal topics through its Controller, the tasks
 // once they exist, StreamsGroupDescribe at both versions, StreamsGroupTopologyDescriptionUpdate
-// refused as Kafka without a plugin, and UNSUPPORTED_VERSION while streams.version is 0.
+// refused as Kafka without a plugin, and UNSUPPORTED_VERSION while the streams protocol is off.
 import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/generated';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
@@ -54,11 +54,15 @@ describe('streams groups on the wire', function () {
     expect([88, 89, 93].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion])).to.deep.equal([[88, 0, 1], [89, 0, 1], [93, 0, 0]]);
   });
 
-  it('answers UNSUPPORTED_VERSION while streams.version is 0, as Kafka', async () => {
-    const handler = streamsGroupHeartbeat.bind({ groups: broker.current().broker.groups, streamsVersion: () => 0 });
+  it('answers UNSUPPORTED_VERSION while streams.version is 0 or `streams` is not a rebalance protocol, as Kafka', async () => {
     const ctx = { apiKey: 88, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', responseBuffer: Buffer.alloc, closeConnection: () => undefined };
-    const res = await handler.handle({ groupId: 'g', memberId: 'm', memberEpoch: 0, endpointInformationEpoch: 0 }, ctx);
-    expect(res).to.include({ errorCode: ErrorCode.UNSUPPORTED_VERSION });
+    const answer = async (streamsVersion: number, protocols: string[]) => {
+      const handler = streamsGroupHeartbeat.bind({ groups: broker.current().broker.groups, streamsVersion: () => streamsVersion, config: { getList: () => protocols } });
+      return (await handler.handle({ groupId: 'g', memberId: 'm', memberEpoch: 0, endpointInformationEpoch: 0 }, ctx))!.errorCode;
+    };
+    expect(await answer(0, ['classic', 'consumer', 'streams'])).to.equal(ErrorCode.UNSUPPORTED_VERSION);
+    expect(await answer(1, ['classic', 'consumer'])).to.equal(ErrorCode.UNSUPPORTED_VERSION);
+    expect(await answer(1, ['classic', 'streams'])).to.equal(ErrorCode.INVALID_REQUEST); // served: the join lacks its topology
   });
 
   for (const version of [0, 1]) {

@@ -25,6 +25,7 @@ import type {
   DeleteTopicsRequest,
   DescribeClusterRequest,
   DescribeConfigsRequest,
+  DescribeTopicPartitionsRequest,
   MetadataRequest,
   RequestHeader,
 } from '../../src/protocol/generated';
@@ -364,8 +365,8 @@ describe('golden bytes from real clients', () => {
       expect(decodeRequest<DeleteTopicsRequest>(fixture('kafka-python', 'DeleteTopics', 3)).body.topicNames).to.deep.equal([p.topic]);
     });
 
-    it('java: ApiVersions v4 ClientSoftwareName "apache-kafka-java"; CreateTopics v7, DeleteTopics v6 by name, DescribeCluster v1', () => {
-      const av = decodeRequest<ApiVersionsRequest>(fixture('java', 'ApiVersions', 4));
+    it('java: ApiVersions v5 ClientSoftwareName "apache-kafka-java"; CreateTopics v7, DeleteTopics v6 by name, DescribeCluster v2, DescribeTopicPartitions', () => {
+      const av = decodeRequest<ApiVersionsRequest>(fixture('java', 'ApiVersions', 5));
       expect(av.header.clientId).to.equal('fjord-compat-java');
       expect(av.body.clientSoftwareName).to.equal('apache-kafka-java');
       expect(av.body.clientSoftwareVersion).to.equal(versionOf('java', /^kafka-clients (\S+)$/));
@@ -375,16 +376,19 @@ describe('golden bytes from real clients', () => {
       expect([ct.topics[0].numPartitions, ct.topics[0].replicationFactor]).to.deep.equal([3, 1]);
       const dt = decodeRequest<DeleteTopicsRequest>(fixture('java', 'DeleteTopics', 6)).body;
       expect(dt.topics.map((t) => [t.name, t.topicId])).to.deep.equal([[ct.topics[0].name, '00000000000000000000000000000000']]);
-      const dcl = decodeRequest<DescribeClusterRequest>(fixture('java', 'DescribeCluster', 1)).body;
+      const dcl = decodeRequest<DescribeClusterRequest>(fixture('java', 'DescribeCluster', 2)).body;
       expect(dcl.endpointType).to.equal(1);
-      expect(decodeRequest<MetadataRequest>(fixture('java', 'Metadata', 12, 'all-topics')).body.topics).to.equal(null);
+      expect(decodeRequest<MetadataRequest>(fixture('java', 'Metadata', 13, 'all-topics')).body.topics).to.equal(null);
+      // the Admin's describeTopics asks DescribeTopicPartitions (a broker that serves it), for the topic it created
+      const dtp = decodeRequest<DescribeTopicPartitionsRequest>(fixture('java', 'DescribeTopicPartitions', 0)).body;
+      expect(dtp.topics.map((t) => t.name)).to.deep.equal([ct.topics[0].name]);
     });
 
-    it('franz-go: kadm names itself in ApiVersions v4; CreateTopics v7 and DeleteTopics v6', () => {
-      const av = decodeRequest<ApiVersionsRequest>(fixture('franz-go', 'ApiVersions', 4));
+    it('franz-go: kgo names itself in ApiVersions v5; CreateTopics v7 and DeleteTopics v6', () => {
+      const av = decodeRequest<ApiVersionsRequest>(fixture('franz-go', 'ApiVersions', 5));
       expect(av.header.clientId).to.equal('kgo');
-      expect(av.body.clientSoftwareName).to.equal('kadm');
-      expect(av.body.clientSoftwareVersion).to.equal(versionOf('franz-go', /\(kadm (\S+)\)/));
+      expect(av.body.clientSoftwareName).to.equal('kgo');
+      expect(av.body.clientSoftwareVersion).to.equal(versionOf('franz-go', /^franz-go (\S+)/));
       const ct = decodeRequest<CreateTopicsRequest>(fixture('franz-go', 'CreateTopics', 7)).body;
       expect(ct.topics.map((t) => [t.numPartitions, t.replicationFactor])).to.deep.equal([[3, 1]]);
       expect(ct.topics[0].name).to.match(/^compat-go-\d+$/);
