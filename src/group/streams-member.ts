@@ -59,7 +59,7 @@ export function newStreamsMember(memberId: string): StreamsGroupMember {
   };
 }
 
-export function sameTaskSet(a: TaskSet, b: TaskSet): boolean {
+function sameTaskSet(a: TaskSet, b: TaskSet): boolean {
   if (a.size !== b.size) return false;
   for (const [subtopologyId, partitions] of a) {
     const other = b.get(subtopologyId);
@@ -71,10 +71,6 @@ export function sameTaskSet(a: TaskSet, b: TaskSet): boolean {
 
 export function sameTasks(a: TasksTuple, b: TasksTuple): boolean {
   return sameTaskSet(a.active, b.active) && sameTaskSet(a.standby, b.standby) && sameTaskSet(a.warmup, b.warmup);
-}
-
-export function isEmptyTasks(t: TasksTuple): boolean {
-  return t.active.size === 0 && t.standby.size === 0 && t.warmup.size === 0;
 }
 
 /** Whether `tasks` holds any task of `of` (of any kind, each against the same kind). */
