@@ -411,7 +411,7 @@ export class StreamsGroupManager {
     if (!group) {
       const classic = this.state.groups.get(groupId);
       const other = this.state.consumerGroups.has(groupId) || (classic !== undefined && !classic.is(GroupState.Dead) && !classic.is(GroupState.Empty));
-      return none(ErrorCode.GROUP_ID_NOT_FOUND, other ? `Group ${groupId} is not a streams group.` : `Group ${groupId} not found.`);
+      return none(ErrorCode.GROUP_ID_NOT_FOUND, other ? `Group ${quoteInMessage(groupId)} is not a streams group.` : `Group ${quoteInMessage(groupId)} not found.`);
     }
     const wire = (t: TasksTuple) => ({ activeTasks: taskSetToWire(t.active), standbyTasks: taskSetToWire(t.standby), warmupTasks: taskSetToWire(t.warmup) });
     return {

@@ -102,6 +102,6 @@ describe('features in a cluster of two brokers on etcd', function () {
   it('a restarted broker keeps the cluster\'s levels (no defaults written over them)', async () => {
     await brokers[1]!.close();
     brokers[1] = await startNode(1);
-    expect(levelsOf(await apiVersions(1))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2 });
+    expect(levelsOf(await apiVersions(1))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'streams.version': 1 });
   });
 });
