@@ -141,7 +141,7 @@ describe('leader elections in a cluster (3 brokers, real etcd)', function () {
   });
 
   describe('with auto leader rebalance off', () => {
-    const cluster = new TestCluster(() => etcd!, { 'auto.leader.rebalance.enable': 'false' });
+    const cluster = new TestCluster(() => etcd!, { 'auto.leader.rebalance.enable': 'false', 'leader.imbalance.check.interval.seconds': '1' });
     before(() => cluster.start());
     after(() => cluster.close());
 
@@ -152,6 +152,8 @@ describe('leader elections in a cluster (3 brokers, real etcd)', function () {
       await eventually(() => cluster.partition('pref')?.leader === 0, 'broker 0 to lead pref-0', 10_000);
       await cluster.startNode(1);
       await eventually(() => cluster.partition('pref')?.isr.includes(1) === true, 'broker 1 back in the ISR of pref-0', 20_000);
+      // Checked every second, but auto leader rebalance is off.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
       expect(cluster.partition('pref')?.leader, 'leadership stays where it went').to.equal(0);
 
       const moved = await cluster.elect(PREFERRED, [{ topic: 'pref', partitions: [0] }]);
