@@ -102,7 +102,7 @@ export class LeaderBalancer {
  * The preferred leader elections the cache calls for (Kafka's imbalancedPartitions, each one's
  * election when it changes something), each a topicUnchanged condition and a partition state.
  */
-export function planPreferredElections(cache: MetadataCache): PlannedElection[] {
+export function planPreferredElections(cache: Pick<MetadataCache, 'brokers' | 'topics' | 'topicModRevision' | 'partitionState'>): PlannedElection[] {
   const live = new Set(cache.brokers().map((b) => b.brokerId));
   const isAlive = (id: number): boolean => live.has(id);
   const elections: PlannedElection[] = [];
