@@ -3,7 +3,7 @@
 // MB; the one whose leader.replication.throttled.replicas and follower.replication.throttled.replicas
 // are '*' is copied at about the brokers' replication throttle rates, the other at full speed, while
 // producing and the ISR go on as Kafka's (the throttled replica holds nothing back and joins the ISR
-// once caught up).
+// once caught up); then a change of the topic configs applied on every broker.
 import { expect } from 'chai';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../src/broker';
@@ -123,5 +123,22 @@ describe('replication throttling in a cluster', function () {
     const quotas = brokers[1].broker.replicas.replicationQuotas!;
     expect(quotas.follower.measuredRate()).to.be.greaterThan(0);
     expect(quotas.follower.bound).to.equal(RATE);
+  });
+
+  it('applies a change of a topic\'s throttled replicas on every broker without a restart', async () => {
+    const quotas = (nodeId: number) => brokers[nodeId]!.broker.replicas.replicationQuotas!;
+    expect(quotas(0).leader.isThrottled(FREE, 0)).to.equal(false);
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: 2, name: FREE, configEntries: [
+        { name: 'leader.replication.throttled.replicas', value: '0:0' }, { name: 'follower.replication.throttled.replicas', value: '0:1' },
+      ] }],
+    });
+    await eventually(() => quotas(0).leader.isThrottled(FREE, 0) && quotas(1).follower.isThrottled(FREE, 0), 'the throttles applied', 10_000);
+    // Each broker keeps only the entries with its own id.
+    expect(quotas(1).leader.isThrottled(FREE, 0)).to.equal(false);
+    expect(quotas(0).follower.isThrottled(FREE, 0)).to.equal(false);
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: THROTTLED, configEntries: [] }] });
+    await eventually(() => !quotas(0).leader.isThrottled(THROTTLED, 0) && !quotas(1).follower.isThrottled(THROTTLED, 0), 'the throttles removed', 10_000);
   });
 });
