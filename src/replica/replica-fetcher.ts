@@ -20,13 +20,13 @@
 //   retried after replica.fetch.backoff.ms, as Kafka's partitionsWithError.
 // - A storage error on append or truncation parks the partition (logged); a corrupt batch is retried.
 // - A failed connection or request closes the connection; the next one is made after the backoff.
-// The follower's high watermark is min(leader's, log end) (never below the log start), kept here and
-// reported through onHighWatermark; the log start follows the leader's up to it (deleteRecordsBefore).
 // - Throttling (Kafka's shouldFollowerThrottle): a partition not in sync (its lag, the leader's high
 //   watermark less its fetch offset after the last records, unknown or above 0) that the follower
 //   quota throttles is left out of the requests while that quota is exceeded; with nothing else to
 //   fetch the fetcher waits replica.fetch.backoff.ms (Kafka's empty fetch). The records received of
 //   throttled partitions are recorded on the quota.
+// The follower's high watermark is min(leader's, log end) (never below the log start), kept here and
+// reported through onHighWatermark; the log start follows the leader's up to it (deleteRecordsBefore).
 //
 // Everything a partition's state changes across an await is checked against the map first: a state
 // removed or replaced (removePartitions, addPartitions at a new epoch) is left alone.
