@@ -843,3 +843,41 @@ function applyFlags(props: Map<string, string>, flags: BrokerCliFlags, put: (k: 
     if (props.has('broker.id')) put('broker.id', String(flags.nodeId));
   }
 }
+
+/**
+ * Applies IncrementalAlterConfigs operations (SET 0, DELETE 1, APPEND 2, SUBTRACT 3) to a BROKER
+ * resource's dynamic configs, as Kafka's ConfigAdminManager.prepareIncrementalConfigs: APPEND and
+ * SUBTRACT only on LIST configs, starting from the resource's value or else the config's default.
+ * The error is Kafka's INVALID_CONFIG text. The result still needs validateDynamicConfigs.
+ */
+export function applyBrokerConfigOps(
+  current: Readonly<Record<string, string>>,
+  ops: ReadonlyArray<{ name: string; op: number; value: string | null }>,
+): { configs: Record<string, string> } | { error: string } {
+  const next: Record<string, string> = { ...current };
+  for (const { name, op, value } of ops) {
+    if (op === 0) next[name] = value ?? '';
+    else if (op === 1) delete next[name];
+    else {
+      const def = BROKER_CONFIGS.get(name);
+      if (!def) return { error: `Unknown config name: ${name}` };
+      const verb = op === 2 ? 'append' : 'subtract';
+      if (def.type !== 'list') return { error: `Config value ${verb} is not allowed for config key: ${name}` };
+      const base = next[name] ?? def.defaultString ?? '';
+      const given = (value ?? '').split(',');
+      if (op === 2) {
+        const old = base === '' ? [] : base.split(',');
+        next[name] = [...old, ...given.filter((v) => !old.includes(v))].join(',');
+      } else {
+        // Scala's List.diff: each subtracted element removes one occurrence.
+        const left = base.split(',');
+        for (const v of given) {
+          const i = left.indexOf(v);
+          if (i >= 0) left.splice(i, 1);
+        }
+        next[name] = left.join(',');
+      }
+    }
+  }
+  return { configs: next };
+}

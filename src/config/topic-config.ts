@@ -120,6 +120,13 @@ export function brokerSynonymOf(topicConfig: string): string | undefined {
   return TOPIC_CONFIGS.get(topicConfig)?.synonyms[0]?.name;
 }
 
+const TOPIC_DEFAULT_SOURCES = new Set([...TOPIC_CONFIGS.values()].flatMap((k) => k.synonyms.map((s) => s.name)));
+
+/** Whether a broker config supplies some topic config's default (Kafka's DynamicLogConfig reacts to these). */
+export function feedsTopicDefaults(brokerConfig: string): boolean {
+  return TOPIC_DEFAULT_SOURCES.has(brokerConfig);
+}
+
 let defaultBroker: BrokerConfig | undefined;
 function brokerOrDefault(b?: BrokerConfig): BrokerConfig {
   if (b) return b;

@@ -117,6 +117,20 @@ export class EtcdMetadata implements MetadataBackend {
     this.deleted = listener;
   }
 
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.cluster.cache.brokerConfigs(resource);
+  }
+
+  async setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale> {
+    const modRevision = this.cluster.cache.brokerConfigsModRevision(resource);
+    return (await this.cluster.putBrokerConfigs(resource, configs, modRevision)) ? true : STALE;
+  }
+
+  /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */
+  onBrokerConfigsChanged(listener: () => void): void {
+    this.cluster.cache.on('change', listener);
+  }
+
   /** Puts what `change` makes of the topic's assignment, if the topic is still as `topic` shows it. */
   private async rewrite(topic: TopicRecord, change: (a: TopicAssignment) => TopicAssignment): Promise<boolean> {
     const modRevision = this.modRevisionOf(topic);
