@@ -107,7 +107,7 @@ describe('dynamic broker configs (single broker)', function () {
     expect(await entry('1', 'message.max.bytes')).to.include({ value: '1048588', configSource: ConfigSource.DEFAULT_CONFIG });
   });
 
-  it('applies log defaults to existing logs at once, a topic override still winning', async () => {
+  it('applies log defaults to new topics and to existing logs at once, a topic override still winning', async () => {
     const created = await c.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
       topics: [
         { name: 'plain', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
@@ -116,6 +116,9 @@ describe('dynamic broker configs (single broker)', function () {
       timeoutMs: 5000, validateOnly: false,
     });
     expect(created.topics.map((t) => t.errorCode)).to.deep.equal([ErrorCode.NONE, ErrorCode.NONE]);
+    // As Kafka 4.4's controller resolves a new topic's configs: the dynamic default is its source.
+    expect(created.topics[0].configs!.find((e) => e.name === 'retention.ms'))
+      .to.include({ value: '3600000', configSource: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
     expect(await alter('', [{ name: 'log.segment.bytes', configOperation: SET, value: '2097152' }])).to.include({ errorCode: ErrorCode.NONE });
     const logs = running.broker.replicas.logs;
     expect(logs.get('plain', 0)!.config.segmentBytes).to.equal(2097152);
