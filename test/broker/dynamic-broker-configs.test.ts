@@ -128,6 +128,18 @@ describe('dynamic broker configs (single broker)', function () {
     expect(logs.get('plain', 0)!.config.segmentBytes).to.equal(1073741824);
   });
 
+  it('applies max.connections to the next connection', async () => {
+    expect(await alter('1', [{ name: 'max.connections', configOperation: SET, value: '1' }])).to.include({ errorCode: ErrorCode.NONE });
+    const refused = await RawClient.connect(running.port);
+    await refused.closed;
+    expect(await alter('1', [{ name: 'max.connections', configOperation: DELETE, value: null }])).to.include({ errorCode: ErrorCode.NONE });
+    const accepted = await RawClient.connect(running.port);
+    expect((await accepted.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, {
+      resources: [{ resourceType: BROKER, resourceName: '1', configurationKeys: ['max.connections'] }], includeSynonyms: false, includeDocumentation: false,
+    })).results[0].configs[0]).to.include({ value: '2147483647', configSource: ConfigSource.DEFAULT_CONFIG });
+    accepted.close();
+  });
+
   it('replaces a resource\'s whole set with AlterConfigs', async () => {
     const res = await c.request<AlterConfigsResponse>(ApiKey.AlterConfigs, 2, {
       resources: [{ resourceType: BROKER, resourceName: '1', configs: [{ name: 'message.max.bytes', value: '3000' }] }], validateOnly: false,
