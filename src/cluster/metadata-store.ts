@@ -165,6 +165,9 @@ export interface OpenOptions {
   clusterId?: string;
 }
 
+/** The same (frozen) object for every resource without configs: readers may compare by identity. */
+const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class MetadataStore {
   readonly dataDir: string;
   readonly nodeId: number;
@@ -327,7 +330,7 @@ export class MetadataStore {
 
   /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
   brokerConfigs(resource: string): Readonly<Record<string, string>> {
-    return this.brokerConfigsByResource.get(resource) ?? {};
+    return this.brokerConfigsByResource.get(resource) ?? NO_CONFIGS;
   }
 
   /** Aliases of topic / topicById / topics. */

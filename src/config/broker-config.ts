@@ -310,6 +310,9 @@ export class BrokerConfig {
   /** The dynamic layers, raw strings as stored (custom keys included). */
   private dynamicBroker: ReadonlyMap<string, string> = new Map();
   private dynamicDefault: ReadonlyMap<string, string> = new Map();
+  /** The layers as last given to setDynamicConfigs (the metadata's own objects, replaced on each write). */
+  private storedBroker: Readonly<Record<string, string>> | undefined;
+  private storedDefault: Readonly<Record<string, string>> | undefined;
   /** Not a base class: EventEmitter's own `listeners` would clash with the field. */
   private readonly events = new EventEmitter();
 
@@ -606,6 +609,10 @@ export class BrokerConfig {
    * the names whose effective value changed.
    */
   setDynamicConfigs(perBroker: Readonly<Record<string, string>>, defaults: Readonly<Record<string, string>>): string[] {
+    // Called on every metadata change in a cluster: most leave both layers as they were.
+    if (this.storedBroker === perBroker && this.storedDefault === defaults) return [];
+    this.storedBroker = perBroker;
+    this.storedDefault = defaults;
     const ignored: string[] = [];
     const usable = (layer: Readonly<Record<string, string>>, perBrokerLevel: boolean) => {
       const out = new Map<string, string>();

@@ -20,6 +20,9 @@ import {
   type TopicAssignment,
 } from './layout';
 
+/** The same (frozen) object for every resource without configs: readers may compare by identity. */
+const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class MetadataCache extends EventEmitter {
   private readonly brokersById = new Map<number, BrokerRegistration>();
   private controllerRecord: ControllerRecord | null = null;
@@ -122,7 +125,7 @@ export class MetadataCache extends EventEmitter {
 
   /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
   brokerConfigs(resource: string): Readonly<Record<string, string>> {
-    return this.brokerConfigsByResource.get(resource)?.configs ?? {};
+    return this.brokerConfigsByResource.get(resource)?.configs ?? NO_CONFIGS;
   }
 
   /** The mod revision of the resource's configs key (0: none), for a write conditioned on them being unchanged. */
@@ -251,7 +254,7 @@ export class MetadataCache extends EventEmitter {
           break;
         case 'brokerConfigs':
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
-          else this.brokerConfigsByResource.set(what.resource, { configs: JSON.parse(value) as Record<string, string>, modRevision: Number(kv.mod_revision) });
+          else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
       }
     } catch (err) {
