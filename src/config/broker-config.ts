@@ -278,6 +278,13 @@ function threadCountRefusal(name: string, next: number, current: number): string
     : `Invalid value org.apache.kafka.common.config.ConfigException: ${text} for configuration Invalid dynamic configuration`;
 }
 
+/** Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only with a listener prefix (listener.name.<l>.). */
+const LISTENER_SECURITY_CONFIGS = [
+  'ssl.keystore.type', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'ssl.truststore.type',
+  'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key', 'ssl.truststore.certificates',
+];
+const LISTENER_PREFIX_RE = /^listener\.name\.[^.]*\./;
+
 /** Which dynamic layer: this broker's own configs, or the cluster-wide defaults. */
 export type DynamicLevel = 'broker' | 'default';
 
@@ -604,7 +611,8 @@ export class BrokerConfig {
   /**
    * Replaces both dynamic layers with what the metadata holds, as Kafka's BrokerConfigHandler does on
    * each change: entries Kafka would ignore (not dynamic, per-broker only at the default level, a
-   * value that does not parse) are left out and returned; so is the whole change when the result
+   * value that does not parse, a security config without listener prefix; with one, as Fjord has no
+   * per-listener configs) are left out and returned; so is the whole change when the result
    * breaks a requirement between keys (the effective values stay as they were). Emits 'change' with
    * the names whose effective value changed.
    */
@@ -618,7 +626,8 @@ export class BrokerConfig {
       const out = new Map<string, string>();
       for (const [k, v] of Object.entries(layer)) {
         const def = BROKER_CONFIGS.get(k);
-        let ok = !def || (!!def.dynamic && (perBrokerLevel || !def.perBrokerOnly));
+        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly)
+          : !LISTENER_SECURITY_CONFIGS.includes(k) && !LISTENER_PREFIX_RE.test(k);
         if (ok && def) {
           try {
             parseValue(def, v);
@@ -655,6 +664,15 @@ export class BrokerConfig {
     const names = Object.keys(props);
     const nonDynamic = names.filter((n) => BROKER_CONFIGS.has(n) && !BROKER_CONFIGS.get(n)!.dynamic);
     if (nonDynamic.length > 0) return `Cannot update these configs dynamically: [${nonDynamic.join(', ')}]`;
+    const unprefixed = LISTENER_SECURITY_CONFIGS.filter((n) => n in props);
+    if (unprefixed.length > 0) {
+      return `These security configs can be dynamically updated only per-listener using the listener prefix: [${unprefixed.join(', ')}]`;
+    }
+    // Kafka keeps these (passwords encrypted); Fjord's listeners are PLAINTEXT, with nothing to configure per listener.
+    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n));
+    if (perListener.length > 0) {
+      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord serves PLAINTEXT listeners only)`;
+    }
     for (const n of names) {
       const def = BROKER_CONFIGS.get(n);
       if (!def) continue;

@@ -84,10 +84,11 @@ describe('dynamic broker configs', () => {
     expect(c.getBool('unclean.leader.election.enable')).to.equal(false);
   });
 
-  it('ignores stored entries Kafka would ignore (not dynamic, per-broker only at the default level, bad values)', () => {
+  it('ignores stored entries Kafka would ignore (not dynamic, per-broker only at the default level, bad values, unprefixed security configs)', () => {
     const c = new BrokerConfig({ 'log.dirs': '/tmp/x' });
-    const ignored = c.setDynamicConfigs({ 'log.dirs': '/elsewhere', 'num.replica.fetchers': 'many' }, { listeners: 'PLAINTEXT://:1', 'log.segment.bytes': '2097152' });
-    expect(ignored).to.have.members(['log.dirs', 'num.replica.fetchers', 'listeners']);
+    const ignored = c.setDynamicConfigs({ 'log.dirs': '/elsewhere', 'num.replica.fetchers': 'many', 'ssl.key.password': 'x' },
+      { listeners: 'PLAINTEXT://:1', 'log.segment.bytes': '2097152' });
+    expect(ignored).to.have.members(['log.dirs', 'num.replica.fetchers', 'ssl.key.password', 'listeners']);
     expect(c.getInt('log.segment.bytes')).to.equal(2097152);
     expect(c.dynamicConfigs('broker')).to.deep.equal({});
   });
@@ -111,6 +112,10 @@ describe('dynamic broker configs', () => {
         'Invalid value org.apache.kafka.common.config.ConfigException: Dynamic thread count update validation failed for num.replica.fetchers=10, ' +
         'value should not be greater than double the current value 1 for configuration Invalid dynamic configuration'],
       [{ 'num.replica.fetchers': '2' }, 'default', null],
+      [{ 'ssl.keystore.password': 'x' }, 'broker',
+        'These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.password]'],
+      [{ 'listener.name.plaintext.ssl.keystore.password': 'x' }, 'broker',
+        'Cannot update these configs dynamically: [listener.name.plaintext.ssl.keystore.password] (Fjord serves PLAINTEXT listeners only)'],
       [{ 'log.cleaner.threads': '8' }, 'broker',
         'Invalid value org.apache.kafka.common.config.ConfigException: Log cleaner threads cannot be increased to more than double the current value 1 ' +
         'for configuration Invalid dynamic configuration'],
