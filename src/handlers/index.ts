@@ -22,6 +22,8 @@ import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
 import { updateFeatures } from './update-features';
+import { alterPartitionReassignments } from './alter-partition-reassignments';
+import { listPartitionReassignments } from './list-partition-reassignments';
 // Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
@@ -57,6 +59,7 @@ const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
   describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
+  alterPartitionReassignments, listPartitionReassignments,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,
