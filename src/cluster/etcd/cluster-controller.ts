@@ -13,7 +13,11 @@
  * - a leader or ISR member not registered (its session gone): Kafka's handleBrokerFenced for it
  *   (partition-change.ts brokerFenced): out of the ISR unless last, a new leader from the ISR;
  * - a partition without a leader with a live replica: handleBrokerUnfenced (brokerUnfenced);
- * - unclean.leader.election.enable from the topic's override, else the broker's config.
+ * - unclean.leader.election.enable from the topic's override, else the broker's config;
+ * - a reassignment (partition-reassignment.ts) whose adding replicas are all in the ISR: completed,
+ *   the topic's new replica sets and the partitions' new states in one transaction;
+ * - ISR members and a leader outside the partition's replicas (a cancelled reassignment cut them):
+ *   dropped, a new leader elected from the rest of the ISR.
  *
  * The rules are functions of the cache alone, so running a round twice (a new controller redoing
  * its predecessor's last one) changes nothing the second time. A round is one transaction (split
