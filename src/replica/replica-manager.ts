@@ -153,6 +153,12 @@ export class ReplicaManager implements TopicStorage {
       // Logs of topics the metadata no longer knows were deleted while we were down.
       const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
       for (const topic of orphans) await logs.deleteTopic(topic);
+      // In a cluster, logs of partitions no longer assigned here were moved away by a reassignment
+      // while we were down (Kafka's stray replicas): deleted.
+      if (replication) {
+        const stray = logs.allLogs().filter((l) => byName.has(l.topic) && !byName.get(l.topic)!.partitions[l.partition]?.replicas.includes(config.nodeId));
+        for (const l of stray) await opened.replicaRemoved(l.topic, l.partition);
+      }
       for (const topic of topics) await opened.partitionsCreated(topic, 0);
       opened.loading = false;
     })();

@@ -1,9 +1,12 @@
 // Partition reassignment in a cluster of in-process brokers, driven as an operator would (kafkajs'
 // admin, the raw protocol for what kafkajs lacks): a replicated partition moved to a broker that
 // joined later while a producer writes with acks=all, its old replica's log deleted; a reassignment
-// that cannot complete (its new broker never fetches) cancelled.
+// that cannot complete (its new broker never fetches) cancelled; a replica moved away from a broker
+// that was down deleted when it returns.
 import { expect } from 'chai';
 import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ErrorCode } from '../../src/common/errors';
@@ -23,9 +26,9 @@ describe('partition reassignment in a cluster of brokers', function () {
   let kafka: Kafka;
   let admin: Admin;
 
-  const startNode = async (nodeId: number) => {
+  const startNode = async (nodeId: number, dataDir?: string) => {
     brokers[nodeId] = await startBroker({
-      nodeId, logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
+      nodeId, dataDir, logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
       config: {
         'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'replica.lag.time.max.ms': '3000',
         'replica.fetch.wait.max.ms': '100', 'offsets.topic.num.partitions': '1', 'group.initial.rebalance.delay.ms': '0',
@@ -89,6 +92,33 @@ describe('partition reassignment in a cluster of brokers', function () {
       expect(await alter('stuck', null)).to.deep.include({ errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS });
     } finally {
       await ghost.close();
+    }
+  });
+
+  it('a broker down while its replica was moved away deletes that log when it comes back', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fjord-stray-'));
+    try {
+      await startNode(3, dataDir);
+      await admin.createTopics({ topics: [{ topic: 'strays', replicaAssignment: [{ partition: 0, replicas: [3, 0] }] }], waitForLeaders: true });
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({ topic: 'strays', acks: -1, messages: [{ value: 'a' }, { value: 'b' }] });
+      await producer.disconnect();
+      const strayDir = brokers[3]!.broker.replicas.partition('strays', 0)!.log.dir;
+      await brokers[3]!.close();
+      brokers[3] = undefined;
+      await eventually(() => brokers[0]!.broker.controller.brokers().length === 2, 'broker 3 gone', 10_000);
+
+      expect(await alter('strays', [0, 1])).to.deep.include({ errorCode: ErrorCode.NONE });
+      await eventually(() => brokers[0]!.broker.controller.listPartitionReassignments(null).length === 0, 'the reassignment completes', 20_000);
+      expect(fs.existsSync(strayDir)).to.equal(true);
+      await startNode(3, dataDir);
+      await eventually(() => !fs.existsSync(strayDir), 'the stray log deleted', 10_000);
+      expect(brokers[3]!.broker.replicas.partition('strays', 0)).to.equal(undefined);
+    } finally {
+      await brokers[3]?.close();
+      brokers[3] = undefined;
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
