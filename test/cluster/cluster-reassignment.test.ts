@@ -2,7 +2,7 @@
 // admin, the raw protocol for what kafkajs lacks): a replicated partition moved to a broker that
 // joined later while a producer writes with acks=all, its old replica's log deleted; a reassignment
 // that cannot complete (its new broker never fetches) cancelled; a replica moved away from a broker
-// that was down deleted when it returns.
+// that was down deleted when it returns; a broker drained of every replica.
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -31,7 +31,8 @@ describe('partition reassignment in a cluster of brokers', function () {
       nodeId, dataDir, logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
       config: {
         'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'replica.lag.time.max.ms': '3000',
-        'replica.fetch.wait.max.ms': '100', 'offsets.topic.num.partitions': '1', 'group.initial.rebalance.delay.ms': '0',
+        'replica.fetch.wait.max.ms': '100', 'offsets.topic.num.partitions': '1', 'offsets.topic.replication.factor': '2',
+        'group.initial.rebalance.delay.ms': '0',
       },
     });
   };
@@ -185,5 +186,29 @@ describe('partition reassignment in a cluster of brokers', function () {
     await consumer.disconnect();
     // One key, one partition, an idempotent producer: every acknowledged record once, in order.
     expect(seen.slice(0, acked.length)).to.deep.equal(acked);
+  });
+  it("drains a broker: every replica it holds reassigned away, its group coordinator's partition included, the group's offsets still served", async () => {
+    await startNode(1);
+    await admin.setOffsets({ groupId: 'drained-group', topic: 'stuck', partitions: [{ partition: 0, offset: '1' }] });
+    const controller = brokers[0]!.broker.controller;
+    const drained = controller.topic('__consumer_offsets')!.partitions[0].leader;
+    const others = [0, 1, 2].filter((b) => b !== drained);
+    const held = () => controller.topics().flatMap((t) => t.partitions.filter((p) => p.replicas.includes(drained)).map((p) => ({ topic: t.name, p })));
+    const plan = new Map<string, { partition: number; replicas: number[] }[]>();
+    for (const { topic, p } of held()) {
+      const spare = others.find((b) => !p.replicas.includes(b));
+      // (Broker 9 of the first test is gone: no target names it.)
+      const replicas = (spare === undefined ? p.replicas.filter((r) => r !== drained) : p.replicas.map((r) => (r === drained ? spare : r)))
+        .filter((r) => r !== 9);
+      plan.set(topic, [...(plan.get(topic) ?? []), { partition: p.index, replicas }]);
+    }
+    expect([...plan.keys()]).to.include('__consumer_offsets');
+    await admin.alterPartitionReassignments({ topics: [...plan].map(([topic, partitionAssignment]) => ({ topic, partitionAssignment })) });
+    const node = brokers[drained]!.broker;
+    await eventually(() => held().length === 0 && [...node.replicas.allPartitions()].length === 0, `broker ${drained} drained`, 30_000);
+    await eventually(() => node.replicas.logs.allLogs().length === 0, `broker ${drained}'s logs deleted`, 10_000);
+    expect(await listAll()).to.deep.equal([]);
+    const [offsets] = await admin.fetchOffsets({ groupId: 'drained-group', topics: ['stuck'] });
+    expect(offsets.partitions).to.deep.equal([{ partition: 0, offset: '1', metadata: null }]);
   });
 });
