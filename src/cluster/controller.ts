@@ -1,5 +1,5 @@
-// The one place where topics are created, deleted, grown and reconfigured, and where groups' configs
-// are set. Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// The one place where topics are created, deleted, grown, reconfigured and reassigned, and where
+// groups' configs are set. Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
 // AlterConfigs...) call it and turn its results into their own response shapes; the rules and
 // Kafka's error codes live here.
 //
