@@ -18,7 +18,7 @@
 // writes let exactly one win, and the loser's checks run again on what is there now. A cluster's
 // new topic shows in reads once written, its partitions leaderless until the active controller
 // gives them states (createTopic itself answers only after that).
-import { ErrorCode, errorMessage } from '../common/errors';
+import { ErrorCode, errorMessage, quoteInMessage } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { MIN_SEGMENT_BYTES } from '../config/definitions';
 import { consumerGroupConfig, validateGroupConfigs, type ConsumerGroupConfig } from '../config/group-config';
@@ -364,8 +364,8 @@ export class Controller {
   private async electLeader(type: RequestedElection, name: string, partition: number): Promise<Outcome> {
     for (let i = 0; i < STALE_RETRIES; i++) {
       const topic = this.backend.topic(name);
-      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such topic as ${name}`);
-      if (!topic.partitions[partition]) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such partition as ${name}-${partition}`);
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such topic as ${quoteInMessage(name)}`);
+      if (!topic.partitions[partition]) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such partition as ${quoteInMessage(name)}-${partition}`);
       const live = new Set(this.backend.brokers().map((b) => b.nodeId));
       const state = this.backend.partitionState(topic, partition);
       const next = state ? requestedElection(state, type, (id) => live.has(id)) : 'not-possible';
@@ -391,11 +391,11 @@ export class Controller {
   async alterPartitionReassignments(name: string, targets: readonly PartitionTarget[], allowReplicationFactorChange: boolean): Promise<Outcome[]> {
     const result = await this.inTurn(async (): Promise<Outcome[] | Stale> => {
       const topic = this.backend.topic(name);
-      if (!topic) return targets.map(() => fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find a topic named ${name}.`));
+      if (!topic) return targets.map(() => fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find a topic named ${quoteInMessage(name)}.`));
       const changes = new Map<number, ReplicaAssignment>();
       const outcomes = targets.map((target): Outcome => {
         const partition = topic.partitions[target.partition];
-        if (!partition) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find partition ${name}:${target.partition}.`);
+        if (!partition) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find partition ${quoteInMessage(name)}:${target.partition}.`);
         const current = changes.get(target.partition) ?? { replicas: partition.replicas, reassignment: partition.reassignment ?? null };
         const next = target.replicas === null
           ? this.cancelReassignment(topic, partition.isr, target.partition, current)
