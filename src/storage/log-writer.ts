@@ -256,6 +256,11 @@ export class LogWriter {
     });
   }
 
+  /** No append or task is queued or running. */
+  get idle(): boolean {
+    return !this.writerRunning;
+  }
+
   /** Resolves when no append or task is queued or running. */
   whenIdle(): Promise<void> {
     if (!this.writerRunning) return Promise.resolve();

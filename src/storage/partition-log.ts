@@ -64,22 +64,67 @@ function replayedBatchOf(b: BatchInfo, bytes: Buffer): ReplayedBatch | null {
 export class PartitionLog {
   readonly topic: string;
   readonly partition: number;
-  readonly dir: string;
 
-  private readonly writer: LogWriter;
-  private readonly reader: LogReader;
-  private readonly deletion: LogDeletion;
+  // Replaced together, in one synchronous step, when the log moves to another log dir (takeOverFiles).
+  private local: LocalLog;
+  private writer: LogWriter;
+  private reader: LogReader;
+  private deletion: LogDeletion;
   private producers?: ProducerStateManager;
   /** The replication high watermark while the partition is replicated (see highWatermark); null on a single broker. */
   private replicatedHighWatermark: number | null = null;
 
-  private constructor(private readonly local: LocalLog) {
+  private constructor(local: LocalLog, writer?: LogWriter, deletion?: LogDeletion) {
     this.topic = local.topic;
     this.partition = local.partition;
-    this.dir = local.dir;
-    this.writer = new LogWriter(local);
+    this.local = local;
+    this.writer = writer ?? new LogWriter(local);
     this.reader = new LogReader(local);
-    this.deletion = new LogDeletion(local, this.writer);
+    this.deletion = deletion ?? new LogDeletion(local, this.writer);
+  }
+
+  /** The partition's directory, `<logDir>/<topic>-<partition>` (or a future log's `...-future`). */
+  get dir(): string {
+    return this.local.dir;
+  }
+
+  /** Times the log was truncated (a follower cutting a divergent tail): a copy of it must start over. */
+  get truncations(): number {
+    return this.local.truncations;
+  }
+
+  /**
+   * True when `future` holds exactly what this log holds and nothing is being written to either:
+   * then takeOverFiles(future) loses nothing. Kafka's maybeReplaceCurrentWithFutureReplica checks
+   * the same (equal log end offsets) under the partition's lock; here no append can come in
+   * between this check and a takeOverFiles() made without an await. Idle writers also mean no
+   * retention, DeleteRecords or truncation is half done on the old files.
+   */
+  caughtUpBy(future: PartitionLog): boolean {
+    return future.logEndOffset === this.logEndOffset && this.writer.idle && future.writer.idle && !this.offline && !future.offline;
+  }
+
+  /**
+   * Moves this log onto the files of `future`, a copy of it in another log dir (AlterReplicaLogDirs),
+   * synchronously: callers keep their PartitionLog, appends and reads go to the new files from the
+   * next call on. The copy gets what only this log knows: the log start offset, leader epochs
+   * assigned without a batch (a new leader's), the config. Returns the old files as a PartitionLog
+   * of their own, for the caller to close and delete once reads in flight are done. Call only when
+   * caughtUpBy(future).
+   */
+  takeOverFiles(future: PartitionLog): PartitionLog {
+    const old = new PartitionLog(this.local, this.writer, this.deletion);
+    const to = future.local;
+    for (const e of this.local.epochs.all()) {
+      if (e.epoch > (to.epochs.latestEpoch() ?? -1)) to.epochs.assign(e.epoch, e.startOffset);
+    }
+    to.logStartOffset = Math.max(to.logStartOffset, this.local.logStartOffset);
+    to.config = this.local.config;
+    this.local = to;
+    this.writer = future.writer;
+    this.reader = future.reader;
+    this.deletion = future.deletion;
+    return old;
   }
 
   /** Opens (or creates) the log in opts.dir, recovering it after a crash (see log-loader.ts). */
@@ -399,9 +444,11 @@ export class PartitionLog {
    */
   async close(options: { flush?: boolean } = {}): Promise<void> {
     const local = this.local;
+    const writer = this.writer;
+    const deletion = this.deletion;
     if (local.state !== 'open') return;
     local.state = 'closing';
-    await this.writer.whenIdle();
+    await writer.whenIdle();
     let write = options.flush !== false && !local.failure;
     let unclean: unknown;
     if (write) {
@@ -420,7 +467,7 @@ export class PartitionLog {
         local.logger.error({ dir: local.dir, segment: s.baseOffset, err: e }, 'error closing a segment');
       }
     }
-    await this.deletion.finishAll();
+    await deletion.finishAll();
     await local.epochs.persisted().catch(() => undefined);
     local.state = 'closed';
     // Files not written out (a full disk): the caller must not mark the shutdown clean, so the next start recovers.

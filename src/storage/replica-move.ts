@@ -1,0 +1,144 @@
+/**
+ * Moving a partition's log to another log dir while it keeps serving (AlterReplicaLogDirs; Kafka's
+ * future replica and ReplicaAlterLogDirsThread).
+ *
+ * A copy, the future log, is opened empty in `<targetDir>/<topic>-<partition>.<uuid>-future`
+ * with its own producer state. A loop reads whole batches from the current log (up to what is
+ * written) and appends them to the future as a follower appends its leader's: batches unchanged,
+ * offsets kept (a gap where retention or DeleteRecords moved the start), leader epochs and
+ * transaction index entries recorded as they come. Appends, reads, retention go on meanwhile on
+ * the current log. Once the future has everything and neither log is writing (the same check, and
+ * the same instant, as Kafka's equal log end offsets under the partition lock), the PartitionLog
+ * takes the future's files over in one synchronous step (PartitionLog.takeOverFiles): no append
+ * can come in between, and every holder of the PartitionLog keeps it. The old files are then
+ * retired by the LogManager (renamed `-delete`, closed and removed after file.delete.delay.ms, for
+ * reads in flight). The moved log keeps its `-future` directory name until the next start, which
+ * renames it (log-manager.ts): until the old directory is gone, a crash leaves the current log
+ * authoritative and the copy is dropped.
+ *
+ * A truncation of the current log (a follower cutting a divergent tail) starts the copy over.
+ * Throttled by replica.alter.log.dirs.io.max.bytes.per.second, read at each chunk.
+ */
+import * as fs from 'fs';
+import type { Logger } from 'pino';
+import { setTimeout as sleep } from 'timers/promises';
+import { Throttler } from './log-cleaner';
+import type { PartitionLog } from './partition-log';
+
+/** Most bytes read from the current log at a time. */
+const CHUNK_BYTES = 1024 * 1024;
+/** How long the copier waits when it has copied everything written so far. */
+const CAUGHT_UP_POLL_MS = 5;
+
+export interface ReplicaMoveOptions {
+  log: PartitionLog;
+  targetDir: string;
+  logger: Logger;
+  /** Bytes per second the copy may read (replica.alter.log.dirs.io.max.bytes.per.second). */
+  bytesPerSecond: () => number;
+  /** Opens the empty future log in the target dir. */
+  openFuture: () => Promise<PartitionLog>;
+  /** False while something else is in the middle of work on the current log's files (the cleaner). */
+  mayTakeOver: () => boolean;
+  /** Disposes of the old files after the swap. */
+  retire: (old: PartitionLog) => Promise<void>;
+}
+
+export class ReplicaMove {
+  readonly targetDir: string;
+  /** The copy, while the move is in progress. */
+  future?: PartitionLog;
+  /** Settles once the move is done or stopped (rejects if it failed). */
+  readonly finished: Promise<void>;
+  private resolveFinished!: () => void;
+  private rejectFinished!: (e: unknown) => void;
+  private stopping = false;
+  private running?: Promise<void>;
+  private throttler?: { rate: number; throttler: Throttler };
+
+  constructor(private readonly opts: ReplicaMoveOptions) {
+    this.targetDir = opts.targetDir;
+    this.finished = new Promise<void>((resolve, reject) => {
+      this.resolveFinished = resolve;
+      this.rejectFinished = reject;
+    });
+    this.finished.catch(() => undefined);
+  }
+
+  start(): void {
+    this.running = this.run().then(this.resolveFinished, (e: unknown) => {
+      this.opts.logger.error({ dir: this.future?.dir, err: e }, 'moving a log to another log dir failed');
+      return this.dropFuture().finally(() => this.rejectFinished(e));
+    });
+  }
+
+  /** Stops copying and deletes the copy (AlterReplicaLogDirs to another dir, topic deletion). */
+  async cancel(): Promise<void> {
+    await this.stop();
+    await this.dropFuture();
+  }
+
+  /** Stops copying; the copy stays on disk, closed (shutdown: the next start drops it). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.running;
+    await this.future?.close({ flush: false });
+  }
+
+  private async dropFuture(): Promise<void> {
+    const future = this.future;
+    this.future = undefined;
+    if (!future) return;
+    await future.close({ flush: false });
+    await fs.promises.rm(future.dir, { recursive: true, force: true });
+  }
+
+  private async run(): Promise<void> {
+    const { log } = this.opts;
+    while (!this.stopping) {
+      const future = this.future = await this.opts.openFuture();
+      await future.loadProducerState();
+      if (await this.copy(future)) return;
+      if (this.stopping) return;
+      this.opts.logger.info({ topic: log.topic, partition: log.partition }, 'the log was truncated during its move: copying it again');
+      await this.dropFuture();
+    }
+  }
+
+  /** Copies until the swap (true), a truncation of the current log (false), or stop(). */
+  private async copy(future: PartitionLog): Promise<boolean> {
+    const { log } = this.opts;
+    const truncations = log.truncations;
+    while (!this.stopping) {
+      if (log.truncations !== truncations) return false;
+      if (!log.isOpen) throw new Error(`The log ${log.dir} was closed during its move`);
+      if (future.logEndOffset >= log.logEndOffset) {
+        if (log.caughtUpBy(future) && this.opts.mayTakeOver()) {
+          const old = log.takeOverFiles(future);
+          this.future = undefined;
+          await this.opts.retire(old);
+          return true;
+        }
+        await sleep(CAUGHT_UP_POLL_MS);
+        continue;
+      }
+      const from = Math.max(future.logEndOffset, log.logStartOffset);
+      const read = await log.readBytes(from, CHUNK_BYTES);
+      if (read.outOfRange || read.records.length === 0) {
+        await sleep(CAUGHT_UP_POLL_MS); // the start moved past `from`, or the rest is still being written
+        continue;
+      }
+      if (log.truncations !== truncations) return false;
+      await future.appendAsFollower(read.records).done;
+      await this.throttle(read.records.length);
+    }
+    return false;
+  }
+
+  private async throttle(bytes: number): Promise<void> {
+    const rate = this.opts.bytesPerSecond();
+    if (!(rate > 0) || rate >= Number.MAX_VALUE) return;
+    if (this.throttler?.rate !== rate) this.throttler = { rate, throttler: new Throttler(rate) };
+    await this.throttler.throttler.throttle(bytes);
+  }
+}
