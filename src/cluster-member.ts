@@ -217,7 +217,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const replicas = await ReplicaManager.open(config, controller, log, {
       brokerId: nodeId, fetchers, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
-    });
+    }, clusterId);
     clusterController.start();
     return {
       etcd, clusterId, controller, replicas, port,

@@ -153,6 +153,14 @@ export function futureDirName(topic: string, partition: number): string {
   return `${partitionKey(topic, partition)}.${randomUUID().replace(/-/g, '')}${FUTURE_DIR_SUFFIX}`;
 }
 
+/** A log dir's meta.properties names another node or cluster: the broker does not start. */
+export class LogDirIdentityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LogDirIdentityError';
+  }
+}
+
 /**
  * meta.properties of a log dir other than the data dir (Kafka's MetaPropertiesEnsemble): written
  * with a new directory.id when missing; one naming another node or cluster is refused, as Kafka
@@ -176,11 +184,11 @@ async function ensureMetaProperties(dir: string, identity: { nodeId: number; clu
   const props = parseProperties(text);
   const nodeId = props.get('node.id')?.trim();
   if (nodeId !== undefined && nodeId !== String(identity.nodeId)) {
-    throw new Error(`Stored node id ${nodeId} in ${file} doesn't match the configured node.id ${identity.nodeId}`);
+    throw new LogDirIdentityError(`Stored node id ${nodeId} in ${file} doesn't match the configured node.id ${identity.nodeId}`);
   }
   const clusterId = props.get('cluster.id')?.trim();
   if (clusterId !== undefined && clusterId !== identity.clusterId) {
-    throw new Error(`Invalid cluster.id in ${file}. Expected ${identity.clusterId}, but read ${clusterId}`);
+    throw new LogDirIdentityError(`Invalid cluster.id in ${file}. Expected ${identity.clusterId}, but read ${clusterId}`);
   }
 }
 
@@ -226,8 +234,6 @@ export class LogManager {
   private readonly deletions = new Set<Promise<void>>();
 
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Ends the wait of each moved log's old files for reads in flight (close() does not wait it out). */
-  private readonly retireNow = new Set<() => void>();
   private closed = false;
 
   private constructor(opts: LogManagerOptions) {
@@ -264,7 +270,7 @@ export class LogManager {
       try {
         listings.push({ dir, listed: await manager.listDir(dir, dir.path === opts.dataDir ? undefined : opts.identity) });
       } catch (e) {
-        if (dir.path === opts.dataDir) throw e;
+        if (dir.path === opts.dataDir || e instanceof LogDirIdentityError) throw e;
         dir.offline = (e as Error).message;
         opts.log.error({ dir: dir.path, err: e }, 'log dir offline: it could not be read');
       }
@@ -696,7 +702,7 @@ export class LogManager {
     move.finished.finally(() => {
       if (this.moves.get(key) === move) this.moves.delete(key);
     }).catch(() => undefined);
-    move.start();
+    await move.start();
   }
 
   /** Resolves when the move of this partition in progress (if any) has finished or stopped. */
@@ -705,28 +711,22 @@ export class LogManager {
   }
 
   /**
-   * After a swap: the old files are closed once reads in flight on them are done (file.delete.delay.ms,
-   * as Kafka delays removing a deleted segment's files), their directory renamed to `-delete` and
-   * removed; both dirs' checkpoints are rewritten (the partition is now listed in its new dir's).
+   * After a swap: the old files are closed (a read in flight on them completes first: a FileHandle
+   * closes once its pending operations are done; later reads go to the new files), their directory
+   * renamed to `-delete`, durably, and removed in the background; both dirs' checkpoints are
+   * rewritten (the partition is now listed in its new dir's). Until the rename is durable, a crash
+   * leaves the old directory authoritative (the appends since the swap are lost, as they would be
+   * on a crash before it).
    */
   private async retireMovedLog(old: PartitionLog, target: LogDir): Promise<void> {
     const from = path.dirname(old.dir);
+    await old.close({ flush: false });
     const doomed = path.join(from, deleteDirName(old.topic, old.partition));
     await fs.promises.rename(old.dir, doomed);
     await fsyncDirectory(from);
+    this.removeDirectoryInBackground(doomed);
     await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
     this.logger.info({ topic: old.topic, partition: old.partition, from, to: target.path }, 'moved a log to another log dir');
-    const closing = (async () => {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => this.retireNow.delete(resolve) && resolve(), old.config.fileDeleteDelayMs);
-        timer.unref();
-        this.retireNow.add(resolve);
-      });
-      await old.close({ flush: false });
-      await fs.promises.rm(doomed, { recursive: true, force: true });
-    })().catch((e) => this.logger.error({ dir: doomed, err: e }, 'could not remove a moved log\'s old directory'))
-      .finally(() => this.deletions.delete(closing));
-    this.deletions.add(closing);
   }
 
   // ---------------------------------------------------------------- checkpoints
@@ -779,8 +779,6 @@ export class LogManager {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     await Promise.all([...this.moves.values()].map((m) => m.stop()));
-    for (const resolve of this.retireNow) resolve();
-    this.retireNow.clear();
     await Promise.all(this.dirs.map((d) => d.cleaner?.close()));
     await Promise.allSettled([...this.creating.values()]);
     let clean = true;

@@ -94,30 +94,37 @@ export class PartitionLog {
   }
 
   /**
-   * True when `future` holds exactly what this log holds and nothing is being written to either:
-   * then takeOverFiles(future) loses nothing. Kafka's maybeReplaceCurrentWithFutureReplica checks
-   * the same (equal log end offsets) under the partition's lock; here no append can come in
-   * between this check and a takeOverFiles() made without an await. Idle writers also mean no
-   * retention, DeleteRecords or truncation is half done on the old files.
+   * Moves this log onto the files of `future`, a copy of it in another log dir (AlterReplicaLogDirs),
+   * once `catchUp` has copied to it everything written here. Runs as a task of this log's writer:
+   * appends made meanwhile wait, their offsets assigned, and then go to the future's files (Kafka
+   * holds the partition's lock for its swap). The swap itself is one synchronous step: callers keep
+   * their PartitionLog, appends and reads go to the new files from the next call on. Resolves with
+   * the old files as a PartitionLog of their own, for the caller to close and delete once reads in
+   * flight are done; or undefined when the copy is not complete after catchUp (false from it, a
+   * task queued here, a log offline): the caller tries again.
    */
-  caughtUpBy(future: PartitionLog): boolean {
-    return future.logEndOffset === this.logEndOffset && this.writer.idle && future.writer.idle && !this.offline && !future.offline;
+  async moveOnto(future: PartitionLog, catchUp: () => Promise<boolean>): Promise<PartitionLog | undefined> {
+    let old: PartitionLog | undefined;
+    const writer = this.writer;
+    await writer.enqueueTask(async () => {
+      // A failed copy must not fail the task: that would take this log offline.
+      if (!(await catchUp().catch(() => false))) return;
+      if (this.writer !== writer || future.logEndOffset !== this.local.highWatermark || !future.writer.idle || this.offline || future.offline) return;
+      if (!writer.handOverQueuedAppends(future.writer)) return;
+      old = this.takeOverFiles(future);
+    });
+    return old;
   }
 
   /**
-   * Moves this log onto the files of `future`, a copy of it in another log dir (AlterReplicaLogDirs),
-   * synchronously: callers keep their PartitionLog, appends and reads go to the new files from the
-   * next call on. The copy gets what only this log knows: the log start offset, leader epochs
-   * assigned without a batch (a new leader's), the config. Returns the old files as a PartitionLog
-   * of their own, for the caller to close and delete once reads in flight are done. Call only when
-   * caughtUpBy(future).
+   * moveOnto's swap: the copy gets what only this log knows (the log start offset, the leader
+   * epochs as this log has them, a new leader's included, the config), then this log takes its parts.
    */
-  takeOverFiles(future: PartitionLog): PartitionLog {
+  private takeOverFiles(future: PartitionLog): PartitionLog {
     const old = new PartitionLog(this.local, this.writer, this.deletion);
     const to = future.local;
-    for (const e of this.local.epochs.all()) {
-      if (e.epoch > (to.epochs.latestEpoch() ?? -1)) to.epochs.assign(e.epoch, e.startOffset);
-    }
+    // This log's leader epochs, as they are: assigning them in order replaces what the copy derived from its batches.
+    for (const e of this.local.epochs.all()) to.epochs.assign(e.epoch, e.startOffset);
     to.logStartOffset = Math.max(to.logStartOffset, this.local.logStartOffset);
     to.config = this.local.config;
     this.local = to;

@@ -7,14 +7,14 @@
  * written) and appends them to the future as a follower appends its leader's: batches unchanged,
  * offsets kept (a gap where retention or DeleteRecords moved the start), leader epochs and
  * transaction index entries recorded as they come. Appends, reads, retention go on meanwhile on
- * the current log. Once the future has everything and neither log is writing (the same check, and
- * the same instant, as Kafka's equal log end offsets under the partition lock), the PartitionLog
- * takes the future's files over in one synchronous step (PartitionLog.takeOverFiles): no append
- * can come in between, and every holder of the PartitionLog keeps it. The old files are then
- * retired by the LogManager (renamed `-delete`, closed and removed after file.delete.delay.ms, for
- * reads in flight). The moved log keeps its `-future` directory name until the next start, which
- * renames it (log-manager.ts): until the old directory is gone, a crash leaves the current log
- * authoritative and the copy is dropped.
+ * the current log. Once the future has everything written (Kafka checks equal log end offsets
+ * under the partition's lock), the PartitionLog takes the future's files over
+ * (PartitionLog.moveOnto): in a task of its writer, so that appends wait meanwhile, the last
+ * written batches are copied, the waiting appends handed to the future's writer and the files
+ * swapped in one synchronous step; every holder of the PartitionLog keeps it. The LogManager then
+ * retires the old files (closed, renamed `-delete`, removed). The moved log keeps its `-future`
+ * directory name until the next start, which renames it (log-manager.ts): until the old
+ * directory is gone, a crash leaves the current log authoritative and the copy is dropped.
  *
  * A truncation of the current log (a follower cutting a divergent tail) starts the copy over.
  * Throttled by replica.alter.log.dirs.io.max.bytes.per.second, read at each chunk.
@@ -22,6 +22,7 @@
 import * as fs from 'fs';
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'timers/promises';
+import { StorageError } from './errors';
 import { Throttler } from './log-cleaner';
 import type { PartitionLog } from './partition-log';
 
@@ -65,11 +66,25 @@ export class ReplicaMove {
     this.finished.catch(() => undefined);
   }
 
-  start(): void {
+  /** Opens the copy (resolves once it exists: DescribeLogDirs shows it), then copies in the background. */
+  async start(): Promise<void> {
+    try {
+      await this.openFuture();
+    } catch (e) {
+      await this.dropFuture().catch(() => undefined);
+      this.rejectFinished(e);
+      throw new StorageError('KAFKA_STORAGE_ERROR', `Could not create the future log of ${this.opts.log.topic}-${this.opts.log.partition} in ${this.targetDir}`, { cause: e });
+    }
     this.running = this.run().then(this.resolveFinished, (e: unknown) => {
       this.opts.logger.error({ dir: this.future?.dir, err: e }, 'moving a log to another log dir failed');
       return this.dropFuture().finally(() => this.rejectFinished(e));
     });
+  }
+
+  private async openFuture(): Promise<PartitionLog> {
+    const future = this.future = await this.opts.openFuture();
+    await future.loadProducerState();
+    return future;
   }
 
   /** Stops copying and deletes the copy (AlterReplicaLogDirs to another dir, topic deletion). */
@@ -95,9 +110,7 @@ export class ReplicaMove {
 
   private async run(): Promise<void> {
     const { log } = this.opts;
-    while (!this.stopping) {
-      const future = this.future = await this.opts.openFuture();
-      await future.loadProducerState();
+    for (let future = this.future!; !this.stopping; future = await this.openFuture()) {
       if (await this.copy(future)) return;
       if (this.stopping) return;
       this.opts.logger.info({ topic: log.topic, partition: log.partition }, 'the log was truncated during its move: copying it again');
@@ -112,27 +125,42 @@ export class ReplicaMove {
     while (!this.stopping) {
       if (log.truncations !== truncations) return false;
       if (!log.isOpen) throw new Error(`The log ${log.dir} was closed during its move`);
-      if (future.logEndOffset >= log.logEndOffset) {
-        if (log.caughtUpBy(future) && this.opts.mayTakeOver()) {
-          const old = log.takeOverFiles(future);
+      if (future.logEndOffset >= log.writtenEndOffset && this.opts.mayTakeOver()) {
+        const old = await log.moveOnto(future, async () => {
+          await this.copyWritten(future, truncations, false);
+          return log.truncations === truncations && !this.stopping;
+        });
+        if (old) {
           this.future = undefined;
           await this.opts.retire(old);
           return true;
         }
-        await sleep(CAUGHT_UP_POLL_MS);
+      } else if (await this.copyWritten(future, truncations, true) > 0) {
         continue;
       }
-      const from = Math.max(future.logEndOffset, log.logStartOffset);
-      const read = await log.readBytes(from, CHUNK_BYTES);
-      if (read.outOfRange || read.records.length === 0) {
-        await sleep(CAUGHT_UP_POLL_MS); // the start moved past `from`, or the rest is still being written
-        continue;
-      }
-      if (log.truncations !== truncations) return false;
-      await future.appendAsFollower(read.records).done;
-      await this.throttle(read.records.length);
+      await sleep(CAUGHT_UP_POLL_MS); // the rest is still being written, or the start moved past the copy
     }
     return false;
+  }
+
+  /**
+   * Copies what the current log has written and the future lacks, chunk by chunk (throttled
+   * when `throttled`), until done or cut short by a truncation of the current log or stop().
+   * Resolves with the bytes copied.
+   */
+  private async copyWritten(future: PartitionLog, truncations: number, throttled: boolean): Promise<number> {
+    const { log } = this.opts;
+    let copied = 0;
+    while (future.logEndOffset < log.writtenEndOffset && !this.stopping) {
+      const from = Math.max(future.logEndOffset, log.logStartOffset);
+      // No more than a segment holds: the future refuses a larger append (at least one batch is read).
+      const read = await log.readBytes(from, Math.min(CHUNK_BYTES, future.config.segmentBytes));
+      if (read.outOfRange || read.records.length === 0 || log.truncations !== truncations) break;
+      await future.appendAsFollower(read.records).done;
+      copied += read.records.length;
+      if (throttled) await this.throttle(read.records.length);
+    }
+    return copied;
   }
 
   private async throttle(bytes: number): Promise<void> {
