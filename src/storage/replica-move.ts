@@ -23,7 +23,6 @@ import * as fs from 'fs';
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'timers/promises';
 import { StorageError } from './errors';
-import { Throttler } from './log-cleaner';
 import type { PartitionLog } from './partition-log';
 
 /** Most bytes read from the current log at a time. */
@@ -55,7 +54,9 @@ export class ReplicaMove {
   private rejectFinished!: (e: unknown) => void;
   private stopping = false;
   private running?: Promise<void>;
-  private throttler?: { rate: number; throttler: Throttler };
+  /** The throttle's current second: when it began and the bytes copied in it. */
+  private period = { start: performance.now(), bytes: 0 };
+  private readonly stopped = new AbortController();
 
   constructor(private readonly opts: ReplicaMoveOptions) {
     this.targetDir = opts.targetDir;
@@ -96,6 +97,7 @@ export class ReplicaMove {
   /** Stops copying; the copy stays on disk, closed (shutdown: the next start drops it). */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     await this.running;
     await this.future?.close({ flush: false });
   }
@@ -153,8 +155,9 @@ export class ReplicaMove {
     let copied = 0;
     while (future.logEndOffset < log.writtenEndOffset && !this.stopping) {
       const from = Math.max(future.logEndOffset, log.logStartOffset);
-      // No more than a segment holds: the future refuses a larger append (at least one batch is read).
-      const read = await log.readBytes(from, Math.min(CHUNK_BYTES, future.config.segmentBytes));
+      // No more than a segment holds (the future refuses a larger append) nor than the throttle allows
+      // in a second; at least one batch is read.
+      const read = await log.readBytes(from, Math.min(CHUNK_BYTES, future.config.segmentBytes, throttled ? this.opts.bytesPerSecond() : Infinity));
       if (read.outOfRange || read.records.length === 0 || log.truncations !== truncations) break;
       await future.appendAsFollower(read.records).done;
       copied += read.records.length;
@@ -163,10 +166,15 @@ export class ReplicaMove {
     return copied;
   }
 
+  /** Kafka's Throttler (as the cleaner's), its sleep cut short by stop(). */
   private async throttle(bytes: number): Promise<void> {
     const rate = this.opts.bytesPerSecond();
-    if (!(rate > 0) || rate >= Number.MAX_VALUE) return;
-    if (this.throttler?.rate !== rate) this.throttler = { rate, throttler: new Throttler(rate) };
-    await this.throttler.throttler.throttle(bytes);
+    if (!(rate > 0) || rate >= Number.MAX_SAFE_INTEGER) return;
+    const now = performance.now();
+    if (now - this.period.start >= 1000) this.period = { start: now, bytes: 0 };
+    this.period.bytes += bytes;
+    const dueMs = (this.period.bytes / rate) * 1000 - (now - this.period.start);
+    if (dueMs > 0) await sleep(dueMs, undefined, { signal: this.stopped.signal }).catch(() => undefined);
   }
+
 }
