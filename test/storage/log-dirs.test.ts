@@ -8,6 +8,7 @@ import {
   futureDirName, type LogManagerOptions,
 } from '../../src/storage/log-manager';
 import type { PartitionLog } from '../../src/storage/partition-log';
+import { eventually } from '../helpers/eventually';
 import { batchBaseOffsets, makeBatch, silentLogger, tempDirs, topicConfig } from './helpers';
 
 const IDENTITY = { nodeId: 1, clusterId: 'test-cluster-id-000000' };
@@ -170,6 +171,27 @@ describe('storage/log-dirs', function () {
     expect(reopened.logStartOffset).to.equal(4);
     expect((await contents(reopened)).slice(0, movedBatches.length)).to.deep.equal(movedBatches);
     expect(reopened.logEndOffset).to.equal(log.logEndOffset);
+  });
+
+  it('a truncation of the log during its move starts the copy over: the moved log is the truncated one', async () => {
+    const [a, b] = [dirs.next(), dirs.next()];
+    let rate = 1000;
+    const m = await openManager([a, b], { moveBytesPerSecond: () => rate });
+    const log = await m.getOrCreate('t', 0);
+    for (let i = 0; i < 10; i++) await log.append(makeBatch({ records: 2, epoch: 1, fill: i })).done;
+    await m.moveLog('t', 0, b);
+    // The copy has passed the offset the log is about to be cut at, and is not done.
+    await eventually(() => m.futureLogs()[0]?.logEndOffset >= 8, 'the copy to pass offset 8', 5000);
+    expect(m.futureLogs()[0].logEndOffset).to.be.below(20);
+    await log.truncateTo(6); // a follower cutting a divergent tail
+    for (let i = 0; i < 4; i++) await log.append(makeBatch({ records: 1, epoch: 2, fill: 50 + i })).done;
+    const expected = await contents(log);
+    rate = Number.MAX_VALUE;
+    await m.whenMoved('t', 0);
+    expect(m.logDirOf(log)).to.equal(b);
+    expect(await contents(log)).to.deep.equal(expected);
+    expect(log.logEndOffset).to.equal(10);
+    expect(log.leaderEpochEntries()).to.deep.equal([{ epoch: 1, startOffset: 0 }, { epoch: 2, startOffset: 6 }]);
   });
 
   it('a copy left by a move cut short is dropped at start-up: the current log stays', async () => {
