@@ -54,6 +54,7 @@ import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirector
 import { formatProperties, parseProperties } from '../config/properties';
 import { StorageError } from './errors';
 import { writeFileAtomically } from '../common/durable-file';
+import { randomKafkaUuid } from '../common/kafka-uuid';
 import { LogCleaner, type CleanerConfig } from './log-cleaner';
 import { PartitionLog, partitionKey } from './partition-log';
 import { ReplicaMove } from './replica-move';
@@ -175,9 +176,8 @@ async function ensureMetaProperties(dir: string, identity: { nodeId: number; clu
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
   if (text === undefined) {
-    const directoryId = randomUUID().replace(/-/g, '');
     await writeFileAtomically(file, formatProperties([
-      ['cluster.id', identity.clusterId], ['directory.id', directoryId], ['node.id', String(identity.nodeId)], ['version', '1'],
+      ['cluster.id', identity.clusterId], ['directory.id', randomKafkaUuid()], ['node.id', String(identity.nodeId)], ['version', '1'],
     ], ['', new Date().toString()]));
     return;
   }

@@ -79,7 +79,7 @@ describe('storage/log-dirs', function () {
     expect(fs.existsSync(path.join(a, META_PROPERTIES_FILE))).to.equal(false);
     const meta = parseProperties(fs.readFileSync(path.join(b, META_PROPERTIES_FILE), 'utf8'));
     expect(Object.fromEntries([...meta].filter(([k]) => k !== 'directory.id'))).to.deep.equal({ 'cluster.id': IDENTITY.clusterId, 'node.id': '1', version: '1' });
-    expect(meta.get('directory.id')).to.match(/^[0-9a-f]{32}$/);
+    expect(meta.get('directory.id'), 'a Kafka Uuid').to.match(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
 
     m = await openManager([a, b]);
     expect(placement(m)).to.deep.equal(before);
