@@ -112,6 +112,8 @@ export class PartitionLog {
       if (this.writer !== writer || future.logEndOffset !== this.local.highWatermark || !future.writer.idle || this.offline || future.offline) return;
       if (!writer.handOverQueuedAppends(future.writer)) return;
       old = this.takeOverFiles(future);
+      // The new dir has no producer-state snapshot: without one a restart would replay the whole log.
+      this.producers?.writeSnapshot(this.dir, this.logEndOffset).catch(() => undefined);
     });
     return old;
   }

@@ -110,6 +110,8 @@ describe('AlterReplicaLogDirs and DescribeLogDirs over two log dirs', function (
     expect(await where('moving')).to.deep.equal([[logDirs.indexOf(from), 0, []], [logDirs.indexOf(to), 0, [['moving', 0, false]]]]);
     await running!.broker.replicas.logs.deletionsSettled();
     expect(fs.readdirSync(from).filter((f) => f.startsWith('moving-'))).to.deep.equal([]);
+    const movedDir = running!.broker.replicas.partition('moving', 0)!.log.dir;
+    expect(fs.readdirSync(movedDir).filter((f) => f.endsWith('.snapshot')), 'the producer state is snapshotted in the new dir').to.not.deep.equal([]);
 
     await stop();
     await start();
