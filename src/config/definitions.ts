@@ -414,7 +414,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'replica.lag.time.max.ms', type: 'long', default: '30000', validator: atLeast(1), doc: 'A follower not caught up for this long leaves the ISR' },
   { name: 'num.replica.fetchers', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Fetcher connections per leader broker' },
   { name: 'replica.fetch.wait.max.ms', type: 'int', default: '500', validator: atLeast(0), doc: 'Longest wait of a follower fetch (below replica.lag.time.max.ms)' },
-  { name: 'replica.alter.log.dirs.io.max.bytes.per.second', type: 'long', default: '9223372036854775807', validator: atLeast(1), dynamic: true, doc: 'Read rate of a replica move between log dirs (AlterReplicaLogDirs)' },
+  { name: 'replica.alter.log.dirs.io.max.bytes.per.second', type: 'long', default: '9223372036854775807', validator: atLeast(1), internal: true, doc: 'Read rate of a replica move between log dirs (AlterReplicaLogDirs); a quota config in Kafka, not listed by DescribeConfigs' },
   { name: 'replica.fetch.min.bytes', type: 'int', default: '1', validator: atLeast(1), doc: 'Bytes a follower fetch waits for' },
   { name: 'replica.fetch.max.bytes', type: 'int', default: '1048576', validator: atLeast(0), doc: 'Bytes a follower fetches per partition (at least one batch)' },
   { name: 'replica.fetch.response.max.bytes', type: 'int', default: '10485760', validator: atLeast(0), doc: 'Bytes of one follower fetch response (at least one batch)' },
