@@ -19,12 +19,13 @@
  * or moved there, DescribeLogDirs says KAFKA_STORAGE_ERROR; the data dir must be readable.
  * moveLog() copies a partition's log to another dir while it keeps serving (replica-move.ts).
  *
- * Start-up: with the clean-shutdown marker, logs are opened without
+ * Start-up, in each dir: with the clean-shutdown marker, logs are opened without
  * validation; without it (a crash), each log validates the segments after
  * its checkpointed recovery point and cuts a torn or corrupt tail. The
  * marker is removed (and the removal fsynced) before any log is opened, so a
  * crash later on is always recovered. Directories left by an interrupted
- * topic deletion are removed. start() does the loading in the background,
+ * topic deletion are removed, and so are the copies of an interrupted move
+ * (a `-future` dir alone is a finished move: see settleFutureDirs). start() does the loading in the background,
  * a few logs at a time, telling the caller as each is ready, so that the
  * broker can serve the partitions already loaded (open() waits for all).
  *
@@ -42,8 +43,9 @@
  * Cleanup: every retentionCheckIntervalMs (log.retention.check.interval.ms)
  * each log with cleanup.policy delete drops the segments past retention.ms /
  * retention.bytes (PartitionLog.deleteOldSegments); with log.cleaner.enable
- * the log cleaner (log-cleaner.ts) compacts the logs with cleanup.policy
- * compact. Both run on timers, off the request path, and stop on close.
+ * the log cleaner (log-cleaner.ts), one per dir with its checkpoint there,
+ * compacts the logs with cleanup.policy compact, but not one being moved.
+ * Both run on timers, off the request path, and stop on close.
  */
 import { randomUUID } from 'crypto';
 import * as fs from 'fs';
