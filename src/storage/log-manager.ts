@@ -687,9 +687,12 @@ export class LogManager {
     const key = partitionKey(topic, partition);
     if (!log) throw new StorageError('REPLICA_NOT_AVAILABLE', `Replica for partition ${key} is not available on this broker`);
     if (log.offline) throw new StorageError('KAFKA_STORAGE_ERROR', `The log of ${key} is offline`);
-    const running = this.moves.get(key);
-    if (running?.targetDir === logDir) return;
-    if (running) await running.cancel();
+    // Another request may start a move while this one waits for a cancel: look again after each.
+    for (let running = this.moves.get(key); running; running = this.moves.get(key)) {
+      if (running.targetDir === logDir) return;
+      await running.cancel();
+      if (this.moves.get(key) === running) this.moves.delete(key);
+    }
     if (this.logDirOf(log) === logDir || this.get(topic, partition) !== log) return;
     const target = this.dirs.find((d) => d.path === logDir)!;
     const move = new ReplicaMove({

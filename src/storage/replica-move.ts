@@ -53,6 +53,8 @@ export class ReplicaMove {
   private resolveFinished!: () => void;
   private rejectFinished!: (e: unknown) => void;
   private stopping = false;
+  /** start() until the copy exists and copying began (or was given up). */
+  private starting?: Promise<void>;
   private running?: Promise<void>;
   /** The throttle's current second: when it began and the bytes copied in it. */
   private period = { start: performance.now(), bytes: 0 };
@@ -68,13 +70,25 @@ export class ReplicaMove {
   }
 
   /** Opens the copy (resolves once it exists: DescribeLogDirs shows it), then copies in the background. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    const started = this.openAndRun();
+    this.starting = started.catch(() => undefined);
+    return started;
+  }
+
+  private async openAndRun(): Promise<void> {
     try {
       await this.openFuture();
     } catch (e) {
       await this.dropFuture().catch(() => undefined);
       this.rejectFinished(e);
       throw new StorageError('KAFKA_STORAGE_ERROR', `Could not create the future log of ${this.opts.log.topic}-${this.opts.log.partition} in ${this.targetDir}`, { cause: e });
+    }
+    if (this.stopping) {
+      // Cancelled (another AlterReplicaLogDirs, a topic deletion) while the copy was being created.
+      await this.dropFuture();
+      this.resolveFinished();
+      return;
     }
     this.running = this.run().then(this.resolveFinished, (e: unknown) => {
       this.opts.logger.error({ dir: this.future?.dir, err: e }, 'moving a log to another log dir failed');
@@ -98,6 +112,7 @@ export class ReplicaMove {
   async stop(): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
+    await this.starting;
     await this.running;
     await this.future?.close({ flush: false });
   }

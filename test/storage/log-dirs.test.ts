@@ -233,6 +233,15 @@ describe('storage/log-dirs', function () {
     await m.moveLog('t', 0, b);
     await m.moveLog('t', 0, c);
     expect(m.futureLogs().map((f) => path.dirname(f.dir))).to.deep.equal([c]);
+    // Requests racing (a copy still being created while the next one cancels it): one copy is left, and nothing else.
+    await Promise.all([m.moveLog('t', 0, b), m.moveLog('t', 0, c), m.moveLog('t', 0, b)]);
+    const [future, ...more] = m.futureLogs();
+    expect(more).to.deep.equal([]);
+    for (const d of [b, c]) {
+      expect(fs.readdirSync(d).filter((f) => f.startsWith('t-0')), d).to.deep.equal(path.dirname(future.dir) === d ? [path.basename(future.dir)] : []);
+    }
+    await m.moveLog('t', 0, c);
+    expect(m.futureLogs().map((f) => path.dirname(f.dir))).to.deep.equal([c]);
     expect(fs.readdirSync(b).filter((f) => f.startsWith('t-0'))).to.deep.equal([]);
     await m.deleteTopic('t');
     await m.deletionsSettled();
