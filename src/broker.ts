@@ -171,7 +171,7 @@ interface BrokerMode {
 async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   try {
-    const replicas = await ReplicaManager.open(config, store, log);
+    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId);
     const advertised = config.advertisedListener;
     const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
     const controller = new Controller(new LocalMetadata(store, self, replicas), config);
@@ -282,8 +282,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
 
   // Several brokers of a cluster may share a process (tests, startCluster): their lines say whose they are.
   if (config.etcdConnect) log = log.child({ nodeId: config.nodeId });
-  // Before anything reads or writes the data dir: a second process on it is refused.
-  const lock = await DataDirLock.acquire(config.dataDir);
+  // Before anything reads or writes the log dirs: a second process on one of them is refused.
+  const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
   try {
     mode = config.etcdConnect ? await clusterBroker(config, log) : await singleBroker(config, log);

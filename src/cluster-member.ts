@@ -245,8 +245,9 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     });
     const replicas = await ReplicaManager.open(config, controller, log, {
       brokerId: nodeId, fetchers, quotas, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
+      isReplicaIsrEligible: (id) => etcd.cache.broker(id) !== undefined,
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
-    });
+    }, clusterId);
     clusterController.start();
     return {
       etcd, clusterId, controller, replicas, port,

@@ -33,6 +33,7 @@ import { topicCollision, validateTopicName } from './topic-names';
 import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
+import { randomKafkaUuid } from '../common/kafka-uuid';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -98,13 +99,7 @@ function fail(name: ErrorName, message: string): never {
 
 /** A Kafka-style cluster id: base64url (no padding) of a random UUID, 22 chars, never starting with '-'. */
 export function generateClusterId(): string {
-  for (;;) {
-    const bytes = crypto.randomBytes(16);
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    const id = bytes.toString('base64url');
-    if (!id.startsWith('-')) return id;
-  }
+  return randomKafkaUuid();
 }
 
 /** A random v4 topic id as 32 lowercase hex chars. */

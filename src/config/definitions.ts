@@ -429,7 +429,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // Kafka's replication quotas (DynamicConfig.Broker): Long.MAX_VALUE is no throttle.
   { name: 'leader.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second a leader sends to the throttled replicas of its topics (leader.replication.throttled.replicas); only set dynamically' },
   { name: 'follower.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second a follower fetches for the throttled replicas of its topics (follower.replication.throttled.replicas); only set dynamically' },
-  { name: 'replica.alter.log.dirs.io.max.bytes.per.second', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second of moving replicas between log directories; only set dynamically', noEffect: true },
+  { name: 'replica.alter.log.dirs.io.max.bytes.per.second', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second of moving replicas between log directories; only set dynamically' },
   { name: 'replica.fetch.wait.max.ms', type: 'int', default: '500', validator: atLeast(0), doc: 'Longest wait of a follower fetch (below replica.lag.time.max.ms)' },
   { name: 'replica.fetch.min.bytes', type: 'int', default: '1', validator: atLeast(1), doc: 'Bytes a follower fetch waits for' },
   { name: 'replica.fetch.max.bytes', type: 'int', default: '1048576', validator: atLeast(0), doc: 'Bytes a follower fetches per partition (at least one batch)' },

@@ -18,6 +18,7 @@ import { alterConfigs } from './alter-configs';
 import { incrementalAlterConfigs } from './incremental-alter-configs';
 import { describeCluster } from './describe-cluster';
 import { describeLogDirs } from './describe-log-dirs';
+import { alterReplicaLogDirs } from './alter-replica-log-dirs';
 import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
@@ -58,7 +59,7 @@ import { deleteAcls } from './delete-acls';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
-  createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
+  createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs, alterReplicaLogDirs,
   describeProducers, initProducerId, describeTopicPartitions, updateFeatures, electLeaders,
   alterPartitionReassignments, listPartitionReassignments,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,

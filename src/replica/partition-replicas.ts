@@ -71,6 +71,8 @@ export interface PartitionReplicasOptions {
   leaderLogEndOffset: () => number;
   alterPartition: AlterPartition;
   replicaLagTimeMaxMs?: number;
+  /** Kafka's isReplicaIsrEligible (replication.ts); absent: every follower is. */
+  isReplicaIsrEligible?: (brokerId: number) => boolean;
   now: () => number;
   /** Told each time the high watermark moves (delayed produces and fetches wait on it). */
   onHighWatermark?: (highWatermark: number) => void;
@@ -219,6 +221,10 @@ export class PartitionReplicas {
     return this.maximalIsr.length >= minInsyncReplicas ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
   }
 
+  private isReplicaIsrEligible(brokerId: number): boolean {
+    return this.opts.isReplicaIsrEligible?.(brokerId) ?? true;
+  }
+
   /** Kafka's ReplicaState.isCaughtUp. */
   private isCaughtUp(follower: FollowerState, leaderEnd: number, now: number): boolean {
     return follower.logEndOffset === leaderEnd || now - follower.lastCaughtUpTimeMs <= this.lagTimeMaxMs;
@@ -226,7 +232,7 @@ export class PartitionReplicas {
 
   /** Kafka's maybeExpandIsr with isFollowerInSync: caught up to the high watermark, within this leader's epoch. */
   private maybeExpandIsr(replicaId: number, follower: FollowerState): void {
-    if (this.pending || this.state.isr.includes(replicaId)) return;
+    if (this.pending || this.state.isr.includes(replicaId) || !this.isReplicaIsrEligible(replicaId)) return;
     if (follower.logEndOffset >= this.hw && follower.logEndOffset >= this.opts.leaderEpochStartOffset) {
       void this.propose([...this.state.isr, replicaId]);
     }
@@ -239,7 +245,8 @@ export class PartitionReplicas {
     const maximal = this.maximalIsr;
     let hw = leaderEnd;
     for (const [id, follower] of this.followers) {
-      const waitFor = maximal.includes(id) || this.isCaughtUp(follower, leaderEnd, now);
+      // A caught-up follower outside the ISR is waited for only while it may join it (Kafka's shouldWaitForReplicaToJoinIsr).
+      const waitFor = maximal.includes(id) || (this.isCaughtUp(follower, leaderEnd, now) && this.isReplicaIsrEligible(id));
       if (waitFor && follower.logEndOffset < hw) hw = follower.logEndOffset;
     }
     if (hw <= this.hw) return;

@@ -133,7 +133,7 @@ export class ReplicaManager implements TopicStorage {
    * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
    */
   static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger,
-    replication?: ReplicationOptions): Promise<ReplicaManager> {
+    replication?: ReplicationOptions, clusterId?: string): Promise<ReplicaManager> {
     const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
     // The LogManager's callbacks may run before the ReplicaManager exists: until then, logs wait in loadedEarly.
@@ -145,6 +145,9 @@ export class ReplicaManager implements TopicStorage {
     };
     const logs = await LogManager.start({
       dataDir: config.dataDir,
+      logDirs: config.logDirs,
+      identity: clusterId === undefined ? undefined : { nodeId: config.nodeId, clusterId },
+      moveBytesPerSecond: () => config.getLong('replica.alter.log.dirs.io.max.bytes.per.second'),
       defaults: resolveTopicConfig(config, {}),
       configFor: (topic) => resolveTopicConfig(config, byName.get(topic)?.configs ?? {}),
       log,
@@ -256,7 +259,7 @@ export class ReplicaManager implements TopicStorage {
         leaderEpochStartOffset: log.logEndOffset, highWatermark: log.highWatermark,
         leaderLogEndOffset: () => log.writtenEndOffset,
         alterPartition: (proposal) => replication.alterPartition(topic.name, index, proposal),
-        replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, now: Date.now,
+        replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, isReplicaIsrEligible: replication.isReplicaIsrEligible, now: Date.now,
         // An older leadership's answers (an AlterPartition that was in flight) must not move the new one's.
         onHighWatermark: (hw) => partition.role?.kind === 'leader' && partition.role.replicas === replicas && this.onHighWatermark(partition, hw),
       });

@@ -32,6 +32,12 @@ export interface ReplicationOptions {
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number;
   /**
+   * Kafka's isReplicaIsrEligible: whether a follower's broker is registered (alive, not fenced). The
+   * high watermark waits for a caught-up follower outside the ISR only when it is, so a follower
+   * that died no longer holds back acks=all once the ISR has dropped it. Absent: every one is.
+   */
+  isReplicaIsrEligible?: (brokerId: number) => boolean;
+  /**
    * The replication throttles (replication-quota.ts): the replica manager keeps their throttled
    * partitions in line with the topic configs and applies the leader's; the fetchers share the
    * follower's. None: nothing is throttled.

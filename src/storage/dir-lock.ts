@@ -133,4 +133,29 @@ export class DataDirLock {
     const holder = await readHolder(this.file);
     if (holder?.token === this.token) await fs.promises.rm(this.file, { force: true });
   }
+
+  /**
+   * The lock of every log dir, as Kafka's LogManager takes them. The first (the data dir) must be
+   * taken; another dir that cannot even be written is left to the LogManager, which takes it
+   * offline, but one held by another process refuses the start.
+   */
+  static async acquireAll(dirs: readonly string[]): Promise<{ release(): Promise<void> }> {
+    const held: DataDirLock[] = [];
+    const release = async () => {
+      for (const lock of held.splice(0).reverse()) await lock.release();
+    };
+    try {
+      for (const [i, dir] of dirs.entries()) {
+        try {
+          held.push(await DataDirLock.acquire(dir));
+        } catch (e) {
+          if (i === 0 || e instanceof DataDirLockedError) throw e;
+        }
+      }
+    } catch (e) {
+      await release();
+      throw e;
+    }
+    return { release };
+  }
 }

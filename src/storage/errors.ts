@@ -6,7 +6,8 @@
 import { ErrorCode } from '../common/errors';
 
 /** The errors storage can report. */
-export type StorageErrorName = 'OFFSET_OUT_OF_RANGE' | 'CORRUPT_MESSAGE' | 'RECORD_LIST_TOO_LARGE' | 'KAFKA_STORAGE_ERROR' | 'UNKNOWN_SERVER_ERROR';
+export type StorageErrorName = 'OFFSET_OUT_OF_RANGE' | 'CORRUPT_MESSAGE' | 'RECORD_LIST_TOO_LARGE' | 'KAFKA_STORAGE_ERROR' | 'UNKNOWN_SERVER_ERROR'
+  | 'LOG_DIR_NOT_FOUND' | 'REPLICA_NOT_AVAILABLE';
 
 export class StorageError extends Error {
   readonly errorCode: number;

@@ -4,7 +4,8 @@
  * stores and serves whole v2 record batches by offset. May import common/,
  * records/ and config/ (error codes come from common/errors.ts).
  *
- *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic or partition, close, flush timer
+ *   log-manager.ts         every partition of the log dirs: open/recover, placement, create, delete topic or partition, moves, close, timers
+ *   replica-move.ts        moving a partition's log to another log dir while it serves (the future log, the swap)
  *   partition-log.ts       one partition's log (Kafka's UnifiedLog), composed of the five files below
  *   local-log.ts           its state: segments, offsets, leader epochs, flush
  *   log-loader.ts          opening it: interrupted swaps and deletions, crash recovery
@@ -22,7 +23,7 @@
  *   checkpoint-file.ts     Kafka's text checkpoint files, written crash-safely
  *   batch-header.ts        the batch header fields storage reads (layout in src/records)
  *   file-io.ts             read helpers (writes go through src/common/durable-file.ts)
- *   dir-lock.ts            the data dir's `.lock`: one process per data dir
+ *   dir-lock.ts            each log dir's `.lock`: one process per log dir
  *   producer-state.ts      idempotent producer state and open transactions (a PartitionLog holds it); recovery from snapshot + log
  *   log-cleaner.ts         which compacted log to clean and when (dirty ratio, compaction lags, checkpoint, throttle)
  *   compaction.ts          compacting one log: offset map, record filter, segment groups, swap

@@ -100,6 +100,8 @@ export class LogCleaner {
   /** Passes run one at a time (the timer's and any caller's). */
   private passes: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** The log being cleaned now, if any. */
+  private inProgress?: PartitionLog;
 
   private constructor(private readonly opts: LogCleanerOptions) {
     this.checkpoint = new CheckpointFile(path.join(opts.dataDir, CLEANER_OFFSET_CHECKPOINT_FILE));
@@ -163,6 +165,7 @@ export class LogCleaner {
     if (!chosen) return false;
     const { log } = chosen;
     const started = performance.now();
+    this.inProgress = log;
     try {
       const result = await cleanLog({
         log,
@@ -201,8 +204,15 @@ export class LogCleaner {
       }
       this.uncleanable.add(log);
       this.opts.logger.error({ topic: log.topic, partition: log.partition, err: e }, 'cleaning failed; the log is left uncleaned until restart');
+    } finally {
+      this.inProgress = undefined;
     }
     return true;
+  }
+
+  /** True while `log` is being cleaned (its files must not be swapped for another copy meanwhile). */
+  isCleaning(log: PartitionLog): boolean {
+    return this.inProgress === log;
   }
 
   /** Forgets a deleted partition's checkpoint entry, so a topic re-created with its name is cleaned from its start. */

@@ -256,6 +256,28 @@ export class LogWriter {
     });
   }
 
+  /** No append or task is queued or running. */
+  get idle(): boolean {
+    return !this.writerRunning;
+  }
+
+  /**
+   * Hands the appends queued here (offsets assigned, not written yet) to `to`, the writer of a
+   * copy of this log holding every offset written here (a move to another log dir): they are
+   * written there, in order, and their callers hear from there. Only from a task of this writer's
+   * loop; false, and nothing moves, while a task is queued here (its work is on these files).
+   */
+  handOverQueuedAppends(to: LogWriter): boolean {
+    if (this.queue.some((q) => q.kind === 'task')) return false;
+    const target = to.log;
+    for (const item of this.queue as PendingAppend[]) to.queue.push({ ...item, truncations: target.truncations });
+    this.queue = [];
+    target.logEndOffset = this.log.logEndOffset;
+    to.lastAppendDone = this.lastAppendDone;
+    to.startWriter();
+    return true;
+  }
+
   /** Resolves when no append or task is queued or running. */
   whenIdle(): Promise<void> {
     if (!this.writerRunning) return Promise.resolve();

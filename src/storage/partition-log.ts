@@ -64,22 +64,76 @@ function replayedBatchOf(b: BatchInfo, bytes: Buffer): ReplayedBatch | null {
 export class PartitionLog {
   readonly topic: string;
   readonly partition: number;
-  readonly dir: string;
 
-  private readonly writer: LogWriter;
-  private readonly reader: LogReader;
-  private readonly deletion: LogDeletion;
+  // Replaced together, in one synchronous step, when the log moves to another log dir (takeOverFiles).
+  private local: LocalLog;
+  private writer: LogWriter;
+  private reader: LogReader;
+  private deletion: LogDeletion;
   private producers?: ProducerStateManager;
   /** The replication high watermark while the partition is replicated (see highWatermark); null on a single broker. */
   private replicatedHighWatermark: number | null = null;
 
-  private constructor(private readonly local: LocalLog) {
+  private constructor(local: LocalLog, writer?: LogWriter, deletion?: LogDeletion) {
     this.topic = local.topic;
     this.partition = local.partition;
-    this.dir = local.dir;
-    this.writer = new LogWriter(local);
+    this.local = local;
+    this.writer = writer ?? new LogWriter(local);
     this.reader = new LogReader(local);
-    this.deletion = new LogDeletion(local, this.writer);
+    this.deletion = deletion ?? new LogDeletion(local, this.writer);
+  }
+
+  /** The partition's directory, `<logDir>/<topic>-<partition>` (or a future log's `...-future`). */
+  get dir(): string {
+    return this.local.dir;
+  }
+
+  /** Times the log was truncated (a follower cutting a divergent tail): a copy of it must start over. */
+  get truncations(): number {
+    return this.local.truncations;
+  }
+
+  /**
+   * Moves this log onto the files of `future`, a copy of it in another log dir (AlterReplicaLogDirs),
+   * once `catchUp` has copied to it everything written here. Runs as a task of this log's writer:
+   * appends made meanwhile wait, their offsets assigned, and then go to the future's files (Kafka
+   * holds the partition's lock for its swap). The swap itself is one synchronous step: callers keep
+   * their PartitionLog, appends and reads go to the new files from the next call on. Resolves with
+   * the old files as a PartitionLog of their own, for the caller to close and delete once reads in
+   * flight are done; or undefined when the copy is not complete after catchUp (false from it, a
+   * task queued here, a log offline): the caller tries again.
+   */
+  async moveOnto(future: PartitionLog, catchUp: () => Promise<boolean>): Promise<PartitionLog | undefined> {
+    let old: PartitionLog | undefined;
+    const writer = this.writer;
+    await writer.enqueueTask(async () => {
+      // A failed copy must not fail the task: that would take this log offline.
+      if (!(await catchUp().catch(() => false))) return;
+      if (this.writer !== writer || future.logEndOffset !== this.local.highWatermark || !future.writer.idle || this.offline || future.offline) return;
+      if (!writer.handOverQueuedAppends(future.writer)) return;
+      old = this.takeOverFiles(future);
+      // The new dir has no producer-state snapshot: without one a restart would replay the whole log.
+      this.producers?.writeSnapshot(this.dir, this.logEndOffset).catch(() => undefined);
+    });
+    return old;
+  }
+
+  /**
+   * moveOnto's swap: the copy gets what only this log knows (the log start offset, the leader
+   * epochs as this log has them, a new leader's included, the config), then this log takes its parts.
+   */
+  private takeOverFiles(future: PartitionLog): PartitionLog {
+    const old = new PartitionLog(this.local, this.writer, this.deletion);
+    const to = future.local;
+    // This log's leader epochs, as they are: assigning them in order replaces what the copy derived from its batches.
+    for (const e of this.local.epochs.all()) to.epochs.assign(e.epoch, e.startOffset);
+    to.logStartOffset = Math.max(to.logStartOffset, this.local.logStartOffset);
+    to.config = this.local.config;
+    this.local = to;
+    this.writer = future.writer;
+    this.reader = future.reader;
+    this.deletion = future.deletion;
+    return old;
   }
 
   /** Opens (or creates) the log in opts.dir, recovering it after a crash (see log-loader.ts). */
@@ -399,9 +453,11 @@ export class PartitionLog {
    */
   async close(options: { flush?: boolean } = {}): Promise<void> {
     const local = this.local;
+    const writer = this.writer;
+    const deletion = this.deletion;
     if (local.state !== 'open') return;
     local.state = 'closing';
-    await this.writer.whenIdle();
+    await writer.whenIdle();
     let write = options.flush !== false && !local.failure;
     let unclean: unknown;
     if (write) {
@@ -420,7 +476,7 @@ export class PartitionLog {
         local.logger.error({ dir: local.dir, segment: s.baseOffset, err: e }, 'error closing a segment');
       }
     }
-    await this.deletion.finishAll();
+    await deletion.finishAll();
     await local.epochs.persisted().catch(() => undefined);
     local.state = 'closed';
     // Files not written out (a full disk): the caller must not mark the shutdown clean, so the next start recovers.

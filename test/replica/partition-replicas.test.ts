@@ -104,6 +104,27 @@ describe('replica/partition-replicas (the leader\'s ISR and high watermark)', ()
     expect(f.replicas.highWatermark).to.equal(15);
   });
 
+  it('does not wait for a caught-up follower the controller dropped from the ISR once its broker is gone (isReplicaIsrEligible)', () => {
+    const registered = new Set([1, 2, 3]);
+    const f = new Fixture({ isReplicaIsrEligible: (id) => registered.has(id) });
+    f.append(10);
+    f.replicas.updateFollowerFetch(2, 10);
+    f.replicas.updateFollowerFetch(3, 10); // both caught up now
+    f.append(5);
+    f.replicas.updateFollowerFetch(2, 15);
+    // Broker 3 dies: the controller fences it, out of the ISR. Still caught up by the lag time, and
+    // registered, it would be waited for (it may rejoin at once, as in Kafka)...
+    f.replicas.updatePartitionState({ leader: 1, leaderEpoch: 5, isr: [1, 2], partitionEpoch: 11 });
+    expect(f.replicas.highWatermark).to.equal(10);
+    // ...but its registration is gone: acks=all no longer waits for it.
+    registered.delete(3);
+    f.replicas.updatePartitionState({ leader: 1, leaderEpoch: 5, isr: [1, 2], partitionEpoch: 12 });
+    expect(f.replicas.highWatermark).to.equal(15);
+    // Nor may it rejoin the ISR until it is registered again.
+    f.replicas.updateFollowerFetch(3, 15);
+    expect(f.proposals).to.have.length(0);
+  });
+
   it('counts a follower caught up as of its previous fetch when it reaches what the leader had then', () => {
     const f = new Fixture();
     f.append(10);

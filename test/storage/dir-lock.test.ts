@@ -1,6 +1,6 @@
 // One process per data dir (Kafka's `.lock`): a second broker on the same dir is refused, in this
 // process or another; a lock left by a SIGKILLed process, or naming our own pid from an earlier
-// life (pid 1 in a container), does not block the next start.
+// life (pid 1 in a container), does not block the next start. Every log dir is locked.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -35,6 +35,21 @@ describe('the data dir lock', function () {
     expect(fs.existsSync(path.join(dataDir, LOCK_FILE))).to.equal(false);
     const second = await startBroker({ dataDir, logLevel: 'silent' });
     await second.close();
+  });
+
+  it('locks every log dir: a broker sharing its second log dir with a running one is refused, and leaves no lock behind', async () => {
+    const [a, b, c] = [nextDir(), nextDir(), nextDir()];
+    const first = await startBroker({ config: { 'log.dirs': `${a},${b}` }, logLevel: 'silent' });
+    try {
+      expect(fs.existsSync(path.join(b, LOCK_FILE))).to.equal(true);
+      const refused = await startBroker({ config: { 'log.dirs': `${c},${b}` }, logLevel: 'silent' }).catch((e: Error) => e);
+      expect(refused).to.be.instanceOf(DataDirLockedError);
+      expect((refused as Error).message).to.include(`in ${b}`);
+      expect(fs.existsSync(path.join(c, LOCK_FILE)), 'the locks taken before are released').to.equal(false);
+    } finally {
+      await first.close();
+    }
+    for (const d of [a, b]) expect(fs.existsSync(path.join(d, LOCK_FILE)), d).to.equal(false);
   });
 
   it('refuses while another live process holds the lock, and takes it once that process was SIGKILLed', async () => {
