@@ -173,7 +173,7 @@ function checkLoad(load, from, to) {
   let last = -1;
   for (const r of seqRead) {
     const n = Number(r.key.slice(4));
-    check(!byN.has(n), `${r.key} read twice: at offsets ${byN.get(n).offset} and ${r.offset}`);
+    if (byN.has(n)) throw new Failure(`${r.key} read twice: at offsets ${byN.get(n).offset} and ${r.offset}`);
     check(n > last, `${r.key} at offset ${r.offset} read after seq-${last}: order not kept`);
     byN.set(n, r);
     last = n;
@@ -226,7 +226,7 @@ async function reassign(cluster, h) {
   const sampler = (async () => {
     while (sampling) {
       const [size, leaderSize] = await Promise.all([replicaSize(hostPort(cluster, b3), topic, 0), replicaSize(leaderAddress, topic, 0)]).catch(() => [null, null]);
-      if (size !== null) samples.push({ t: Date.now(), size, leaderSize });
+      if (size !== null && leaderSize !== null) samples.push({ t: Date.now(), size, leaderSize });
       await sleep(250);
     }
   })();
@@ -237,20 +237,18 @@ async function reassign(cluster, h) {
   check(/Successfully started partition reassignment/.test(executed), `--execute:\n${executed.trim()}`);
   log(`--execute to [${target}] with --throttle ${THROTTLE}: started`);
 
-  // While it runs: the throttle on the brokers and the topic; the move listed.
-  const [brokerConfigs, topicConfigs, listed] = await Promise.all([
-    dynamicConfigs(cluster.bootstrap, 'brokers', b3), dynamicConfigs(cluster.bootstrap, 'topics', topic),
-    kafkaTool('reassign.ReassignPartitionsCommand', ['--bootstrap-server', cluster.bootstrap, '--list'])]);
-  const done = () => samples.length && samples[samples.length - 1].size >= samples[samples.length - 1].leaderSize;
-  if (!done()) {
-    check(brokerConfigs['follower.replication.throttled.rate'] === String(THROTTLE) && brokerConfigs['leader.replication.throttled.rate'] === String(THROTTLE),
-      `during the move, kafka-configs --describe on broker ${b3} shows ${JSON.stringify(brokerConfigs)}, not both throttled rates at ${THROTTLE}`);
-    check((topicConfigs['follower.replication.throttled.replicas'] || '').split(',').includes(`0:${b3}`),
-      `during the move, kafka-configs --describe on topic ${topic} shows ${JSON.stringify(topicConfigs)}: no follower throttle on 0:${b3}`);
-    const line = listed.split('\n').find((l) => l.startsWith(`${topic}-0:`));
-    check(line && new RegExp(`adding: ${b3}\\b`).test(line) && new RegExp(`removing: ${b0}\\b`).test(line), `during the move, --list says:\n${listed.trim()}`);
-    log(`during the move: broker ${b3} ${throttleConfigs(brokerConfigs).join(' ')}; topic ${throttleConfigs(topicConfigs).join(' ')}; --list: ${line}`);
-  }
+  // While it runs (the throttled copy takes 10 s or more; a tool's JVM a few seconds): the move listed; the
+  // throttle on the brokers and the topic (there until --verify clears it).
+  const listed = await kafkaTool('reassign.ReassignPartitionsCommand', ['--bootstrap-server', cluster.bootstrap, '--list']);
+  const line = listed.split('\n').find((l) => l.startsWith(`${topic}-0:`));
+  check(line && new RegExp(`adding: ${b3}\\b`).test(line) && new RegExp(`removing: ${b0}\\b`).test(line),
+    `during the move (${Date.now() - moveStart} ms after --execute started; the copy ${JSON.stringify(samples[samples.length - 1])}), --list says:\n${listed.trim()}`);
+  const [brokerConfigs, topicConfigs] = await Promise.all([dynamicConfigs(cluster.bootstrap, 'brokers', b3), dynamicConfigs(cluster.bootstrap, 'topics', topic)]);
+  check(brokerConfigs['follower.replication.throttled.rate'] === String(THROTTLE) && brokerConfigs['leader.replication.throttled.rate'] === String(THROTTLE),
+    `before --verify, kafka-configs --describe on broker ${b3} shows ${JSON.stringify(brokerConfigs)}, not both throttled rates at ${THROTTLE}`);
+  check((topicConfigs['follower.replication.throttled.replicas'] || '').split(',').includes(`0:${b3}`),
+    `before --verify, kafka-configs --describe on topic ${topic} shows ${JSON.stringify(topicConfigs)}: no follower throttle on 0:${b3}`);
+  log(`--list: ${line}; kafka-configs: broker ${b3} ${throttleConfigs(brokerConfigs).join(' ')}; topic ${throttleConfigs(topicConfigs).join(' ')}`);
 
   let verified;
   const verify = ['--bootstrap-server', cluster.bootstrap, '--verify', '--reassignment-json-file', plan];
