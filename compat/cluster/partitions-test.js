@@ -27,8 +27,8 @@
 //                           partition 0 must return to broker 0 on its own within REBALANCE_BOUND_MS.
 // cluster-unclean-election  3 brokers; a 1-partition topic on [1,2] (RF=2, min.insync.replicas=1); KEPT records
 //                           written in sync; broker 2 (the follower) SIGKILLed, out of the ISR; LOST records written
-//                           (on broker 1 only); broker 1 SIGKILLed; broker 2 restarted: the partition stays without
-//                           a leader (unclean.leader.election.enable is false); kafka-leader-election
+//                           (on broker 1 only); broker 1 SIGKILLed; broker 2 restarted: once broker 1 is fenced the
+//                           partition has no leader, and stays so (unclean.leader.election.enable is false); kafka-leader-election
 //                           --election-type UNCLEAN elects broker 2. Pass: records produced afterwards are
 //                           acknowledged and read back (kcat) after the KEPT ones, the LOST ones gone (expected).
 // cluster-admin-partitions  3 brokers; the client program's own admin API (`PROGRAM BOOTSTRAP cluster-admin-partitions`):
@@ -124,6 +124,14 @@ const throttleConfigs = (configs) => Object.entries(configs).filter(([k]) => k.i
 async function partitionState(h, topic, p) {
   const x = (await h.partitions(topic)).find((y) => y.partitionId === p);
   return { leader: x.leader, replicas: x.replicas, isr: x.isr };
+}
+
+/** Partition p's state as kcat -L reports it (kafkajs's metadata fails on a partition without a leader). */
+function kcatState(bootstrap, topic, p) {
+  const t = kcat.metadata(bootstrap, topic).topics.find((x) => x.topic === topic);
+  const x = t && (t.partitions || []).find((y) => y.partition === p);
+  check(x, `kcat -L does not list ${topic}-${p}: ${JSON.stringify(t)}`);
+  return { leader: x.leader, replicas: x.replicas.map((r) => r.id), isr: x.isrs.map((r) => r.id) };
 }
 
 /** A steady load on a 1-partition topic: an idempotent acks=all producer sending one record at a time (its acks kept) and a group consumer. */
@@ -360,26 +368,30 @@ async function uncleanElection(cluster, h) {
   await producer.connect();
   const send = async (tag, n) => (await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, i) => ({ key: `${tag}-${i}`, value: `${tag}-${i}` })) }))[0];
   try {
-    await until(async () => (await partitionState(h, topic, 0)).isr.length === 2, LEADER_BOUND_MS, 'the topic is not in sync');
+    await until(async () => kcatState(cluster.bootstrap, topic, 0).isr.length === 2, LEADER_BOUND_MS, 'the topic is not in sync');
     await send('kept', 20);
     await cluster.kill(follower);
-    await until(async () => (await partitionState(h, topic, 0)).isr.join() === String(leader), LEADER_BOUND_MS, `the killed follower ${follower} did not leave the ISR`,
-      async () => JSON.stringify(await partitionState(h, topic, 0)));
+    await until(async () => kcatState(cluster.bootstrap, topic, 0).isr.join() === String(leader), LEADER_BOUND_MS, `the killed follower ${follower} did not leave the ISR`,
+      async () => JSON.stringify(kcatState(cluster.bootstrap, topic, 0)));
     const lost = await send('lost', 20);
     log(`follower ${follower} killed and out of the ISR; 20 records at ${lost.baseOffset}.. on leader ${leader} only`);
     await cluster.kill(leader);
     await cluster.restart(follower);
     await until(async () => (await h.admin.describeCluster()).brokers.some((b) => b.nodeId === follower), LEADER_BOUND_MS, `the restarted broker ${follower} is not listed`);
-    await sleep(3000); // time for a (wrong) clean election to happen
-    const stuck = await partitionState(h, topic, 0);
+    // The dead leader fenced (Kafka: its session, 9 s by default, expires once a controller quorum is back) leaves
+    // the partition without a leader; 3 s more for a (wrong) election to happen.
+    await until(async () => kcatState(cluster.bootstrap, topic, 0).leader < 0, LEADER_BOUND_MS, `the partition is still led by the killed broker ${leader}`,
+      async () => JSON.stringify(kcatState(cluster.bootstrap, topic, 0)));
+    await sleep(3000);
+    const stuck = kcatState(cluster.bootstrap, topic, 0);
     check(stuck.leader < 0, `with the leader dead and the out-of-sync follower back, the partition has leader ${stuck.leader} before any unclean election: ${JSON.stringify(stuck)}`);
     log(`leader ${leader} killed, follower ${follower} restarted: no leader (${JSON.stringify(stuck)})`);
     const out = await kafkaTool('LeaderElectionCommand', ['--bootstrap-server', cluster.bootstrap, '--election-type', 'UNCLEAN', '--topic', topic, '--partition', '0']);
     check(new RegExp(`Successfully completed leader election \\(UNCLEAN\\) for partitions .*\\b${topic}-0\\b`).test(out), `kafka-leader-election --election-type UNCLEAN:\n${out.trim()}`);
     const elected = await until(async () => {
-      const s = await partitionState(h, topic, 0);
+      const s = kcatState(cluster.bootstrap, topic, 0);
       return s.leader === follower && s;
-    }, LEADER_BOUND_MS, `broker ${follower} does not lead the partition after the unclean election`, async () => JSON.stringify(await partitionState(h, topic, 0)));
+    }, LEADER_BOUND_MS, `broker ${follower} does not lead the partition after the unclean election`, async () => JSON.stringify(kcatState(cluster.bootstrap, topic, 0)));
     const after = await send('after', 20);
     log(`kafka-leader-election UNCLEAN: ${follower} leads (${JSON.stringify(elected)}); 20 records acknowledged at ${after.baseOffset}..`);
     const read = kcat.consumeAll(cluster.bootstrap, topic).map((r) => `${r.offset}:${r.key.toString()}`);
