@@ -369,15 +369,18 @@ async function uncleanElection(cluster, h) {
   const send = async (tag, n) => (await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, i) => ({ key: `${tag}-${i}`, value: `${tag}-${i}` })) }))[0];
   try {
     await until(async () => kcatState(cluster.bootstrap, topic, 0).isr.length === 2, LEADER_BOUND_MS, 'the topic is not in sync');
-    await send('kept', 20);
+    const kept = await send('kept', 20);
+    check(Number(kept.baseOffset) === 0, `the 20 records written in sync were acknowledged at ${kept.baseOffset}.., not 0..19`);
     await cluster.kill(follower);
     await until(async () => kcatState(cluster.bootstrap, topic, 0).isr.join() === String(leader), LEADER_BOUND_MS, `the killed follower ${follower} did not leave the ISR`,
       async () => JSON.stringify(kcatState(cluster.bootstrap, topic, 0)));
     const lost = await send('lost', 20);
+    check(Number(lost.baseOffset) === 20, `the 20 records written with the follower dead were acknowledged at ${lost.baseOffset}.., not 20..39 (after the 20 in sync ones): ` +
+      `read back: ${kcat.consumeAll(cluster.bootstrap, topic).map((r) => `${r.offset}:${r.key.toString()}`).join(' ')}`);
     log(`follower ${follower} killed and out of the ISR; 20 records at ${lost.baseOffset}.. on leader ${leader} only`);
     await cluster.kill(leader);
     await cluster.restart(follower);
-    await until(async () => (await h.admin.describeCluster()).brokers.some((b) => b.nodeId === follower), LEADER_BOUND_MS, `the restarted broker ${follower} is not listed`);
+    await until(async () => kcat.metadata(cluster.bootstrap).brokers.some((b) => b.id === follower), LEADER_BOUND_MS, `the restarted broker ${follower} is not listed`);
     // The dead leader fenced (Kafka: its session, 9 s by default, expires once a controller quorum is back) leaves
     // the partition without a leader; 3 s more for a (wrong) election to happen.
     await until(async () => kcatState(cluster.bootstrap, topic, 0).leader < 0, LEADER_BOUND_MS, `the partition is still led by the killed broker ${leader}`,
