@@ -281,7 +281,8 @@ async function reassign(cluster, h) {
   const last = window[window.length - 1];
   const rate = (last.size - first.size) / ((last.t - first.t) / 1000);
   check(Math.abs(rate - THROTTLE) <= RATE_TOLERANCE * THROTTLE, `the copy to broker ${b3} ran at ${Math.round(rate)} B/s, throttle ${THROTTLE} B/s (±${RATE_TOLERANCE * 100}%); samples: ${describeSamples()}`);
-  log(`copy rate to broker ${b3}: ${Math.round(rate)} B/s over ${((last.t - first.t) / 1000).toFixed(1)} s (throttle ${THROTTLE})`);
+  log(`copy rate to broker ${b3}: ${Math.round(rate)} B/s over ${((last.t - first.t) / 1000).toFixed(1)} s (throttle ${THROTTLE}); ` +
+    `size/leader size by ms after --execute started: ${samples.filter((x, i) => i % 4 === 0 || x === first || x === last).map((x) => `+${x.t - moveStart} ${x.size}/${x.leaderSize}`).join(', ')}`);
 
   // The throttle cleared by --verify, on every broker and on the topic.
   const left = (await Promise.all([...cluster.ids.map((id) => dynamicConfigs(cluster.bootstrap, 'brokers', id).then((c) => throttleConfigs(c).map((x) => `broker ${id}: ${x}`))),
