@@ -196,7 +196,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   });
   try {
     const clusterId = await etcd.clusterId(generateClusterId());
-    const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name });
+    const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name, logger: log.child({ component: 'controller' }) });
     const controller = new Controller(metadata, config);
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
     const fetchers = new ReplicaFetcherManager({

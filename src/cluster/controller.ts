@@ -17,7 +17,7 @@
 // writes let exactly one win, and the loser's checks run again on what is there now. A cluster's
 // new topic shows in reads once written, its partitions leaderless until the active controller
 // gives them states (createTopic itself answers only after that).
-import { ErrorCode } from '../common/errors';
+import { ErrorCode, errorMessage } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { MIN_SEGMENT_BYTES } from '../config/definitions';
 import { consumerGroupConfig, validateGroupConfigs, type ConsumerGroupConfig } from '../config/group-config';
@@ -26,6 +26,7 @@ import type { TopicRecord } from './metadata-store';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
+import { requestedElection, type RequestedElection } from './partition-change';
 
 /**
  * Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one CreateTopics (or, here, one
@@ -42,6 +43,12 @@ const STALE_RETRIES = 5;
 
 const OK: Outcome = { errorCode: ErrorCode.NONE, errorMessage: null };
 const isOutcome = (x: object): x is Outcome => typeof (x as Partial<Outcome>).errorCode === 'number';
+
+/** One topic's part of an ElectLeaders answer: each partition's outcome, in the order asked. */
+export interface TopicElectionResults {
+  topic: string;
+  partitions: { partition: number; outcome: Outcome }[];
+}
 
 export interface NewTopic {
   name: string;
@@ -290,6 +297,52 @@ export class Controller {
       if (validateOnly) return OK;
       return (await this.backend.setTopicConfigs(topic, configs)) === STALE ? STALE : OK;
     });
+  }
+
+  /**
+   * ElectLeaders (Kafka's ReplicationControlManager.electLeaders): per partition asked, NONE once the
+   * new leader is written (the metadata shows it), ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE
+   * or ELIGIBLE_LEADERS_NOT_AVAILABLE (partition-change.ts requestedElection), or
+   * UNKNOWN_TOPIC_OR_PARTITION. `partitions` null asks for every partition of every topic, and the
+   * answer then leaves out the ELECTION_NOT_NEEDED ones (each topic is listed even so). A partition
+   * asked twice is elected once and answered twice. Not in the topic operations' turn: each write is
+   * conditioned on the partition's epoch, and computed again (up to STALE_RETRIES times) when another
+   * change of the partition (a leader's ISR change, the active controller's) got in first.
+   */
+  async electLeaders(type: RequestedElection, partitions: readonly { topic: string; partitions: readonly number[] }[] | null): Promise<TopicElectionResults[]> {
+    const asked = partitions ?? this.backend.topics().map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => p.index) }));
+    const outcomes = new Map<string, Promise<Outcome>>();
+    const outcomeOf = (topic: string, partition: number): Promise<Outcome> => {
+      const key = `${partition}:${topic}`;
+      let outcome = outcomes.get(key);
+      if (!outcome) outcomes.set(key, outcome = this.electLeader(type, topic, partition));
+      return outcome;
+    };
+    const results = await Promise.all(asked.map(async (t) => ({
+      topic: t.topic,
+      partitions: await Promise.all(t.partitions.map(async (partition) => ({ partition, outcome: await outcomeOf(t.topic, partition) }))),
+    })));
+    if (partitions !== null) return results;
+    return results.map((t) => ({ ...t, partitions: t.partitions.filter((p) => p.outcome.errorCode !== ErrorCode.ELECTION_NOT_NEEDED) }));
+  }
+
+  private async electLeader(type: RequestedElection, name: string, partition: number): Promise<Outcome> {
+    for (let i = 0; i < STALE_RETRIES; i++) {
+      const topic = this.backend.topic(name);
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such topic as ${name}`);
+      if (!topic.partitions[partition]) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such partition as ${name}-${partition}`);
+      const live = new Set(this.backend.brokers().map((b) => b.nodeId));
+      const state = this.backend.partitionState(topic, partition);
+      const next = state ? requestedElection(state, type, (id) => live.has(id)) : 'not-possible';
+      // Kafka answers these with the errors' own messages.
+      if (next === 'not-needed') return fail(ErrorCode.ELECTION_NOT_NEEDED, errorMessage(ErrorCode.ELECTION_NOT_NEEDED));
+      if (next === 'not-possible') {
+        const errorCode = type === 'preferred' ? ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE : ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE;
+        return fail(errorCode, errorMessage(errorCode));
+      }
+      if ((await this.backend.writePartitionState(topic, partition, next)) !== STALE) return OK;
+    }
+    return fail(ErrorCode.REQUEST_TIMED_OUT, `The partition ${name}-${partition} kept changing under this election; try again.`);
   }
 
   /** A group's config overrides (GROUP config resources; empty: none). They outlive the group, as in Kafka. */

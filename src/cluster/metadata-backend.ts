@@ -7,6 +7,7 @@
 // and may answer STALE when, in a cluster, another broker changed that topic first: the Controller
 // then runs its checks again on what is there now.
 import type { MetadataStore, TopicRecord } from './metadata-store';
+import type { PartitionState } from './partition-change';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -58,6 +59,13 @@ export interface MetadataBackend {
   setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` with a topic's name once it has been deleted. */
   onTopicDeleted(listener: (name: string) => void): void;
+  /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
+  partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
+  /**
+   * Writes a partition's new leader and ISR (an election: ElectLeaders) if the partition is still at
+   * the epoch before `next.partitionEpoch`; STALE when another change got in first.
+   */
+  writePartitionState(topic: TopicRecord, partition: number, next: PartitionState): Promise<true | Stale>;
 }
 
 /**
@@ -138,5 +146,19 @@ export class LocalMetadata implements MetadataBackend {
 
   onTopicDeleted(listener: (name: string) => void): void {
     this.deleted = listener;
+  }
+
+  /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */
+  partitionState(topic: TopicRecord, partition: number): PartitionState | undefined {
+    const p = topic.partitions[partition];
+    return p && { replicas: p.replicas, leader: p.leader, leaderEpoch: p.leaderEpoch, isr: [...p.isr], partitionEpoch: 0 };
+  }
+
+  /**
+   * Never called: the broker is every partition's one replica and leads it, so no election changes
+   * anything (ElectLeaders answers ELECTION_NOT_NEEDED). A call would be a bug in the rules.
+   */
+  writePartitionState(topic: TopicRecord, partition: number): Promise<true> {
+    return Promise.reject(new Error(`${topic.name}-${partition}: a single broker's partition cannot change leader`));
   }
 }

@@ -110,6 +110,30 @@ export function preferredLeaderElection(state: PartitionState, isAlive: (id: num
   return changePartition(state, { election: 'preferred', isAcceptableLeader: isAlive });
 }
 
+/** ElectLeaders' election types (Kafka's ElectionType: PREFERRED = 0, UNCLEAN = 1). */
+export type RequestedElection = 'preferred' | 'unclean';
+
+/**
+ * ElectLeaders for one partition (Kafka's ReplicationControlManager.electLeader): 'not-needed' when
+ * the preferred replica already leads (PREFERRED) or the partition has a leader (UNCLEAN);
+ * 'not-possible' when the election changes nothing (no live ISR member, and for UNCLEAN no live
+ * replica at all); else the partition's next state. PREFERRED falls back on another live ISR
+ * member for a leaderless partition, as Kafka's PartitionChangeBuilder does.
+ */
+export function requestedElection(state: PartitionState, type: RequestedElection,
+  isAlive: (id: number) => boolean): PartitionState | 'not-needed' | 'not-possible' {
+  if (type === 'preferred' ? state.leader === state.replicas[0] : state.leader !== NO_LEADER) return 'not-needed';
+  const next = type === 'preferred'
+    ? preferredLeaderElection(state, isAlive)
+    : changePartition(state, { election: 'unclean', isAcceptableLeader: isAlive });
+  return next ?? 'not-possible';
+}
+
+/** Whether an elected leader was out of sync: what only the old ISR had is lost. */
+export function isUncleanElection(before: Pick<PartitionState, 'leader' | 'isr'>, after: Pick<PartitionState, 'leader'>): boolean {
+  return after.leader !== NO_LEADER && after.leader !== before.leader && !before.isr.includes(after.leader);
+}
+
 function sameList(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -342,6 +342,10 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'max.request.partition.size.limit', type: 'int', default: '2000', validator: atLeast(1), doc: 'Most partitions one DescribeTopicPartitions answer holds' },
   { name: 'min.insync.replicas', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Replicas that must ack an acks=all write' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Allow out-of-sync replicas to become leader' },
+  // Kafka 4.4 no longer has leader.imbalance.per.broker.percentage (only the ZooKeeper-era controller
+  // read it): every partition not led by its preferred replica is rebalanced (cluster/etcd/leader-balancer.ts).
+  { name: 'auto.leader.rebalance.enable', type: 'boolean', default: 'true', doc: 'The controller moves leadership back to preferred replicas every leader.imbalance.check.interval.seconds' },
+  { name: 'leader.imbalance.check.interval.seconds', type: 'long', default: '300', validator: atLeast(1), doc: 'How often the controller checks for partitions not led by their preferred replica' },
   { name: 'compression.type', type: 'string', default: 'producer', validator: validString(...COMPRESSION_TYPES), dynamic: true, doc: 'Codec for stored batches; producer keeps what the client sent' },
   { name: 'compression.gzip.level', type: 'int', default: '-1', validator: gzipLevel, dynamic: true, doc: 'Gzip level when compression.type is gzip' },
   { name: 'compression.lz4.level', type: 'int', default: '9', validator: lz4Level, dynamic: true, doc: 'LZ4 level when compression.type is lz4' },

@@ -22,6 +22,7 @@ import { describeTopicPartitions } from './describe-topic-partitions';
 import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
 import { updateFeatures } from './update-features';
+import { electLeaders } from './elect-leaders';
 // Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
@@ -56,7 +57,7 @@ import { deleteAcls } from './delete-acls';
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
-  describeProducers, initProducerId, describeTopicPartitions, updateFeatures,
+  describeProducers, initProducerId, describeTopicPartitions, updateFeatures, electLeaders,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,

@@ -10,7 +10,8 @@
 //   a divergent tail with divergingEpoch (KIP-320) and the follower truncates there
 //   (followerTruncationPoint). Below v12 it first asks OffsetForLeaderEpoch, again until the rule
 //   says done. A log without epochs truncates to the follower's high watermark.
-// - Truncation may go below the high watermark (only after an unclean election): warned, as Kafka does.
+// - Truncation may go below the high watermark (only after an unclean election): warned, as Kafka does,
+//   naming the offsets removed.
 // - OFFSET_OUT_OF_RANGE: ListOffsets for the leader's end; if the follower is ahead, it truncates there;
 //   else, if the leader's log start is past the follower's end, the follower's log is emptied and
 //   fetching restarts at the leader's log start (the gap is accepted by appendAsFollower; the log
@@ -460,7 +461,11 @@ export class ReplicaFetcher {
     const log = state.target.log;
     if (offset >= log.logEndOffset) return true;
     if (offset < state.highWatermark) {
-      this.logger.warn(`Truncating ${log.topic}-${log.partition} to offset ${offset}, below its high watermark ${state.highWatermark}`);
+      // Records this replica counted committed go: only an unclean election elects a leader without them.
+      const [from, to] = [offset, log.logEndOffset - 1];
+      this.logger.warn({ topic: log.topic, partition: log.partition, from, to, count: to - from + 1, highWatermark: state.highWatermark },
+        `Truncating ${log.topic}-${log.partition} to offset ${offset}, below its high watermark ${state.highWatermark}: ` +
+        `offsets ${from}..${to} (${to - from + 1}) removed, ${state.highWatermark - from} of them committed before an unclean leader election`);
     }
     if (!(await this.storageStep(state, 'truncating', () => log.truncateTo(offset)))) return false;
     if (this.isCurrent(state)) this.setHighWatermark(state, Math.min(state.highWatermark, offset));

@@ -4,7 +4,9 @@ import {
   brokerFenced,
   brokerUnfenced,
   changePartition,
+  isUncleanElection,
   preferredLeaderElection,
+  requestedElection,
   type PartitionState,
 } from '../../src/cluster/partition-change';
 
@@ -83,6 +85,39 @@ describe('cluster/partition-change (PartitionChangeBuilder)', () => {
     it('a leaderless partition still gets a leader from its ISR', () => {
       expect(preferredLeaderElection(state([1, 2, 3], [1, 3], NO_LEADER), alive(2, 3)))
         .to.deep.equal({ replicas: [1, 2, 3], isr: [1, 3], leader: 3, leaderEpoch: 6, partitionEpoch: 10 });
+    });
+  });
+
+  describe('ElectLeaders (requestedElection)', () => {
+    it('PREFERRED: not needed when the first replica leads; else leadership back to it', () => {
+      expect(requestedElection(state([1, 2, 3], [1, 2, 3], 1), 'preferred', alive(1, 2, 3))).to.equal('not-needed');
+      expect(requestedElection(state([1, 2, 3], [1, 2, 3], 2), 'preferred', alive(1, 2, 3)))
+        .to.deep.equal({ replicas: [1, 2, 3], isr: [1, 2, 3], leader: 1, leaderEpoch: 6, partitionEpoch: 10 });
+    });
+
+    it('PREFERRED: not possible when the first replica is dead or out of sync and the leader stays', () => {
+      expect(requestedElection(state([1, 2, 3], [1, 2, 3], 2), 'preferred', alive(2, 3))).to.equal('not-possible');
+      expect(requestedElection(state([1, 2, 3], [2, 3], 2), 'preferred', alive(1, 2, 3))).to.equal('not-possible');
+      // Leaderless, with no live ISR member: no out-of-sync replica is taken.
+      expect(requestedElection(state([1, 2, 3], [1], NO_LEADER), 'preferred', alive(2, 3))).to.equal('not-possible');
+    });
+
+    it('UNCLEAN: not needed while the partition has a leader, even a non-preferred one', () => {
+      expect(requestedElection(state([1, 2, 3], [2, 3], 2), 'unclean', alive(1, 2, 3))).to.equal('not-needed');
+    });
+
+    it('UNCLEAN: a live ISR member first; else the first live replica, alone in the new ISR; else not possible', () => {
+      expect(requestedElection(state([1, 2, 3], [1, 3], NO_LEADER), 'unclean', alive(2, 3)))
+        .to.deep.equal({ replicas: [1, 2, 3], isr: [1, 3], leader: 3, leaderEpoch: 6, partitionEpoch: 10 });
+      expect(requestedElection(state([1, 2, 3], [1], NO_LEADER), 'unclean', alive(3, 2)))
+        .to.deep.equal({ replicas: [1, 2, 3], isr: [2], leader: 2, leaderEpoch: 6, partitionEpoch: 10 });
+      expect(requestedElection(state([1, 2, 3], [1], NO_LEADER), 'unclean', alive())).to.equal('not-possible');
+    });
+
+    it('isUncleanElection: a new leader from outside the old ISR', () => {
+      expect(isUncleanElection({ leader: NO_LEADER, isr: [1] }, { leader: 2 })).to.equal(true);
+      expect(isUncleanElection({ leader: NO_LEADER, isr: [1, 3] }, { leader: 3 })).to.equal(false);
+      expect(isUncleanElection({ leader: 1, isr: [1] }, { leader: NO_LEADER })).to.equal(false);
     });
   });
 

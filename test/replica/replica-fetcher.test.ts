@@ -1,6 +1,8 @@
 // The follower side (src/replica/replica-fetcher*.ts): a ReplicaFetcherManager fetching into a real
 // follower PartitionLog from a fake leader answered from a real leader PartitionLog (fake-leader.ts).
 import { expect } from 'chai';
+import { Writable } from 'stream';
+import { createLogger, type Logger } from '../../src/common/logger';
 import { ApiKey, apiSpecs } from '../../src/protocol/generated';
 import { Reader, Writer } from '../../src/protocol/primitives';
 import { ErrorCode } from '../../src/common/errors';
@@ -40,10 +42,10 @@ describe('replica/replica fetcher (the follower side)', function () {
   });
 
   /** A manager fetching from `leader` (or from leaders by id), recording the high watermarks it reports. */
-  function follow(leader: FakeLeader | ((leaderId: number) => Promise<LeaderConnection>), extra: { fetchMaxBytes?: number } = {}) {
+  function follow(leader: FakeLeader | ((leaderId: number) => Promise<LeaderConnection>), extra: { fetchMaxBytes?: number; logger?: Logger } = {}) {
     const highWatermarks: number[] = [];
     const manager = new ReplicaFetcherManager({
-      brokerId: FOLLOWER, brokerEpoch: 7n, connect: leader instanceof FakeLeader ? leader.connect : leader, logger: silentLogger,
+      brokerId: FOLLOWER, brokerEpoch: 7n, connect: leader instanceof FakeLeader ? leader.connect : leader, logger: extra.logger ?? silentLogger,
       config: { numReplicaFetchers: 1, fetchWaitMaxMs: 20, fetchMinBytes: 1, fetchResponseMaxBytes: 1 << 20, fetchMaxBytes: extra.fetchMaxBytes ?? 1 << 20, fetchBackoffMs: 30 },
       onHighWatermark: (_topic, _partition, hw) => highWatermarks.push(hw),
     });
@@ -174,7 +176,12 @@ describe('replica/replica fetcher (the follower side)', function () {
     await leaderAppend(follower, { records: 5, epoch: 1, tag: 'lost' }).done; // 5-9, lost in an unclean election
     await leaderAppend(follower, { records: 2, epoch: 1, tag: 'lost' }).done; // 10-11, past the high watermark
     const leader = new FakeLeader('t', TOPIC_ID, leaderLog, 2, { fetchVersion: 11, offsetForLeaderEpoch: false });
-    const { manager, highWatermarks } = follow(leader);
+    const warnings: { msg: string; topic?: string; partition?: number; from?: number; to?: number; count?: number }[] = [];
+    const logger = createLogger({
+      level: 'warn', format: 'json',
+      destination: new Writable({ write(chunk: Buffer, _encoding, done) { warnings.push(JSON.parse(chunk.toString())); done(); } }),
+    });
+    const { manager, highWatermarks } = follow(leader, { logger });
     manager.addPartitions(LEADER, [partitionOf(follower, 2, 10)]);
     await until('the follower to cut its tail', () => leader.fetchAnswers.length >= 2);
 
@@ -184,6 +191,11 @@ describe('replica/replica fetcher (the follower side)', function () {
     expect(follower.logEndOffset).to.equal(5);
     expect(await logBytes(follower)).to.deep.equal(await logBytes(leaderLog));
     expect(highWatermarks).to.deep.equal([5]); // 10, then cut to 5, below it (warned, as Kafka does)
+    // The cut to the high watermark removed only uncommitted records; the one below it is warned with its range.
+    const belowHighWatermark = warnings.filter((w) => w.msg.includes('below its high watermark'));
+    expect(belowHighWatermark.map(({ topic, partition, from, to, count }) => ({ topic, partition, from, to, count })))
+      .to.deep.equal([{ topic: 't', partition: 0, from: 5, to: 9, count: 5 }]);
+    expect(belowHighWatermark[0].msg).to.contain('t-0').and.contain('offsets 5..9 (5) removed');
   });
 
   it('a fenced leader epoch parks the partition until it is added again with the new epoch', async () => {

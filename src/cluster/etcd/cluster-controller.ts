@@ -25,6 +25,7 @@ import type { Logger } from '../../common/logger';
 import type { BrokerConfig } from '../../config/broker-config';
 import { NO_LEADER, brokerFenced, brokerUnfenced, type PartitionState } from '../partition-change';
 import { NotControllerError, type ControllerOp, type EtcdCluster } from './etcd-cluster';
+import { LeaderBalancer } from './leader-balancer';
 import type { MetadataCache } from './metadata-cache';
 
 /** Below etcd's default --max-txn-ops (128), counting the two compares that fence the controller. */
@@ -52,12 +53,16 @@ export class ClusterController {
   private running: Promise<void> | null = null;
   private again = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** Auto leader rebalance, started and stopped with this. */
+  private readonly leaderBalancer: LeaderBalancer;
 
   constructor(
     private readonly cluster: EtcdCluster,
     private readonly config: BrokerConfig,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.leaderBalancer = new LeaderBalancer(cluster, config, logger);
+  }
 
   /** Starts following the cache; this broker acts whenever it is the controller. */
   start(): void {
@@ -65,6 +70,7 @@ export class ClusterController {
     this.started = true;
     this.cluster.cache.on('change', this.poke);
     this.cluster.on('controllerChange', this.poke);
+    this.leaderBalancer.start();
     this.poke();
   }
 
@@ -75,7 +81,7 @@ export class ClusterController {
     this.cluster.off('controllerChange', this.poke);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    await this.running;
+    await Promise.all([this.running, this.leaderBalancer.stop()]);
   }
 
   private readonly poke = (): void => {

@@ -16,8 +16,10 @@
  * broker's reconciler does it from its own cache, whichever broker wrote the change.
  */
 import { ErrorCode } from '../../common/errors';
+import type { Logger } from '../../common/logger';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from '../metadata-backend';
 import { generateTopicId, type PartitionRecord, type TopicRecord } from '../metadata-store';
+import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
 import type { TopicAssignment } from './layout';
 
@@ -26,6 +28,8 @@ export interface EtcdMetadataOptions {
   listenerName?: string;
   /** How long a creation or growth waits for the controller's partition states (default 10 s). */
   partitionStateTimeoutMs?: number;
+  /** Where the elections this broker writes (ElectLeaders) are logged. */
+  logger?: Logger;
 }
 
 const DEFAULT_PARTITION_STATE_TIMEOUT_MS = 10_000;
@@ -115,6 +119,31 @@ export class EtcdMetadata implements MetadataBackend {
 
   onTopicDeleted(listener: (name: string) => void): void {
     this.deleted = listener;
+  }
+
+  partitionState(topic: TopicRecord, partition: number): PartitionState | undefined {
+    const replicas = topic.partitions[partition]?.replicas;
+    const state = this.modRevisionOf(topic) === undefined ? undefined : this.cluster.cache.partitionState(topic.name, partition);
+    return replicas && state && { ...state, replicas };
+  }
+
+  /**
+   * An election from whichever broker got the ElectLeaders request, conditioned on the partition's
+   * epoch as AlterPartition is (not fenced as the controller's writes: a concurrent change makes it
+   * stale, and a deleted topic's state is gone). The new leader takes it up from every broker's cache.
+   */
+  async writePartitionState(topic: TopicRecord, partition: number, next: PartitionState): Promise<true | Stale> {
+    const before = this.cluster.cache.partitionState(topic.name, partition);
+    const written = await this.cluster.alterPartitionState(topic.id, partition, next.partitionEpoch - 1,
+      { leader: next.leader, leaderEpoch: next.leaderEpoch, isr: [...next.isr] });
+    if (!written.ok) return STALE;
+    const fields = { topic: topic.name, partition, oldLeader: before?.leader, newLeader: next.leader, leaderEpoch: next.leaderEpoch, isr: next.isr };
+    if (before && isUncleanElection(before, next)) {
+      this.options.logger?.warn(fields, 'unclean leader election (ElectLeaders): records only the old ISR had are lost');
+    } else {
+      this.options.logger?.info(fields, 'partition leader elected (ElectLeaders)');
+    }
+    return true;
   }
 
   /** Puts what `change` makes of the topic's assignment, if the topic is still as `topic` shows it. */
