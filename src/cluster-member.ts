@@ -27,6 +27,7 @@ import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './clust
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
 import { ReplicaManager } from './replica/replica-manager';
+import { replicationQuotasOf } from './replica/replication-quota';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
@@ -199,8 +200,9 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name, logger: log.child({ component: 'controller' }) });
     const controller = new Controller(metadata, config);
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
+    const quotas = replicationQuotasOf(config);
     const fetchers = new ReplicaFetcherManager({
-      brokerId: nodeId,
+      brokerId: nodeId, quota: quotas.follower,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
         clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
@@ -215,7 +217,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       onHighWatermark: (topic, partition, hw) => replicas.followerHighWatermark(topic, partition, hw),
     });
     const replicas = await ReplicaManager.open(config, controller, log, {
-      brokerId: nodeId, fetchers, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
+      brokerId: nodeId, fetchers, quotas, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
     });
     clusterController.start();

@@ -9,6 +9,7 @@ import { partitionKey } from '../storage';
 import {
   ReplicaFetcher, type ConnectToLeader, type FollowerPartition, type ReplicaFetcherConfig,
 } from './replica-fetcher';
+import type { ReplicaQuota } from './replication-quota';
 
 export interface ReplicaFetcherManagerOptions {
   readonly brokerId: number;
@@ -20,6 +21,8 @@ export interface ReplicaFetcherManagerOptions {
   readonly logger: Logger;
   /** A follower's high watermark moved (up with the leader's, down on truncation). */
   readonly onHighWatermark: (topic: string, partition: number, highWatermark: number) => void;
+  /** The follower replication quota, shared by every fetcher (replication-quota.ts); none: nothing is throttled. */
+  readonly quota?: ReplicaQuota;
 }
 
 /** Java's String.hashCode, which Kafka's getFetcherId hashes the topic name with. */
@@ -101,8 +104,8 @@ export class ReplicaFetcherManager {
     const id = `${leaderId}-${fetcherIdOf(topic, partition, this.opts.config.numReplicaFetchers)}`;
     let fetcher = this.fetchers.get(id);
     if (!fetcher) {
-      const { brokerId, brokerEpoch = -1n, connect, config, logger, onHighWatermark } = this.opts;
-      fetcher = new ReplicaFetcher(leaderId, { brokerId, brokerEpoch, connect, config, logger, onHighWatermark });
+      const { brokerId, brokerEpoch = -1n, connect, config, logger, onHighWatermark, quota } = this.opts;
+      fetcher = new ReplicaFetcher(leaderId, { brokerId, brokerEpoch, connect, config, logger, onHighWatermark, quota });
       this.fetchers.set(id, fetcher);
     }
     return fetcher;

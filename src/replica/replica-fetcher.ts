@@ -21,6 +21,11 @@
 //   retried after replica.fetch.backoff.ms, as Kafka's partitionsWithError.
 // - A storage error on append or truncation parks the partition (logged); a corrupt batch is retried.
 // - A failed connection or request closes the connection; the next one is made after the backoff.
+// - Throttling (Kafka's shouldFollowerThrottle): a partition not in sync (its lag, the leader's high
+//   watermark less its fetch offset after the last records, unknown or above 0) that the follower
+//   quota throttles is left out of the requests while that quota is exceeded; with nothing else to
+//   fetch the fetcher waits replica.fetch.backoff.ms (Kafka's empty fetch). The records received of
+//   throttled partitions are recorded on the quota.
 // The follower's high watermark is min(leader's, log end) (never below the log start), kept here and
 // reported through onHighWatermark; the log start follows the leader's up to it (deleteRecordsBefore).
 //
@@ -32,6 +37,7 @@ import { ErrorCode, errorName } from '../common/errors';
 import type { Logger } from '../common/logger';
 import { StorageError, partitionKey, type PartitionLog } from '../storage';
 import { followerTruncationPoint, type FollowerLog, type LeaderEpochEndOffset } from './follower-truncation';
+import type { ReplicaQuota } from './replication-quota';
 import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, buildFetchRequest, fetchAnswers, listOffsetsRequest, offsetForLeaderEpochRequest,
   wholeBatches, type FetchLimits, type FetchedPartition, type PartitionFetch, type Replica,
@@ -78,6 +84,8 @@ export interface ReplicaFetcherOptions extends Replica {
   readonly config: ReplicaFetcherConfig;
   readonly logger: Logger;
   readonly onHighWatermark: (topic: string, partition: number, highWatermark: number) => void;
+  /** The follower replication quota; none: nothing is throttled. */
+  readonly quota?: ReplicaQuota;
 }
 
 /** Kafka's PartitionFetchState, plus the follower's high watermark. */
@@ -87,6 +95,8 @@ interface PartitionState extends PartitionFetch {
   fetchOffset: number;
   lastFetchedEpoch: number | undefined;
   highWatermark: number;
+  /** The leader's high watermark less the fetch offset, after the last records appended; undefined before any answer. */
+  lag: number | undefined;
   /** No request for it before this time (Date.now()), after an error. */
   delayedUntil: number;
   /** Until this settles (the previous fetcher's last write), nothing is done with the partition. */
@@ -130,7 +140,7 @@ export class ReplicaFetcher {
       const log = target.log;
       const waitingFor = after.get(key);
       const state: PartitionState = {
-        target, mode: 'truncating', fetchOffset: log.logEndOffset, lastFetchedEpoch: undefined, delayedUntil: 0, waitingFor,
+        target, mode: 'truncating', fetchOffset: log.logEndOffset, lastFetchedEpoch: undefined, lag: undefined, delayedUntil: 0, waitingFor,
         highWatermark: Math.min(target.highWatermark ?? current?.highWatermark ?? 0, log.logEndOffset),
         get logStartOffset() { return log.logStartOffset; },
       };
@@ -210,7 +220,17 @@ export class ReplicaFetcher {
     const truncating = this.ready('truncating');
     if (truncating.length > 0) await this.settleAll(truncating.map((s) => this.truncateBeforeFetching(connection, s)));
     const fetching = this.ready('fetching');
-    if (fetching.length > 0) await this.fetch(connection, fetching);
+    if (fetching.length === 0) return;
+    const unthrottled = fetching.filter((s) => !this.shouldFollowerThrottle(s));
+    if (unthrottled.length > 0) await this.fetch(connection, unthrottled);
+    else await this.pause(this.opts.config.fetchBackoffMs);
+  }
+
+  /** Kafka's shouldFollowerThrottle: an in-sync replica is never held back (the ISR would thrash). */
+  private shouldFollowerThrottle(state: PartitionState): boolean {
+    const quota = this.opts.quota;
+    const inSync = state.lag !== undefined && state.lag <= 0;
+    return quota !== undefined && !inSync && quota.isThrottled(state.target.topic, state.target.partition) && quota.isQuotaExceeded();
   }
 
   /** Partitions in this mode that may be worked on now. */
@@ -325,7 +345,9 @@ export class ReplicaFetcher {
       return;
     }
     const log = state.target.log;
+    const { topic, partition } = state.target;
     const records = data.records === null ? Buffer.alloc(0) : wholeBatches(data.records);
+    if (data.records && data.records.length > 0 && this.opts.quota?.isThrottled(topic, partition)) this.opts.quota.record(data.records.length);
     if (records.length > 0) {
       const written = this.storageStep(state, 'appending', async () => {
         const appended = log.appendAsFollower(records);
@@ -335,6 +357,7 @@ export class ReplicaFetcher {
       if (!(await written) || !this.isCurrent(state)) return;
       state.lastFetchedEpoch = log.latestEpoch();
     }
+    if (records.length > 0 || state.lag === undefined) state.lag = Math.max(0, Number(data.highWatermark) - state.fetchOffset);
     this.updateHighWatermark(state, Number(data.highWatermark));
     const leaderLogStart = Number(data.logStartOffset ?? -1n);
     // Kafka's maybeIncrementLogStartOffset on a follower: up to the leader's, never past the high watermark.

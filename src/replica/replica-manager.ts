@@ -54,6 +54,7 @@ import {
   DelayedProduce, type PartitionAssignment, type ReplicationOptions,
 } from './replication';
 import type { FollowerPartition } from './replica-fetcher';
+import { throttledPartitionsOf, type ReplicationQuotas } from './replication-quota';
 
 /**
  * The most a compressed batch may decompress to while it is validated (Kafka streams it and has no
@@ -168,6 +169,7 @@ export class ReplicaManager implements TopicStorage {
 
   /** Opens (or creates) the partition's log, rebuilds its producer state and puts it online; once per partition. */
   private adopt(topic: TopicRecord, index: number): Promise<void> {
+    this.applyThrottles(topic);
     const key = partitionKey(topic.name, index);
     let adopting = this.adopting.get(key);
     if (!adopting) {
@@ -266,6 +268,11 @@ export class ReplicaManager implements TopicStorage {
       if (state.leader >= 0 && state.leader !== replication.brokerId) replication.fetchers.addPartitions(state.leader, [fetched]);
       else await replication.fetchers.removePartitions([{ topic: topic.name, partition: index }]);
     });
+  }
+
+  /** The replication throttles in a cluster (their measured rates, for tests and tools); undefined on a single broker. */
+  get replicationQuotas(): ReplicationQuotas | undefined {
+    return this.replication?.quotas;
   }
 
   /** A follower's high watermark, as its leader's answers give it (the fetchers call this). */
@@ -376,9 +383,17 @@ export class ReplicaManager implements TopicStorage {
    * behind (Kafka counts the bytes below the LSO: with a large minBytes, data appended before the
    * wait began is not counted here). A follower that reported a high watermark below the leader's
    * (Fetch v18+, KIP-1166) is answered at once, and a wait ends when the leader's passes it.
+   *
+   * Replication throttling (Kafka's shouldLeaderThrottle): a follower out of the ISR gets no records
+   * of a partition its topic throttles here while the leader quota is exceeded, as if there were
+   * none (it takes none of the budget, nor KIP-74's first-batch allowance); it fetches again. Such a
+   * partition does not end the follower's wait either, by bytes (as Kafka's DelayedFetch) or by high
+   * watermark news (the follower would only ask again at once). The records sent of throttled
+   * partitions are recorded on the quota.
    */
   async fetchMessages(params: FetchParams, partitions: readonly FetchPartition[]): Promise<FetchPartitionResult[]> {
     const replicaId = params.replicaId ?? -1;
+    const throttled = (p: FetchPartition): boolean => replicaId >= 0 && this.shouldLeaderThrottle(p.topic, p.partition, replicaId);
     const read = (p: FetchPartition, maxBytes: number, minOneMessage: boolean): Promise<FetchPartitionResult> => {
       const found = this.leaderPartition(p.topic, p.partition, p.currentLeaderEpoch);
       if ('errorCode' in found) return Promise.resolve(failedRead(found.errorCode, params.isolation));
@@ -393,32 +408,58 @@ export class ReplicaManager implements TopicStorage {
         if (!role.replicas.updateFollowerFetch(replicaId, p.fetchOffset)) {
           return Promise.resolve(failedRead(ErrorCode.NOT_LEADER_OR_FOLLOWER, params.isolation));
         }
+        // Read for nothing: the offsets and an out-of-range fetch offset are answered as usual.
+        if (throttled(p)) return readLog(log, log.lastStableOffset, p.fetchOffset, 0, false, params);
       }
       return readLog(log, log.lastStableOffset, p.fetchOffset, maxBytes, minOneMessage, params);
     };
     let results = await readWithinBudget(partitions, params.maxBytes, read);
     const available = results.reduce((n, r) => n + r.records.length, 0);
     const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
-    const followerBehind = results.some((r, i) => r.highWatermark > (partitions[i].replicaHighWatermark ?? Infinity));
+    const followerBehind = results.some((r, i) => r.highWatermark > (partitions[i].replicaHighWatermark ?? Infinity) && !throttled(partitions[i]));
     if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && !followerBehind && partitions.length > 0) {
-      await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation);
+      await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation, throttled);
       results = await readWithinBudget(partitions, params.maxBytes, read);
     }
+    if (replicaId >= 0) this.recordThrottledBytes(partitions, results);
     return results;
+  }
+
+  /**
+   * Kafka's shouldLeaderThrottle: the partition is led here, the follower is not in its ISR (an
+   * in-sync one is never slowed, or the ISR would thrash), its topic throttles it here, and the leader
+   * quota is exceeded.
+   */
+  private shouldLeaderThrottle(topic: string, index: number, replicaId: number): boolean {
+    const quota = this.replication?.quotas?.leader;
+    const role = this.partition(topic, index)?.role;
+    return quota !== undefined && role?.kind === 'leader' && !role.replicas.isr.includes(replicaId)
+      && quota.isThrottled(topic, index) && quota.isQuotaExceeded();
+  }
+
+  /** The leader quota counts what a follower's answer carries of throttled partitions (Kafka's KafkaApis does). */
+  private recordThrottledBytes(partitions: readonly FetchPartition[], results: readonly FetchPartitionResult[]): void {
+    const quota = this.replication?.quotas?.leader;
+    if (!quota) return;
+    let bytes = 0;
+    for (const [i, p] of partitions.entries()) if (quota.isThrottled(p.topic, p.partition)) bytes += results[i].records.length;
+    if (bytes > 0) quota.record(bytes);
   }
 
   /**
    * Waits until appends to these partitions add `missingBytes` (read_committed: to partitions whose
    * last stable offset moved), a partition disappears or is replaced, its high watermark passes the
-   * one the follower reported, or the wait ends.
+   * one the follower reported, or the wait ends. Partitions `throttled` at the time of a check count for nothing.
    */
-  private waitForData(partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, isolation: FetchIsolation): Promise<void> {
+  private waitForData(
+    partitions: readonly FetchPartition[], maxWaitMs: number, missingBytes: number, isolation: FetchIsolation, throttled: (p: FetchPartition) => boolean,
+  ): Promise<void> {
     // Bytes appended count once the bound of what the fetch may read has moved past them: the last
     // stable offset for read_committed, a replicated partition's high watermark for other consumers.
     const bound = (p: Partition): number =>
       isolation === 'txn-committed' ? p.log.lastStableOffset : isolation === 'high-watermark' && p.role ? p.log.highWatermark : -1;
     const watched = partitions.map((p) => ({ p, partition: this.partition(p.topic, p.partition) })).map(({ p, partition }) => ({
-      partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: partition ? bound(partition) : -1,
+      p, partition, appendedAtStart: partition?.appendedBytes ?? 0, lsoAtStart: partition ? bound(partition) : -1,
       replicaHighWatermark: p.replicaHighWatermark ?? Infinity,
     }));
     const readableBytesSince = (): number | undefined => {
@@ -426,6 +467,7 @@ export class ReplicaManager implements TopicStorage {
       for (const w of watched) {
         if (!w.partition) continue;
         if (this.partition(w.partition.topic, w.partition.index) !== w.partition) return undefined;
+        if (throttled(w.p)) continue;
         if (w.partition.log.highWatermark > w.replicaHighWatermark) return undefined;
         // Bytes behind an open transaction (or not yet replicated) are not readable yet.
         if (w.lsoAtStart >= 0 && bound(w.partition) === w.lsoAtStart) continue;
@@ -493,6 +535,8 @@ export class ReplicaManager implements TopicStorage {
     // A topic deleted while the broker starts: its logs may still be loading.
     await this.loaded.catch(() => undefined);
     await this.replication?.fetchers.removePartitions(topic.partitions.map((p) => ({ topic: topic.name, partition: p.index })));
+    this.replication?.quotas?.leader.removeThrottle(topic.name);
+    this.replication?.quotas?.follower.removeThrottle(topic.name);
     const snapshots: Array<Promise<void>> = [];
     for (const p of topic.partitions) {
       const key = partitionKey(topic.name, p.index);
@@ -509,6 +553,21 @@ export class ReplicaManager implements TopicStorage {
 
   configsChanged(topic: TopicRecord): void {
     this.logs.updateConfig(topic.name, this.topicConfig(topic));
+    this.applyThrottles(topic);
+  }
+
+  /**
+   * The topic's throttled replicas on this broker, from its configs, into the quotas (Kafka's
+   * TopicConfigHandler): leader.replication.throttled.replicas and follower.replication.throttled.replicas.
+   */
+  private applyThrottles(topic: TopicRecord): void {
+    const quotas = this.replication?.quotas;
+    if (!quotas) return;
+    for (const [quota, name] of [[quotas.leader, 'leader.replication.throttled.replicas'], [quotas.follower, 'follower.replication.throttled.replicas']] as const) {
+      const throttled = throttledPartitionsOf(topic.configs[name], this.replication!.brokerId);
+      if (throttled === undefined) quota.removeThrottle(topic.name);
+      else quota.markThrottled(topic.name, throttled);
+    }
   }
 
   private topicConfig(topic: TopicRecord): TopicLogConfig {

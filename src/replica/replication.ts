@@ -9,6 +9,9 @@
 //   the injected alterPartition.
 // - Follower: the fetchers (replica-fetcher-manager.ts, injected as FollowerFetchers) fetch from the leader
 //   and append as-is; the high watermark comes with the leader's answers.
+// - Throttling (replication-quota.ts): the leader holds back throttled partitions from followers
+//   out of the ISR while its quota is exceeded; the fetchers leave them out of their requests while
+//   the follower quota is.
 // - acks=all: a DelayedProduce waits in the produce purgatory until the high watermark passes the
 //   append (or the ISR shrank below min.insync.replicas), the request times out, or the partition
 //   stops being led here.
@@ -16,6 +19,7 @@ import { ErrorCode } from '../common/errors';
 import { DelayedOperation } from './delayed/purgatory';
 import type { AcksAllResult, AlterPartitionResult, PartitionReplicas, PartitionState } from './partition-replicas';
 import type { ReplicaFetcherManager } from './replica-fetcher-manager';
+import type { ReplicationQuotas } from './replication-quota';
 
 /** The follower fetchers as the replica manager drives them (replica-fetcher-manager.ts; a fake in tests). */
 export type FollowerFetchers = Pick<ReplicaFetcherManager, 'addPartitions' | 'removePartitions' | 'close'>;
@@ -27,6 +31,12 @@ export interface ReplicationOptions {
   fetchers: FollowerFetchers;
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number;
+  /**
+   * The replication throttles (replication-quota.ts): the replica manager keeps their throttled
+   * partitions in line with the topic configs and applies the leader's; the fetchers share the
+   * follower's. None: nothing is throttled.
+   */
+  quotas?: ReplicationQuotas;
 }
 
 /** This broker's role for one of its partitions in a cluster. */
