@@ -301,8 +301,13 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
     maxInFlight: MAX_IN_FLIGHT_PER_CONNECTION,
-    maxConnections: config.getInt('max.connections'),
-    maxConnectionsPerIp: config.getInt('max.connections.per.ip'),
+    // Read at each accept, so that a dynamic change applies to the next connection, as in Kafka.
+    get maxConnections() {
+      return config.getInt('max.connections');
+    },
+    get maxConnectionsPerIp() {
+      return config.getInt('max.connections.per.ip');
+    },
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),

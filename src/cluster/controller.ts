@@ -1,5 +1,5 @@
 // The one place where topics are created, deleted, grown and reconfigured, and where groups' configs
-// are set. Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// and the dynamic broker configs are set (and the latter applied to this broker's BrokerConfig). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
 // AlterConfigs...) call it and turn its results into their own response shapes; the rules and
 // Kafka's error codes live here.
 //
@@ -86,6 +86,13 @@ export class Controller {
     private readonly config: BrokerConfig,
   ) {
     backend.onTopicDeleted((name) => this.deletionListeners.get(name)?.());
+    backend.onBrokerConfigsChanged(() => this.applyBrokerConfigs());
+    this.applyBrokerConfigs();
+  }
+
+  /** This broker's dynamic configs and the cluster-wide ones, as the metadata holds them, into its BrokerConfig. */
+  private applyBrokerConfigs(): void {
+    this.config.setDynamicConfigs(this.backend.brokerConfigs(String(this.config.nodeId)), this.backend.brokerConfigs(''));
   }
 
   brokers(): BrokerEndpoint[] {
@@ -374,6 +381,30 @@ export class Controller {
       if (configError) return fail(ErrorCode.INVALID_CONFIG, configError.message);
       if (validateOnly) return OK;
       return (await this.backend.setGroupConfigs(groupId, configs)) === STALE ? STALE : OK;
+    });
+  }
+
+  /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id). */
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.backend.brokerConfigs(resource);
+  }
+
+  /**
+   * Replaces a BROKER resource's dynamic configs with what `next` makes of the current ones, in turn
+   * with the other operations (so IncrementalAlterConfigs edits what the previous change left),
+   * checked as Kafka's DynamicBrokerConfig.validate checks them (INVALID_REQUEST, as Kafka answers).
+   * The resource is "" (the cluster-wide default) or this broker's id: Kafka validates a broker's
+   * configs on that broker, against its own static ones.
+   */
+  setBrokerConfigs(resource: string, next: (current: Readonly<Record<string, string>>) => Record<string, string> | Outcome,
+    validateOnly: boolean): Promise<Outcome> {
+    return this.inTurn(async () => {
+      const configs = next(this.backend.brokerConfigs(resource));
+      if (isOutcome(configs)) return configs;
+      const refusal = this.config.validateDynamicConfigs(configs, resource === '' ? 'default' : 'broker');
+      if (refusal !== null) return fail(ErrorCode.INVALID_REQUEST, refusal);
+      if (validateOnly) return OK;
+      return (await this.backend.setBrokerConfigs(resource, configs)) === STALE ? STALE : OK;
     });
   }
 

@@ -59,6 +59,12 @@ export interface MetadataBackend {
   setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` with a topic's name once it has been deleted. */
   onTopicDeleted(listener: (name: string) => void): void;
+  /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
+  brokerConfigs(resource: string): Readonly<Record<string, string>>;
+  /** Replaces a BROKER resource's dynamic configs, if they are still as read in the same synchronous stretch. */
+  setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale>;
+  /** Calls `listener` after any dynamic broker configs may have changed (whichever broker wrote them). */
+  onBrokerConfigsChanged(listener: () => void): void;
   /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
   /**
@@ -74,6 +80,7 @@ export interface MetadataBackend {
  */
 export class LocalMetadata implements MetadataBackend {
   private deleted: (name: string) => void = () => undefined;
+  private brokerConfigsChanged: () => void = () => undefined;
 
   constructor(
     private readonly store: MetadataStore,
@@ -146,6 +153,21 @@ export class LocalMetadata implements MetadataBackend {
 
   onTopicDeleted(listener: (name: string) => void): void {
     this.deleted = listener;
+  }
+
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.store.brokerConfigs(resource);
+  }
+
+  async setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true> {
+    this.store.setBrokerConfigs(resource, configs);
+    await this.store.persist();
+    this.brokerConfigsChanged();
+    return true;
+  }
+
+  onBrokerConfigsChanged(listener: () => void): void {
+    this.brokerConfigsChanged = listener;
   }
 
   /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */

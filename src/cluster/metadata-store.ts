@@ -1,5 +1,5 @@
 /**
- * Durable cluster metadata (topics, partitions, topic configs, group configs,
+ * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
  * the finalized feature levels) in the data directory.
  *
  * Files:
@@ -147,6 +147,8 @@ interface SnapshotState {
   groupConfigs?: Record<string, Record<string, string>>;
   /** Absent in snapshots written before features were kept (and until they are first set). */
   finalizedFeatures?: FeatureLevels;
+  /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
+  brokerConfigs?: Record<string, Record<string, string>>;
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -163,6 +165,9 @@ export interface OpenOptions {
   clusterId?: string;
 }
 
+/** The same (frozen) object for every resource without configs: readers may compare by identity. */
+const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class MetadataStore {
   readonly dataDir: string;
   readonly nodeId: number;
@@ -171,6 +176,7 @@ export class MetadataStore {
   private readonly byName = new Map<string, TopicRecord>();
   private readonly byId = new Map<string, TopicRecord>();
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
+  private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
   private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
@@ -265,6 +271,7 @@ export class MetadataStore {
         store.byId.set(t.id, frozen);
       }
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
+      for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
@@ -319,6 +326,11 @@ export class MetadataStore {
   /** The groups that have config overrides, sorted. */
   groupsWithConfigs(): string[] {
     return [...this.groupConfigsById.keys()].sort();
+  }
+
+  /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.brokerConfigsByResource.get(resource) ?? NO_CONFIGS;
   }
 
   /** Aliases of topic / topicById / topics. */
@@ -428,6 +440,14 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Replaces a BROKER config resource's dynamic configs (validate them first); none left forgets the resource. */
+  setBrokerConfigs(resource: string, configs: Readonly<Record<string, string>>): void {
+    this.checkWritable();
+    if (Object.keys(configs).length === 0) this.brokerConfigsByResource.delete(resource);
+    else this.brokerConfigsByResource.set(resource, Object.freeze({ ...configs }));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -499,9 +519,10 @@ export class MetadataStore {
 
   private snapshotState(): SnapshotState {
     const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
+    const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features,
+      finalizedFeatures: this.features, brokerConfigs,
     };
   }
 
@@ -545,6 +566,8 @@ function stateBody(state: SnapshotState): string {
     ...(Object.keys(state.groupConfigs ?? {}).length > 0 ? { groupConfigs: state.groupConfigs } : {}),
     // Only when set, so that a snapshot written before features were kept keeps its checksum.
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
+    // Only when there are some, for the same reason.
+    ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
   });
 }
 
@@ -572,6 +595,7 @@ function readSnapshot(file: string): SnapshotState {
     throw bad('missing fields');
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
+  if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

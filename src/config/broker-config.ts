@@ -1,13 +1,23 @@
 /**
- * BrokerConfig: the broker's static configuration.
+ * BrokerConfig: the broker's configuration, static and dynamic.
  *
- * Layers, lowest to highest: definition defaults < `--config` properties
- * file < `--set key=value` < explicit CLI flags (--host, --port,
+ * Static layers, lowest to highest: definition defaults < `--config`
+ * properties file < `--set key=value` < explicit CLI flags (--host, --port,
  * --advertised-host, --advertised-port, --data-dir, --node-id). Everything
- * that is not a default is a STATIC_BROKER_CONFIG in DescribeConfigs terms
- * (Fjord has no dynamic broker configs yet). Unknown keys are kept (Kafka
- * reports them too) and produce warnings; bad values throw ConfigError.
+ * that is not a default is a STATIC_BROKER_CONFIG in DescribeConfigs terms.
+ * Unknown keys are kept (Kafka reports them too) and produce warnings; bad
+ * values throw ConfigError.
+ *
+ * On top of them, Kafka's dynamic broker configs (KIP-226, its
+ * DynamicBrokerConfig): the cluster-wide defaults (BROKER resource "",
+ * DYNAMIC_DEFAULT_BROKER_CONFIG) and this broker's own (resource "<id>",
+ * DYNAMIC_BROKER_CONFIG), set by setDynamicConfigs() from the metadata. The
+ * effective value is per-broker > default > static > definition default, and
+ * a higher layer's key hides the lower layers' synonyms of it (log.retention.ms
+ * set dynamically beats a static log.retention.hours). get()/getInt()... read
+ * the effective value; 'change' is emitted with the names whose value changed.
  */
+import { EventEmitter } from 'events';
 import * as path from 'path';
 import {
   BROKER_CONFIGS,
@@ -185,8 +195,101 @@ function checkPort(flag: string, v: unknown): number {
   return v;
 }
 
+/** The broker times Kafka derives from several keys (KafkaConfig.validateValues checks them). */
+interface LogTimes {
+  logRetentionMs: number;
+  logRollMs: number;
+  logRollJitterMs: number;
+  logFlushIntervalMs: number;
+}
+
+/** A failed KafkaConfig requirement: the key, the value shown, Kafka's text. */
+interface Requirement {
+  key: string;
+  value: string;
+  text: string;
+}
+
+/** The log times from typed values, or the requirement they break. */
+function logTimes(get: (name: string) => ConfigValue, raw: (name: string) => string | undefined): LogTimes | Requirement {
+  const intOf = (name: string) => Number(get(name));
+  const rollMs = get('log.roll.ms');
+  const logRollMs = rollMs !== null ? Number(rollMs) : 3600000 * intOf('log.roll.hours');
+  if (logRollMs < 1) return { key: 'log.roll.ms', value: String(logRollMs), text: 'log.roll.ms must be greater than or equal to 1' };
+  const jitter = get('log.roll.jitter.ms');
+  const logRollJitterMs = jitter !== null ? Number(jitter) : 3600000 * intOf('log.roll.jitter.hours');
+  if (logRollJitterMs < 0) {
+    return { key: 'log.roll.jitter.ms', value: String(logRollJitterMs), text: 'log.roll.jitter.ms must be greater than or equal to 0' };
+  }
+  const retMs = get('log.retention.ms');
+  const retMin = get('log.retention.minutes');
+  let retention: number;
+  let retentionKey: string;
+  if (retMs !== null) [retention, retentionKey] = [Number(retMs), 'log.retention.ms'];
+  else if (retMin !== null) [retention, retentionKey] = [60000 * (retMin as number), 'log.retention.minutes'];
+  else [retention, retentionKey] = [3600000 * intOf('log.retention.hours'), 'log.retention.hours'];
+  if (retention < 0) retention = -1;
+  if (retention === 0) {
+    return { key: retentionKey, value: raw(retentionKey) ?? '0', text: 'log.retention.ms must be unlimited (-1) or, greater than or equal to 1' };
+  }
+  const flushMs = get('log.flush.interval.ms');
+  return {
+    logRetentionMs: retention, logRollMs, logRollJitterMs,
+    logFlushIntervalMs: Number(flushMs !== null ? flushMs : get('log.flush.scheduler.interval.ms')),
+  };
+}
+
+/** Kafka's overrideProps: a layer's key replaces the lower layers' value of it and of its synonyms. */
+function overlay(props: Map<string, string>, layer: ReadonlyMap<string, string>): void {
+  for (const [k, v] of layer) {
+    for (const s of brokerConfigSynonyms(k)) props.delete(s);
+    props.set(k, v);
+  }
+}
+
+/** The typed value of every known config from raw properties (dynamic-only configs from `dynamic` alone). */
+function typedValues(props: ReadonlyMap<string, string>, dynamic: ReadonlySet<string>): Map<string, ConfigValue> {
+  const values = new Map<string, ConfigValue>();
+  for (const [name, key] of BROKER_CONFIGS) {
+    const raw = key.dynamicOnly && !dynamic.has(name) ? undefined : props.get(name);
+    values.set(name, raw === undefined ? key.defaultValue : parseValue(key, raw));
+  }
+  return values;
+}
+
+/**
+ * Kafka's DynamicThreadPool and LogCleaner checks: a thread count changed dynamically may at most
+ * double or halve. (Kafka wraps their text as below.)
+ */
+const THREAD_COUNT_CONFIGS = ['num.io.threads', 'num.replica.fetchers', 'num.recovery.threads.per.data.dir'];
+function threadCountRefusal(name: string, next: number, current: number): string | null {
+  let text: string | null = null;
+  if (name === 'log.cleaner.threads') {
+    if (next < 1) text = 'Log cleaner threads should be at least 1';
+    else if (next < Math.floor(current / 2)) text = `Log cleaner threads cannot be reduced to less than half the current value ${current}`;
+    else if (next > current * 2) text = `Log cleaner threads cannot be increased to more than double the current value ${current}`;
+  } else {
+    const failed = `Dynamic thread count update validation failed for ${name}=${next}`;
+    if (next <= 0) text = `${failed}, value should be at least 1`;
+    else if (next < Math.floor(current / 2)) text = `${failed}, value should be at least half the current value ${current}`;
+    else if (next > current * 2) text = `${failed}, value should not be greater than double the current value ${current}`;
+  }
+  return text === null ? null
+    : `Invalid value org.apache.kafka.common.config.ConfigException: ${text} for configuration Invalid dynamic configuration`;
+}
+
+/** Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only with a listener prefix (listener.name.<l>.). */
+const LISTENER_SECURITY_CONFIGS = [
+  'ssl.keystore.type', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'ssl.truststore.type',
+  'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key', 'ssl.truststore.certificates',
+];
+const LISTENER_PREFIX_RE = /^listener\.name\.[^.]*\./;
+
+/** Which dynamic layer: this broker's own configs, or the cluster-wide defaults. */
+export type DynamicLevel = 'broker' | 'default';
+
 export class BrokerConfig {
-  /** Every non-default key (file, --set, flags), raw strings, including unknown keys. */
+  /** Every non-default static key (file, --set, flags), raw strings, including unknown keys. */
   readonly originals: ReadonlyMap<string, string>;
   /** Unknown keys and other non-fatal remarks, for the CLI to log. */
   readonly warnings: string[] = [];
@@ -203,20 +306,22 @@ export class BrokerConfig {
   readonly logDirs: readonly string[];
   /** logDirs[0]: where meta.properties and the metadata store live. */
   readonly dataDir: string;
-  /** log.retention.ms > minutes > hours; any negative value is -1 (forever). */
-  readonly logRetentionMs: number;
-  /** log.roll.ms, else log.roll.hours. */
-  readonly logRollMs: number;
-  readonly logRollJitterMs: number;
-  /** log.flush.interval.ms, else log.flush.scheduler.interval.ms. */
-  readonly logFlushIntervalMs: number;
-  /** max.connections.per.ip.overrides parsed: host name or address -> most connections. */
-  readonly maxConnectionsPerIpOverrides: Map<string, number>;
   /** etcd.connect parsed; null when empty (a single broker, no cluster mode). */
   readonly etcdConnect: EtcdConnect | null;
 
-  private readonly values = new Map<string, ConfigValue>();
+  /** Effective typed values (static and dynamic layers merged). */
+  private values: Map<string, ConfigValue>;
+  private times: LogTimes;
+  private connectionOverrides: Map<string, number>;
   private readonly origins: Map<string, ConfigOrigin>;
+  /** The dynamic layers, raw strings as stored (custom keys included). */
+  private dynamicBroker: ReadonlyMap<string, string> = new Map();
+  private dynamicDefault: ReadonlyMap<string, string> = new Map();
+  /** The layers as last given to setDynamicConfigs (the metadata's own objects, replaced on each write). */
+  private storedBroker: Readonly<Record<string, string>> | undefined;
+  private storedDefault: Readonly<Record<string, string>> | undefined;
+  /** Not a base class: EventEmitter's own `listeners` would clash with the field. */
+  private readonly events = new EventEmitter();
 
   /**
    * Builds a config from static properties (all treated as STATIC_BROKER_CONFIG).
@@ -235,12 +340,11 @@ export class BrokerConfig {
     this.originals = originals;
     this.origins = opts.origins ?? new Map([...originals.keys()].map((k) => [k, 'file' as ConfigOrigin]));
 
-    for (const [name, key] of BROKER_CONFIGS) {
-      const raw = originals.get(name);
-      this.values.set(name, raw === undefined ? key.defaultValue : parseValue(key, raw));
-    }
+    this.values = typedValues(originals, new Set());
     for (const k of originals.keys()) {
-      if (!BROKER_CONFIGS.has(k)) this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
+      if (!BROKER_CONFIGS.has(k) || BROKER_CONFIGS.get(k)!.dynamicOnly) {
+        this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
+      }
     }
 
     // ---- identity
@@ -317,44 +421,46 @@ export class BrokerConfig {
     this.dataDir = this.logDirs[0];
 
     // ---- derived times (KafkaConfig.validateValues)
-    const rollMs = this.get('log.roll.ms');
-    this.logRollMs = rollMs !== null ? Number(rollMs) : 3600000 * this.getInt('log.roll.hours');
-    if (this.logRollMs < 1) {
-      throw invalidValue('log.roll.ms', String(this.logRollMs), 'log.roll.ms must be greater than or equal to 1');
-    }
-    const jitter = this.get('log.roll.jitter.ms');
-    this.logRollJitterMs = jitter !== null ? Number(jitter) : 3600000 * this.getInt('log.roll.jitter.hours');
-    if (this.logRollJitterMs < 0) {
-      throw invalidValue('log.roll.jitter.ms', String(this.logRollJitterMs), 'log.roll.jitter.ms must be greater than or equal to 0');
-    }
-    const retMs = this.get('log.retention.ms');
-    const retMin = this.get('log.retention.minutes');
-    let retention: number;
-    let retentionKey: string;
-    if (retMs !== null) [retention, retentionKey] = [Number(retMs), 'log.retention.ms'];
-    else if (retMin !== null) [retention, retentionKey] = [60000 * (retMin as number), 'log.retention.minutes'];
-    else [retention, retentionKey] = [3600000 * this.getInt('log.retention.hours'), 'log.retention.hours'];
-    if (retention < 0) retention = -1;
-    if (retention === 0) {
-      throw invalidValue(retentionKey, this.originals.get(retentionKey) ?? '0',
-        'log.retention.ms must be unlimited (-1) or, greater than or equal to 1');
-    }
-    this.logRetentionMs = retention;
-    const flushMs = this.get('log.flush.interval.ms');
-    this.logFlushIntervalMs = Number(flushMs !== null ? flushMs : this.get('log.flush.scheduler.interval.ms'));
+    const times = logTimes((n) => this.get(n), (n) => this.originals.get(n));
+    if ('text' in times) throw invalidValue(times.key, times.value, times.text);
+    this.times = times;
 
     // ---- connection limits (KafkaConfig.validateValues)
     const queuedMaxBytes = this.getLong('queued.max.request.bytes');
     if (queuedMaxBytes > 0 && queuedMaxBytes < this.getInt('socket.request.max.bytes')) {
       throw new ConfigError('queued.max.request.bytes must be larger or equal to socket.request.max.bytes', 'queued.max.request.bytes', queuedMaxBytes);
     }
-    this.maxConnectionsPerIpOverrides = parseConnectionOverrides(this.getString('max.connections.per.ip.overrides'));
-    if (this.getInt('max.connections.per.ip') === 0 && this.maxConnectionsPerIpOverrides.size === 0) {
+    this.connectionOverrides = parseConnectionOverrides(this.getString('max.connections.per.ip.overrides'));
+    if (this.getInt('max.connections.per.ip') === 0 && this.connectionOverrides.size === 0) {
       throw new ConfigError('max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.',
         'max.connections.per.ip', 0);
     }
     const etcd = this.getString('etcd.connect');
     this.etcdConnect = etcd.trim() === '' ? null : parseEtcdConnect(etcd);
+  }
+
+  /** log.retention.ms > minutes > hours; any negative value is -1 (forever). */
+  get logRetentionMs(): number {
+    return this.times.logRetentionMs;
+  }
+
+  /** log.roll.ms, else log.roll.hours. */
+  get logRollMs(): number {
+    return this.times.logRollMs;
+  }
+
+  get logRollJitterMs(): number {
+    return this.times.logRollJitterMs;
+  }
+
+  /** log.flush.interval.ms, else log.flush.scheduler.interval.ms. */
+  get logFlushIntervalMs(): number {
+    return this.times.logFlushIntervalMs;
+  }
+
+  /** max.connections.per.ip.overrides parsed: host name or address -> most connections. */
+  get maxConnectionsPerIpOverrides(): Map<string, number> {
+    return this.connectionOverrides;
   }
 
   /** Builds the layered config the CLI uses: defaults < file < --set < flags. */
@@ -463,11 +569,14 @@ export class BrokerConfig {
 
   /** DescribeConfigs source of a key's value. */
   source(name: string): ConfigSource {
-    if (this.originals.has(name)) return ConfigSource.STATIC_BROKER_CONFIG;
-    return BROKER_CONFIGS.has(name) ? ConfigSource.DEFAULT_CONFIG : ConfigSource.UNKNOWN;
+    if (this.dynamicBroker.has(name)) return ConfigSource.DYNAMIC_BROKER_CONFIG;
+    if (this.dynamicDefault.has(name)) return ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG;
+    const def = BROKER_CONFIGS.get(name);
+    if (this.originals.has(name) && !def?.dynamicOnly) return ConfigSource.STATIC_BROKER_CONFIG;
+    return def ? ConfigSource.DEFAULT_CONFIG : ConfigSource.UNKNOWN;
   }
 
-  /** Which layer supplied the value. */
+  /** Which layer supplied the static value. */
   origin(name: string): ConfigOrigin {
     return this.origins.get(name) ?? 'default';
   }
@@ -483,22 +592,164 @@ export class BrokerConfig {
     return valueToString(this.values.get(name) ?? null, k.type);
   }
 
+  /** 'change': the names whose effective value a dynamic change changed. */
+  on(event: 'change', listener: (names: string[]) => void): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  off(event: 'change', listener: (names: string[]) => void): this {
+    this.events.off(event, listener);
+    return this;
+  }
+
+  /** A dynamic layer as stored (raw strings, custom keys included). */
+  dynamicConfigs(level: DynamicLevel): Readonly<Record<string, string>> {
+    return Object.fromEntries(level === 'broker' ? this.dynamicBroker : this.dynamicDefault);
+  }
+
+  /**
+   * Replaces both dynamic layers with what the metadata holds, as Kafka's BrokerConfigHandler does on
+   * each change: entries Kafka would ignore (not dynamic, per-broker only at the default level, a
+   * value that does not parse, a security config without listener prefix; with one, as Fjord has no
+   * per-listener configs) are left out and returned; so is the whole change when the result
+   * breaks a requirement between keys (the effective values stay as they were). Emits 'change' with
+   * the names whose effective value changed.
+   */
+  setDynamicConfigs(perBroker: Readonly<Record<string, string>>, defaults: Readonly<Record<string, string>>): string[] {
+    // Called on every metadata change in a cluster: most leave both layers as they were.
+    if (this.storedBroker === perBroker && this.storedDefault === defaults) return [];
+    this.storedBroker = perBroker;
+    this.storedDefault = defaults;
+    const ignored: string[] = [];
+    const usable = (layer: Readonly<Record<string, string>>, perBrokerLevel: boolean) => {
+      const out = new Map<string, string>();
+      for (const [k, v] of Object.entries(layer)) {
+        const def = BROKER_CONFIGS.get(k);
+        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly)
+          : !LISTENER_SECURITY_CONFIGS.includes(k) && !LISTENER_PREFIX_RE.test(k);
+        if (ok && def) {
+          try {
+            parseValue(def, v);
+          } catch {
+            ok = false;
+          }
+        }
+        if (ok) out.set(k, v);
+        else ignored.push(k);
+      }
+      return out;
+    };
+    const broker = usable(perBroker, true);
+    const cluster = usable(defaults, false);
+    const next = this.resolve(cluster, broker);
+    if (typeof next === 'string') return [...ignored, ...Object.keys(perBroker), ...Object.keys(defaults)];
+    const changed = [...BROKER_CONFIGS.keys()].filter((n) => !sameValue(this.values.get(n) ?? null, next.values.get(n) ?? null));
+    this.dynamicBroker = broker;
+    this.dynamicDefault = cluster;
+    this.values = next.values;
+    this.times = next.times;
+    this.connectionOverrides = next.connectionOverrides;
+    if (changed.length > 0) this.events.emit('change', changed);
+    return ignored;
+  }
+
+  /**
+   * Checks a BROKER resource's would-be dynamic configs (the whole layer: this broker's own when
+   * `level` is 'broker', else the cluster-wide defaults) as Kafka's DynamicBrokerConfig.validate
+   * does, with the current other layer: Kafka's message (it answers INVALID_REQUEST), or null.
+   * Custom (unknown) keys are accepted, as Kafka accepts them.
+   */
+  validateDynamicConfigs(props: Readonly<Record<string, string>>, level: DynamicLevel): string | null {
+    const names = Object.keys(props);
+    const nonDynamic = names.filter((n) => BROKER_CONFIGS.has(n) && !BROKER_CONFIGS.get(n)!.dynamic);
+    if (nonDynamic.length > 0) return `Cannot update these configs dynamically: [${nonDynamic.join(', ')}]`;
+    const unprefixed = LISTENER_SECURITY_CONFIGS.filter((n) => n in props);
+    if (unprefixed.length > 0) {
+      return `These security configs can be dynamically updated only per-listener using the listener prefix: [${unprefixed.join(', ')}]`;
+    }
+    // Kafka keeps these (passwords encrypted); Fjord's listeners are PLAINTEXT, with nothing to configure per listener.
+    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n));
+    if (perListener.length > 0) {
+      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord serves PLAINTEXT listeners only)`;
+    }
+    for (const n of names) {
+      const def = BROKER_CONFIGS.get(n);
+      if (!def) continue;
+      try {
+        parseValue(def, props[n]);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.message;
+        throw e;
+      }
+    }
+    const perBrokerOnly = names.filter((n) => BROKER_CONFIGS.get(n)?.perBrokerOnly);
+    if (level === 'default' && perBrokerOnly.length > 0) {
+      return `Cannot update these configs at default cluster level, broker id must be specified: [${perBrokerOnly.join(', ')}]`;
+    }
+    // Fjord opens its listeners once: Kafka would add and remove listeners live.
+    const listenerChanges = perBrokerOnly.filter((n) => props[n] !== this.valueString(n));
+    if (listenerChanges.length > 0) {
+      return `Cannot update these configs dynamically: [${listenerChanges.join(', ')}] (Fjord opens its listeners at start only)`;
+    }
+    const layer = new Map(Object.entries(props));
+    const next = level === 'broker' ? this.resolve(this.dynamicDefault, layer) : this.resolve(layer, this.dynamicBroker);
+    if (typeof next === 'string') return next;
+    for (const n of [...THREAD_COUNT_CONFIGS, 'log.cleaner.threads']) {
+      const [now, then] = [Number(this.values.get(n)), Number(next.values.get(n))];
+      const refusal = now === then ? null : threadCountRefusal(n, then, now);
+      if (refusal) return refusal;
+    }
+    return null;
+  }
+
+  /** The effective values over these dynamic layers, or Kafka's message for a requirement they break. */
+  private resolve(defaults: ReadonlyMap<string, string>, perBroker: ReadonlyMap<string, string>):
+    { values: Map<string, ConfigValue>; times: LogTimes; connectionOverrides: Map<string, number> } | string {
+    const props = new Map(this.originals);
+    overlay(props, defaults);
+    overlay(props, perBroker);
+    const values = typedValues(props, new Set([...defaults.keys(), ...perBroker.keys()]));
+    const times = logTimes((n) => values.get(n) ?? null, (n) => props.get(n));
+    if ('text' in times) return `requirement failed: ${times.text}`;
+    let connectionOverrides: Map<string, number>;
+    try {
+      connectionOverrides = parseConnectionOverrides(valueToString(values.get('max.connections.per.ip.overrides') ?? '', 'string') ?? '');
+    } catch (e) {
+      if (e instanceof ConfigError) return e.message;
+      throw e;
+    }
+    if (values.get('max.connections.per.ip') === 0 && connectionOverrides.size === 0) {
+      return 'requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.';
+    }
+    return { values, times, connectionOverrides };
+  }
+
   /**
    * Kafka's DescribeConfigsResponse.ConfigSource-ordered synonyms of a broker
-   * config (static, then default), following ConfigHelper.configSynonyms:
-   * entries before the first one named `name` are dropped.
+   * config (dynamic per-broker, dynamic default, static, then default), following
+   * ConfigHelper.configSynonyms: entries before the first one named `name` are
+   * dropped. A dynamic-only config has no default synonym, as in Kafka.
    */
   synonymsOf(name: string, synonymNames: string[] = brokerConfigSynonyms(name)): ConfigSynonym[] {
     const out: ConfigSynonym[] = [];
     const known = BROKER_CONFIGS.get(name);
     const sensitive = known ? known.sensitive : true;
-    for (const s of synonymNames) {
-      const raw = this.originals.get(s);
-      if (raw !== undefined) out.push({ name: s, value: sensitive ? null : raw, source: ConfigSource.STATIC_BROKER_CONFIG });
+    const layers: [ReadonlyMap<string, string>, ConfigSource][] = [
+      [this.dynamicBroker, ConfigSource.DYNAMIC_BROKER_CONFIG],
+      [this.dynamicDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+      [this.originals, ConfigSource.STATIC_BROKER_CONFIG],
+    ];
+    for (const [layer, source] of layers) {
+      for (const s of synonymNames) {
+        const raw = layer.get(s);
+        if (raw === undefined || (source === ConfigSource.STATIC_BROKER_CONFIG && BROKER_CONFIGS.get(s)?.dynamicOnly)) continue;
+        out.push({ name: s, value: sensitive ? null : raw, source });
+      }
     }
     for (const s of synonymNames) {
       const d = BROKER_CONFIGS.get(s);
-      if (d && d.defaultString !== null) {
+      if (d && d.defaultString !== null && !d.dynamicOnly) {
         out.push({ name: s, value: sensitive ? null : d.defaultString, source: ConfigSource.DEFAULT_CONFIG });
       }
     }
@@ -509,20 +760,32 @@ export class BrokerConfig {
   /**
    * DescribeConfigs entries for this broker (resource name = node id), as
    * Kafka's ConfigHelper.createBrokerConfigEntry builds them: every known
-   * config plus every unknown static key (those are typed UNKNOWN and, like
-   * Kafka, treated as sensitive). `names` null/empty = all; names that do not
-   * exist are silently left out. Sorted by name.
+   * config (a dynamic-only one when set) plus every unknown static or dynamic
+   * key (those are typed UNKNOWN and, like Kafka, treated as sensitive).
+   * `names` null/empty = all; names that do not exist are silently left out.
+   * Sorted by name. `level` 'default' describes the cluster-wide defaults
+   * (resource ""): only the keys set there, each with that one synonym.
    */
-  describe(names?: readonly string[] | null, opts: DescribeOptions = {}): ConfigEntry[] {
-    const listed = [...BROKER_CONFIGS.values()].filter((k) => !k.internal).map((k) => k.name);
-    const all = new Set<string>([...listed, ...this.originals.keys()]);
+  describe(names?: readonly string[] | null, opts: DescribeOptions = {}, level: DynamicLevel = 'broker'): ConfigEntry[] {
+    const dynamicKeys = [...this.dynamicBroker.keys(), ...this.dynamicDefault.keys()];
+    const listed = [...BROKER_CONFIGS.values()].filter((k) => !k.internal && !k.dynamicOnly).map((k) => k.name);
+    const all = level === 'default'
+      ? new Set(this.dynamicDefault.keys())
+      : new Set<string>([...listed, ...dynamicKeys, ...[...this.originals.keys()].filter((k) => !BROKER_CONFIGS.get(k)?.dynamicOnly)]);
     const wanted = names && names.length > 0 ? names.filter((n) => all.has(n)) : [...all];
     const out: ConfigEntry[] = [];
     for (const name of [...new Set(wanted)].sort()) {
       const def = BROKER_CONFIGS.get(name);
       const sensitive = def ? def.sensitive : true;
-      const value = sensitive ? null : def ? valueToString(this.values.get(name) ?? null, def.type) : null;
-      const synonyms = this.synonymsOf(name);
+      let value: string | null;
+      let synonyms: ConfigSynonym[];
+      if (level === 'default') {
+        value = sensitive ? null : this.dynamicDefault.get(name)!;
+        synonyms = [{ name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }];
+      } else {
+        value = sensitive ? null : def ? valueToString(this.values.get(name) ?? null, def.type) : null;
+        synonyms = this.synonymsOf(name);
+      }
       out.push({
         name,
         value,
@@ -545,6 +808,12 @@ export class BrokerConfig {
     }
     return o;
   }
+}
+
+/** Typed config values compared (lists element by element). */
+function sameValue(a: ConfigValue, b: ConfigValue): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => x === b[i]);
+  return a === b;
 }
 
 /** Applies explicit CLI flags on top of the merged file/--set properties. */
@@ -598,4 +867,42 @@ function applyFlags(props: Map<string, string>, flags: BrokerCliFlags, put: (k: 
     put('node.id', String(flags.nodeId));
     if (props.has('broker.id')) put('broker.id', String(flags.nodeId));
   }
+}
+
+/**
+ * Applies IncrementalAlterConfigs operations (SET 0, DELETE 1, APPEND 2, SUBTRACT 3) to a BROKER
+ * resource's dynamic configs, as Kafka's ConfigAdminManager.prepareIncrementalConfigs: APPEND and
+ * SUBTRACT only on LIST configs, starting from the resource's value or else the config's default.
+ * The error is Kafka's INVALID_CONFIG text. The result still needs validateDynamicConfigs.
+ */
+export function applyBrokerConfigOps(
+  current: Readonly<Record<string, string>>,
+  ops: ReadonlyArray<{ name: string; op: number; value: string | null }>,
+): { configs: Record<string, string> } | { error: string } {
+  const next: Record<string, string> = { ...current };
+  for (const { name, op, value } of ops) {
+    if (op === 0) next[name] = value ?? '';
+    else if (op === 1) delete next[name];
+    else {
+      const def = BROKER_CONFIGS.get(name);
+      if (!def) return { error: `Unknown config name: ${name}` };
+      const verb = op === 2 ? 'append' : 'subtract';
+      if (def.type !== 'list') return { error: `Config value ${verb} is not allowed for config key: ${name}` };
+      const base = next[name] ?? def.defaultString ?? '';
+      const given = (value ?? '').split(',');
+      if (op === 2) {
+        const old = base === '' ? [] : base.split(',');
+        next[name] = [...old, ...given.filter((v) => !old.includes(v))].join(',');
+      } else {
+        // Scala's List.diff: each subtracted element removes one occurrence.
+        const left = base.split(',');
+        for (const v of given) {
+          const i = left.indexOf(v);
+          if (i >= 0) left.splice(i, 1);
+        }
+        next[name] = left.join(',');
+      }
+    }
+  }
+  return { configs: next };
 }

@@ -248,8 +248,15 @@ export interface ConfigKeyDef {
   validator?: Validator;
   /** Short description, our own words. */
   doc: string;
-  /** Kafka can change it at runtime (DescribeConfigs readOnly=false). */
+  /** Kafka can change it at runtime (DescribeConfigs readOnly=false): a dynamic broker config. */
   dynamic?: boolean;
+  /** Dynamic per broker only, not as the cluster-wide default (Kafka's DynamicBrokerConfig.PerBrokerConfigs). */
+  perBrokerOnly?: boolean;
+  /**
+   * Kafka's DynamicConfig.Broker quota configs: set only dynamically (a static value is an unknown
+   * key), and described only when set.
+   */
+  dynamicOnly?: boolean;
   /** Accepted and reported, but Fjord does not act on it. */
   noEffect?: boolean;
   /** Kafka's internal configs: accepted, never listed by DescribeConfigs. */
@@ -311,7 +318,8 @@ export const zstdLevel = between(-131072, 22);
 /**
  * The broker configs Fjord knows. `dynamic` mirrors Kafka's
  * DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS (DescribeConfigs reports
- * readOnly = !dynamic); Fjord does not alter broker configs at runtime yet.
+ * readOnly = !dynamic): those IncrementalAlterConfigs and AlterConfigs may set
+ * on a BROKER resource (broker-config.ts has the dynamic layers).
  */
 export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // identity, listeners, directories
@@ -322,12 +330,12 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'controller.listener.names', type: 'list', default: null, doc: 'Listeners reserved for controllers; not served to clients' },
   { name: 'inter.broker.listener.name', type: 'string', default: null, doc: 'Listener used between brokers', noEffect: true },
   {
-    name: 'listeners', type: 'list', default: 'PLAINTEXT://127.0.0.1:9092', dynamic: true,
+    name: 'listeners', type: 'list', default: 'PLAINTEXT://127.0.0.1:9092', dynamic: true, perBrokerOnly: true,
     doc: 'Comma-separated NAME://host:port endpoints to listen on. Fjord: defaults to loopback (Kafka: PLAINTEXT://:9092)',
   },
   { name: 'advertised.listeners', type: 'list', default: null, doc: 'Endpoints given to clients; defaults to the listeners' },
   {
-    name: 'listener.security.protocol.map', type: 'string', dynamic: true,
+    name: 'listener.security.protocol.map', type: 'string', dynamic: true, perBrokerOnly: true,
     default: 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
     doc: 'Listener name to security protocol pairs (Fjord serves PLAINTEXT only)',
   },
@@ -396,6 +404,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // cleanup / compaction
   { name: 'log.cleanup.policy', type: 'list', default: 'delete', validator: validList(...CLEANUP_POLICIES), dynamic: true, doc: 'delete, compact, or both' },
   { name: 'log.cleaner.enable', type: 'boolean', default: 'true', doc: 'Run the log cleaner for compacted topics' },
+  { name: 'log.cleaner.threads', type: 'int', default: '1', validator: atLeast(0), dynamic: true, doc: 'Log cleaner threads', noEffect: true },
   { name: 'log.cleaner.backoff.ms', type: 'long', default: '15000', validator: atLeast(0), dynamic: true, doc: 'Cleaner sleep when nothing is cleanable' },
   { name: 'log.cleaner.min.cleanable.ratio', type: 'double', default: '0.5', validator: between(0, 1), dynamic: true, doc: 'Dirty ratio that triggers compaction' },
   { name: 'log.cleaner.delete.retention.ms', type: 'long', default: '86400000', validator: atLeast(0), dynamic: true, doc: 'How long tombstones survive compaction' },
@@ -417,6 +426,10 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // replication (Kafka's defaults)
   { name: 'replica.lag.time.max.ms', type: 'long', default: '30000', validator: atLeast(1), doc: 'A follower not caught up for this long leaves the ISR' },
   { name: 'num.replica.fetchers', type: 'int', default: '1', validator: atLeast(1), dynamic: true, doc: 'Fetcher connections per leader broker' },
+  // Kafka's replication quotas (DynamicConfig.Broker): Long.MAX_VALUE is no throttle.
+  { name: 'leader.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second a leader sends to the throttled replicas of its topics (leader.replication.throttled.replicas); only set dynamically' },
+  { name: 'follower.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second a follower fetches for the throttled replicas of its topics (follower.replication.throttled.replicas); only set dynamically' },
+  { name: 'replica.alter.log.dirs.io.max.bytes.per.second', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, dynamicOnly: true, doc: 'Bytes per second of moving replicas between log directories; only set dynamically', noEffect: true },
   { name: 'replica.fetch.wait.max.ms', type: 'int', default: '500', validator: atLeast(0), doc: 'Longest wait of a follower fetch (below replica.lag.time.max.ms)' },
   { name: 'replica.fetch.min.bytes', type: 'int', default: '1', validator: atLeast(1), doc: 'Bytes a follower fetch waits for' },
   { name: 'replica.fetch.max.bytes', type: 'int', default: '1048576', validator: atLeast(0), doc: 'Bytes a follower fetches per partition (at least one batch)' },

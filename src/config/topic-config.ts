@@ -120,6 +120,13 @@ export function brokerSynonymOf(topicConfig: string): string | undefined {
   return TOPIC_CONFIGS.get(topicConfig)?.synonyms[0]?.name;
 }
 
+const TOPIC_DEFAULT_SOURCES = new Set([...TOPIC_CONFIGS.values()].flatMap((k) => k.synonyms.map((s) => s.name)));
+
+/** Whether a broker config supplies some topic config's default (Kafka's DynamicLogConfig reacts to these). */
+export function feedsTopicDefaults(brokerConfig: string): boolean {
+  return TOPIC_DEFAULT_SOURCES.has(brokerConfig);
+}
+
 let defaultBroker: BrokerConfig | undefined;
 function brokerOrDefault(b?: BrokerConfig): BrokerConfig {
   if (b) return b;
@@ -397,13 +404,22 @@ function convert(raw: string, c: TopicConfigSynonym['converter']): string {
 /**
  * The configs CreateTopics v5+ returns for a created topic, as Kafka's
  * controller resolves them (KafkaConfigSchema.resolveEffectiveTopicConfigs):
- * the override verbatim (TOPIC_CONFIG), else the first statically set
- * broker synonym, converted to the topic's unit (STATIC_BROKER_CONFIG), else
- * the topic default (DEFAULT_CONFIG). No synonyms. Sorted by name.
+ * the override verbatim (TOPIC_CONFIG), else the first broker synonym set
+ * dynamically for this broker (DYNAMIC_BROKER_CONFIG), else for the cluster
+ * (DYNAMIC_DEFAULT_BROKER_CONFIG), else statically (STATIC_BROKER_CONFIG),
+ * converted to the topic's unit, else the topic default (DEFAULT_CONFIG). No
+ * synonyms. Sorted by name.
  */
 export function createTopicConfigs(broker: BrokerConfig | undefined, overrides?: TopicConfigMap): ConfigEntry[] {
   const b = brokerOrDefault(broker);
   const ov = toEntries(overrides);
+  const perBroker = b.dynamicConfigs('broker');
+  const cluster = b.dynamicConfigs('default');
+  const layers: [(name: string) => string | undefined, ConfigSource][] = [
+    [(n) => perBroker[n], ConfigSource.DYNAMIC_BROKER_CONFIG],
+    [(n) => cluster[n], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+    [(n) => (BrokerConfig.definition(n)?.dynamicOnly ? undefined : b.original(n)), ConfigSource.STATIC_BROKER_CONFIG],
+  ];
   const out: ConfigEntry[] = [];
   for (const name of TOPIC_CONFIG_NAMES) {
     const key = TOPIC_CONFIGS.get(name)!;
@@ -414,12 +430,14 @@ export function createTopicConfigs(broker: BrokerConfig | undefined, overrides?:
       value = raw;
       source = ConfigSource.TOPIC_CONFIG;
     } else {
-      for (const s of key.synonyms) {
-        const sv = b.original(s.name);
-        if (sv !== undefined) {
-          value = convert(sv, s.converter);
-          source = ConfigSource.STATIC_BROKER_CONFIG;
-          break;
+      found: for (const [layer, layerSource] of layers) {
+        for (const s of key.synonyms) {
+          const sv = layer(s.name);
+          if (sv !== undefined) {
+            value = convert(sv, s.converter);
+            source = layerSource;
+            break found;
+          }
         }
       }
     }

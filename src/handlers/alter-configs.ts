@@ -2,17 +2,18 @@
 // - TOPIC: the given configs replace the topic's whole set of overrides (the legacy semantics);
 //   values are validated by type and range (INVALID_CONFIG), validateOnly changes nothing.
 // - GROUP: the given configs replace the group's overrides, checked as IncrementalAlterConfigs does.
-// - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
+// - BROKER: the given configs replace the dynamic configs of "" (the cluster-wide default) or of this
+//   broker's id, checked as IncrementalAlterConfigs checks them (a null value: INVALID_REQUEST).
 import { ApiKey } from '../protocol/generated';
 import type { AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/AlterConfigsRequest';
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { Controller, Outcome } from '../cluster/controller';
-import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
+import { ResourceType, alterEach, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
 export interface AlterConfigsServices {
   readonly nodeId: number;
-  readonly controller: Pick<Controller, 'setTopicConfigs' | 'setGroupConfigs'>;
+  readonly controller: Pick<Controller, 'setTopicConfigs' | 'setGroupConfigs' | 'setBrokerConfigs'>;
 }
 
 export const alterConfigs = defineHandler(ApiKey.AlterConfigs, { minVersion: 0, maxVersion: 2 }, (s: AlterConfigsServices) => async (req) => ({
@@ -39,8 +40,14 @@ async function alterResource(s: AlterConfigsServices, r: AlterConfigsResource, v
       }
       return s.controller.setGroupConfigs(r.resourceName, () => configs, validateOnly);
     }
-    case ResourceType.BROKER:
-      return checkBrokerResource(r.resourceName, s.nodeId, true) ?? brokerConfigsNotDynamic(r.configs.map((c) => c.name));
+    case ResourceType.BROKER: {
+      const nulls = r.configs.filter((c) => c.value === null).map((c) => c.name);
+      if (nulls.length > 0) return nullValueRefused(nulls.join(', '));
+      const bad = checkBrokerAlterResource(r.resourceName, s.nodeId);
+      if (bad) return bad;
+      const configs = Object.fromEntries(r.configs.map((c) => [c.name, c.value as string]));
+      return s.controller.setBrokerConfigs(r.resourceName, () => configs, validateOnly);
+    }
     default:
       return unsupportedResource(r.resourceType);
   }

@@ -2,8 +2,10 @@
 // - TOPIC: every topic config with its effective value; source TOPIC_CONFIG for overrides,
 //   else the broker synonym's source (STATIC_BROKER_CONFIG or DEFAULT_CONFIG). An illegal name
 //   is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
-// - BROKER: this node's configs (resource name = node id); "" names the cluster-wide dynamic
-//   defaults, of which Fjord has none. Another id is INVALID_REQUEST.
+// - BROKER: this node's configs (resource name = node id), each with its effective value and source
+//   (DYNAMIC_BROKER_CONFIG > DYNAMIC_DEFAULT_BROKER_CONFIG > STATIC_BROKER_CONFIG > DEFAULT_CONFIG);
+//   "" names the cluster-wide dynamic defaults: only those set, as Kafka lists them. Another id is
+//   INVALID_REQUEST.
 // - BROKER_LOGGER: the root logger's level.
 // - GROUP: every group config, the group's override (DYNAMIC_GROUP_CONFIG) or the broker's default, whether
 //   or not the group exists; an empty name is INVALID_REQUEST.
@@ -59,8 +61,7 @@ function describeResource(
     case ResourceType.BROKER: {
       const bad = checkBrokerResource(r.resourceName, s.nodeId, true);
       if (bad) return result(bad.errorCode, bad.errorMessage, []);
-      if (r.resourceName === '') return result(ErrorCode.NONE, '', []);
-      return result(ErrorCode.NONE, '', s.config.describe(r.configurationKeys, opts));
+      return result(ErrorCode.NONE, '', s.config.describe(r.configurationKeys, opts, r.resourceName === '' ? 'default' : 'broker'));
     }
     case ResourceType.BROKER_LOGGER: {
       const bad = checkBrokerResource(r.resourceName, s.nodeId, false);

@@ -6,22 +6,29 @@
 // - GROUP: SET and DELETE a group's overrides (APPEND/SUBTRACT: INVALID_CONFIG, as Kafka refuses them
 //   for every group config), checked against the broker's bounds; the group need not exist. An
 //   empty name, or a null value to SET, is INVALID_REQUEST.
-// - BROKER: Fjord's broker configs are static; altering them is INVALID_REQUEST.
+// - BROKER: the dynamic broker configs of "" (the cluster-wide default) or of this broker's id (another
+//   id, or not a number: INVALID_REQUEST), as Kafka 4.4's ConfigAdminManager: a null value to SET is
+//   INVALID_REQUEST; APPEND/SUBTRACT on an unknown or non-list config INVALID_CONFIG; the result is
+//   checked as Kafka's DynamicBrokerConfig.validate (not dynamic, a bad value, per-broker only at the
+//   default level, a requirement between keys, a thread count more than doubled or halved: all
+//   INVALID_REQUEST, as Kafka answers), stored and applied at once (see Controller.setBrokerConfigs).
+//   Custom (unknown) names are kept, as Kafka keeps them.
 import { ApiKey } from '../protocol/generated';
 import type { IncrementalAlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/IncrementalAlterConfigsRequest';
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
+import { applyBrokerConfigOps } from '../config/broker-config';
 import { applyGroupConfigOps } from '../config/group-config';
 import { applyAlterConfigOps } from '../config/topic-config';
 import type { Controller, Outcome } from '../cluster/controller';
-import { ResourceType, alterEach, brokerConfigsNotDynamic, checkBrokerResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
+import { ResourceType, alterEach, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
 export interface IncrementalAlterConfigsServices {
   readonly nodeId: number;
   /** The defaults that APPEND/SUBTRACT start from and that validation checks against. */
   readonly config: BrokerConfig;
-  readonly controller: Pick<Controller, 'topic' | 'setTopicConfigs' | 'setGroupConfigs'>;
+  readonly controller: Pick<Controller, 'topic' | 'setTopicConfigs' | 'setGroupConfigs' | 'setBrokerConfigs'>;
 }
 
 export const incrementalAlterConfigs = defineHandler(ApiKey.IncrementalAlterConfigs, { minVersion: 0, maxVersion: 1 },
@@ -59,8 +66,18 @@ async function alterResource(s: IncrementalAlterConfigsServices, r: AlterConfigs
         return 'error' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error.message } : applied.configs;
       }, validateOnly);
     }
-    case ResourceType.BROKER:
-      return checkBrokerResource(r.resourceName, s.nodeId, true) ?? brokerConfigsNotDynamic(names);
+    case ResourceType.BROKER: {
+      const nullSets = r.configs.filter((c) => c.configOperation !== 1 && c.value === null).map((c) => c.name);
+      if (nullSets.length > 0) return nullValueRefused(nullSets.join(', '));
+      const bad = checkBrokerAlterResource(r.resourceName, s.nodeId);
+      if (bad) return bad;
+      if (unknownOp) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown operations type ${unknownOp.configOperation}` };
+      const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
+      return s.controller.setBrokerConfigs(r.resourceName, (current) => {
+        const applied = applyBrokerConfigOps(current, ops);
+        return 'error' in applied ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: applied.error } : applied.configs;
+      }, validateOnly);
+    }
     default:
       return unsupportedResource(r.resourceType);
   }

@@ -1,5 +1,6 @@
 // The TCP listener: accepts connections and hands each to a Connection; closes them all on shutdown.
-// - max.connections: a connection over it is closed at accept (warn).
+// - max.connections: a connection over it is closed at accept (warn). It and max.connections.per.ip
+//   are read at each accept (the broker passes getters of its dynamic config).
 // - max.connections.per.ip and its overrides (host names resolved once, at start, as Kafka's
 //   ConnectionQuotas does): a connection over its address's limit is closed at accept, logged at
 //   info as Kafka does ("Rejected connection from ...").

@@ -28,7 +28,7 @@
 // UnifiedLog); this layer loads the state when the partition goes online and checks appends against it.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
-import { resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
+import { feedsTopicDefaults, resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
 import type { MetadataStore, TopicRecord } from '../cluster/metadata-store';
 import type { TopicStorage } from '../cluster/controller';
 import { ErrorCode } from '../common/errors';
@@ -105,7 +105,21 @@ export class ReplicaManager implements TopicStorage {
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
       config.getInt('producer.id.expiration.check.interval.ms'));
     this.expiryTimer.unref();
+    config.on('change', this.brokerConfigChanged);
   }
+
+  /**
+   * Dynamic log.* broker configs reach the logs at once, as Kafka's DynamicLogConfig: every topic's
+   * effective config is resolved again (its overrides still win).
+   */
+  private readonly brokerConfigChanged = (names: string[]): void => {
+    if (!names.some(feedsTopicDefaults)) return;
+    this.logs.updateDefaults(resolveTopicConfig(this.config, {}));
+    for (const name of new Set(this.logs.allLogs().map((l) => l.topic))) {
+      const topic = this.metadata.topic(name);
+      if (topic) this.logs.updateConfig(name, this.topicConfig(topic));
+    }
+  };
 
   removeExpiredProducers(nowMs: number): void {
     const expirationMs = this.config.getInt('producer.id.expiration.ms');
@@ -776,6 +790,7 @@ export class ReplicaManager implements TopicStorage {
   }
 
   async close(): Promise<void> {
+    this.config.off('change', this.brokerConfigChanged);
     clearInterval(this.expiryTimer);
     clearInterval(this.isrExpiryTimer);
     await this.replication?.fetchers.close();

@@ -225,6 +225,27 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     expect(p0()).to.deep.equal({ leader: a.nodeId, leaderEpoch: 3, isr: [a.nodeId] });
   });
 
+  it('unclean election once a dynamic broker config enables it, set from any broker', async () => {
+    const ms = await cluster(3);
+    const controller = controllerOf(ms);
+    const [a, b] = ms.filter((m) => m !== controller);
+    await controller.controller.createTopic(assigned('du', [[a.nodeId, b.nodeId]]), false);
+    const p0 = () => leaderAndIsr(controller.controller.topic('du')!.partitions[0]);
+    await a.close();
+    await eventually(() => p0()!.leader === b.nodeId, 'b leads');
+    await b.close();
+    await eventually(() => p0()!.leader === -1, 'no leader');
+    const back = await member(a.nodeId);
+    await eventually(() => back.controller.topic('du') !== undefined, 'a sees the topic');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(p0()!.leader).to.equal(-1);
+
+    const res = await back.controller.setBrokerConfigs('', () => ({ 'unclean.leader.election.enable': 'true' }), false);
+    expect(res.errorCode).to.equal(ErrorCode.NONE);
+    await eventually(() => p0()!.leader === a.nodeId, 'unclean election of a');
+    expect(p0()).to.deep.equal({ leader: a.nodeId, leaderEpoch: 3, isr: [a.nodeId] });
+  });
+
   it("controller failover: another broker takes over, re-elects the old controller's partitions and keeps serving creations", async () => {
     const ms = await cluster(3);
     const old = controllerOf(ms);

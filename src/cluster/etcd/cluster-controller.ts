@@ -70,15 +70,22 @@ export class ClusterController {
     this.started = true;
     this.cluster.cache.on('change', this.poke);
     this.cluster.on('controllerChange', this.poke);
+    this.config.on('change', this.configChanged);
     this.leaderBalancer.start();
     this.poke();
   }
+
+  /** A dynamic unclean.leader.election.enable may make leaderless partitions electable: a round looks. */
+  private readonly configChanged = (names: string[]): void => {
+    if (names.includes('unclean.leader.election.enable')) this.poke();
+  };
 
   /** Stops acting; resolves once a round in progress has finished. */
   async stop(): Promise<void> {
     this.started = false;
     this.cluster.cache.off('change', this.poke);
     this.cluster.off('controllerChange', this.poke);
+    this.config.off('change', this.configChanged);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     await Promise.all([this.running, this.leaderBalancer.stop()]);

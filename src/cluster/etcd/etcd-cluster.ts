@@ -41,6 +41,7 @@ import {
   decodePartitionState,
   encodePartitionState,
   groupConfigsKey,
+  brokerConfigsKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -301,6 +302,19 @@ export class EtcdCluster extends EventEmitter {
    */
   async putGroupConfigs(groupId: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
     const key = groupConfigsKey(groupId);
+    const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
+    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
+  }
+
+  /**
+   * IncrementalAlterConfigs / AlterConfigs of a BROKER resource ("" the cluster-wide default, else a
+   * node id) from any broker: puts its dynamic configs (deletes the key when there are none) if the key
+   * is still at `expectedModRevision` (0: absent). Resolves whether it was written, the cache up to date.
+   */
+  async putBrokerConfigs(resource: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
+    const key = brokerConfigsKey(resource);
     const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
     const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
     await this.cache.waitForRevision(Number(res.header.revision));

@@ -121,6 +121,20 @@ export class EtcdMetadata implements MetadataBackend {
     this.deleted = listener;
   }
 
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.cluster.cache.brokerConfigs(resource);
+  }
+
+  async setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale> {
+    const modRevision = this.cluster.cache.brokerConfigsModRevision(resource);
+    return (await this.cluster.putBrokerConfigs(resource, configs, modRevision)) ? true : STALE;
+  }
+
+  /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */
+  onBrokerConfigsChanged(listener: () => void): void {
+    this.cluster.cache.on('change', listener);
+  }
+
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined {
     const replicas = topic.partitions[partition]?.replicas;
     const state = this.modRevisionOf(topic) === undefined ? undefined : this.cluster.cache.partitionState(topic.name, partition);

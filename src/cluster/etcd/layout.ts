@@ -13,6 +13,8 @@
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
  *   /group_configs/<groupId>             a group's config overrides (GROUP config resources), raw strings;
  *                                        the id URI-encoded, as a group id may hold '/'
+ *   /configs/brokers/<id>                a broker's dynamic configs (BROKER config resource "<id>"), raw strings
+ *   /configs/brokers/<default>           the cluster-wide dynamic broker configs (BROKER config resource "")
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -69,6 +71,8 @@ export const topicPartitionsPrefix = (topicId: string): string => `/partitions/$
 export const partitionStateKey = (topicId: string, partition: number): string =>
   `${topicPartitionsPrefix(topicId)}${partition}/state`;
 export const groupConfigsKey = (groupId: string): string => `/group_configs/${encodeURIComponent(groupId)}`;
+/** The key of a BROKER config resource: "" (the cluster-wide default) is `<default>`, as Kafka's ZooKeeper layout had it. */
+export const brokerConfigsKey = (resource: string): string => `/configs/brokers/${resource === '' ? '<default>' : resource}`;
 
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
@@ -78,12 +82,14 @@ export type MetadataKey =
   | { kind: 'features' }
   | { kind: 'topic'; name: string }
   | { kind: 'partitionState'; topicId: string; partition: number }
-  | { kind: 'groupConfigs'; groupId: string };
+  | { kind: 'groupConfigs'; groupId: string }
+  | { kind: 'brokerConfigs'; resource: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
+const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -98,6 +104,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'partitionState', topicId: m[1], partition: Number(m[2]) };
   m = GROUP_CONFIGS_RE.exec(key);
   if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
+  m = BROKER_CONFIGS_RE.exec(key);
+  if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
   return null;
 }
 

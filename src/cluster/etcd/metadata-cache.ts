@@ -1,6 +1,6 @@
 /**
  * A broker's local copy of the cluster metadata in etcd (Kafka's MetadataCache / MetadataImage):
- * brokers, the controller, topics, partition states and the finalized feature levels, read
+ * brokers, the controller, topics, partition states, group and dynamic broker configs and the finalized feature levels, read
  * synchronously by whoever needs them.
  *
  * It lists every key under the prefix once, then follows one watch from the revision after that
@@ -20,6 +20,9 @@ import {
   type TopicAssignment,
 } from './layout';
 
+/** The same (frozen) object for every resource without configs: readers may compare by identity. */
+const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class MetadataCache extends EventEmitter {
   private readonly brokersById = new Map<number, BrokerRegistration>();
   private controllerRecord: ControllerRecord | null = null;
@@ -34,6 +37,8 @@ export class MetadataCache extends EventEmitter {
   private readonly states = new Map<string, Map<number, PartitionState>>();
   /** group id -> its config overrides, and the mod revision of its key (what a conditional write compares). */
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
+  private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -118,6 +123,16 @@ export class MetadataCache extends EventEmitter {
     return [...this.groupConfigsById.keys()].sort();
   }
 
+  /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
+  brokerConfigs(resource: string): Readonly<Record<string, string>> {
+    return this.brokerConfigsByResource.get(resource)?.configs ?? NO_CONFIGS;
+  }
+
+  /** The mod revision of the resource's configs key (0: none), for a write conditioned on them being unchanged. */
+  brokerConfigsModRevision(resource: string): number {
+    return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -159,6 +174,7 @@ export class MetadataCache extends EventEmitter {
     this.topicModRevisions.clear();
     this.states.clear();
     this.groupConfigsById.clear();
+    this.brokerConfigsByResource.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -235,6 +251,10 @@ export class MetadataCache extends EventEmitter {
         case 'groupConfigs':
           if (value === null) this.groupConfigsById.delete(what.groupId);
           else this.groupConfigsById.set(what.groupId, { configs: JSON.parse(value) as Record<string, string>, modRevision: Number(kv.mod_revision) });
+          break;
+        case 'brokerConfigs':
+          if (value === null) this.brokerConfigsByResource.delete(what.resource);
+          else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
       }
     } catch (err) {

@@ -38,12 +38,19 @@ export function unsupportedResource(type: number): Outcome {
   return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${type}` };
 }
 
-/** Fjord's broker configs are static (server.properties, --set): none can be altered at run time yet. */
-export function brokerConfigsNotDynamic(names: string[]): Outcome {
-  return {
-    errorCode: ErrorCode.INVALID_REQUEST,
-    errorMessage: `Cannot update these configs dynamically: ${quoteInMessage(names.join(', '))}`,
-  };
+/**
+ * A BROKER resource to alter must be "" (the cluster-wide default) or this node's id, as Kafka's
+ * ConfigAdminManager checks it (admin clients send a broker's configs to that broker).
+ */
+export function checkBrokerAlterResource(name: string, nodeId: number): Outcome | null {
+  if (name === '') return null;
+  if (!/^[+-]?\d+$/.test(name) || Math.abs(Number(name)) > 2147483647) {
+    return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Node id must be an integer, but it is: ${quoteInMessage(name)}` };
+  }
+  if (Number(name) !== nodeId) {
+    return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${nodeId}, but received ${quoteInMessage(name)}` };
+  }
+  return null;
 }
 
 /** Alters resources one after another; each answer names its resource, as both Alter APIs reply. */
