@@ -3,8 +3,10 @@
 // of the metadata cache it brings this broker's replicas in line with the partition states there.
 //
 // - A partition assigned here whose state names this broker leader: the replica manager makes it
-//   the leader (at that epoch; a newer ISR of the same epoch is passed on); one whose leader is
-//   another broker (or none): a follower. Partitions not assigned here are left alone.
+//   the leader (at that epoch; a newer ISR or replica set of the same epoch is passed on); one whose
+//   leader is another broker (or none): a follower. A partition this broker held and no longer does
+//   (a reassignment moved it) is stopped and its log deleted, as Kafka's StopReplica with delete;
+//   partitions never assigned here are left alone.
 // - The coordinators follow the leadership of their topics' partitions (__consumer_offsets for
 //   groups, __transaction_state for transactions): elected where this broker leads, resigned where
 //   it stops leading (Kafka's GroupCoordinator/TransactionCoordinator onElection/onResignation).
@@ -45,7 +47,7 @@ export interface ClusterMemberOptions {
   cache: MetadataCache;
   /** The topics as records (the Controller's view of the cache). */
   topics: { topic(name: string): TopicRecord | undefined; topics(): TopicRecord[] };
-  replicas: Pick<ReplicaManager, 'makeLeader' | 'makeFollower' | 'topicDeleted' | 'configsChanged' | 'partitionsCreated'>;
+  replicas: Pick<ReplicaManager, 'makeLeader' | 'makeFollower' | 'replicaRemoved' | 'topicDeleted' | 'configsChanged' | 'partitionsCreated'>;
   groups: PartitionCoordinator;
   transactions: PartitionCoordinator;
   logger: Logger;
@@ -110,7 +112,11 @@ export class ClusterMember {
     }
     for (const topic of current.values()) {
       const applied = this.appliedTopics.get(topic.name);
-      if (!topic.partitions.some((p) => p.replicas.includes(nodeId))) continue;
+      if (applied) await this.removeMovedReplicas(topic);
+      if (!topic.partitions.some((p) => p.replicas.includes(nodeId))) {
+        if (applied && !topic.partitions.some((p) => this.appliedStates.has(`${topic.name}-${p.index}`))) this.appliedTopics.delete(topic.name);
+        continue;
+      }
       this.appliedTopics.set(topic.name, topic);
       if (applied && !sameConfigs(applied.configs, topic.configs)) replicas.configsChanged(topic);
       for (const p of topic.partitions) {
@@ -118,7 +124,8 @@ export class ClusterMember {
         const state = cache.partitionState(topic.name, p.index);
         if (!state) continue; // the controller has not given it a state yet
         const key = `${topic.name}-${p.index}`;
-        const applies = `${state.leader}/${state.leaderEpoch}/${state.partitionEpoch}`;
+        // The replicas too: a reassignment changes them within a leader epoch, and the leader tracks its followers.
+        const applies = `${state.leader}/${state.leaderEpoch}/${state.partitionEpoch}/${p.replicas.join(',')}`;
         if (this.appliedStates.get(key) === applies) continue;
         const assignment = { ...state, replicas: p.replicas };
         this.options.logger.debug({ topic: topic.name, partition: p.index, ...state }, state.leader === nodeId ? 'becoming leader' : 'becoming follower');
@@ -133,6 +140,26 @@ export class ClusterMember {
         this.appliedStates.set(key, applies);
         this.options.logger.debug({ topic: topic.name, partition: p.index }, 'role applied');
       }
+    }
+  }
+
+  /**
+   * The partitions of `topic` this broker held and no longer does (a reassignment moved them, or
+   * a cancel dropped an adding replica): the coordinator resigns, the replica stops and its log is
+   * deleted. One the state still names this broker leader of stays until the controller has moved
+   * the leadership (it writes both at once on completion; a cancel's state follows its topic write).
+   */
+  private async removeMovedReplicas(topic: TopicRecord): Promise<void> {
+    const { nodeId, cache, replicas } = this.options;
+    for (const p of topic.partitions) {
+      const key = `${topic.name}-${p.index}`;
+      if (p.replicas.includes(nodeId) || !this.appliedStates.has(key)) continue;
+      const state = cache.partitionState(topic.name, p.index);
+      if (state?.leader === nodeId) continue;
+      this.appliedStates.delete(key);
+      this.coordinatorOf(topic.name)?.onResignation(p.index, state?.leaderEpoch ?? p.leaderEpoch);
+      this.options.logger.info({ topic: topic.name, partition: p.index }, 'replica moved away: stopping it and deleting its log');
+      await replicas.replicaRemoved(topic.name, p.index);
     }
   }
 

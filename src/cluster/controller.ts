@@ -1,5 +1,6 @@
-// The one place where topics are created, deleted, grown and reconfigured, and where groups' configs
-// and the dynamic broker configs are set (and the latter applied to this broker's BrokerConfig). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// The one place where topics are created, deleted, grown, reconfigured and reassigned, where leaders
+// are elected on request, and where groups' configs and the dynamic broker configs are set (the latter
+// applied to this broker's BrokerConfig). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
 // AlterConfigs...) call it and turn its results into their own response shapes; the rules and
 // Kafka's error codes live here.
 //
@@ -17,16 +18,19 @@
 // writes let exactly one win, and the loser's checks run again on what is there now. A cluster's
 // new topic shows in reads once written, its partitions leaderless until the active controller
 // gives them states (createTopic itself answers only after that).
-import { ErrorCode, errorMessage } from '../common/errors';
+import { ErrorCode, errorMessage, quoteInMessage } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { MIN_SEGMENT_BYTES } from '../config/definitions';
 import { consumerGroupConfig, validateGroupConfigs, type ConsumerGroupConfig } from '../config/group-config';
-import { validateTopicConfigs } from '../config/topic-config';
+import { resolveTopicConfig, validateTopicConfigs } from '../config/topic-config';
 import type { TopicRecord } from './metadata-store';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
+import {
+  reassignmentInProgress, revertReassignment, startReassignment, targetReplicationFactor, type ReplicaAssignment,
+} from './partition-reassignment';
 
 /**
  * Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one CreateTopics (or, here, one
@@ -69,6 +73,18 @@ function withInternalSegmentBytes(configs: Record<string, string>): Record<strin
   if (segmentBytes === undefined || Number(segmentBytes) >= MIN_SEGMENT_BYTES) return configs;
   const { 'segment.bytes': _, ...rest } = configs;
   return { ...rest, 'internal.segment.bytes': segmentBytes };
+}
+
+/** One partition's entry of AlterPartitionReassignments: its target replicas, or null to cancel. */
+export interface PartitionTarget {
+  partition: number;
+  replicas: number[] | null;
+}
+
+/** A topic's reassignments in progress, as ListPartitionReassignments answers them. */
+export interface OngoingReassignment {
+  name: string;
+  partitions: { partition: number; replicas: number[]; adding: number[]; removing: number[] }[];
 }
 
 export class Controller {
@@ -197,11 +213,21 @@ export class Controller {
       if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
         return fail(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
       }
-      const checked = this.checkAssignments(t.assignments.map((a) => a.brokerIds));
-      if ('errorCode' in checked) return checked;
+      // Kafka checks each assignment in turn: a partition named again, then its replicas.
+      const seen = new Set<number>();
+      let rf: number | null = null;
+      for (const a of t.assignments) {
+        if (seen.has(a.partitionIndex)) {
+          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Found multiple manual partition assignments for partition ${a.partitionIndex}`);
+        }
+        seen.add(a.partitionIndex);
+        const invalid = this.checkReplicaList(a.brokerIds, rf);
+        if (invalid) return invalid;
+        rf = a.brokerIds.length;
+      }
       const sorted = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
       if (sorted.some((a, i) => a.partitionIndex !== i)) {
-        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'Partitions should be a consecutive 0-based integer sequence');
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'partitions should be a consecutive 0-based integer sequence');
       }
       replicas = sorted.map((a) => a.brokerIds);
     } else {
@@ -273,8 +299,10 @@ export class Controller {
       if (assignments.length !== added) {
         return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Attempted to add ${added} additional partition(s), but only ${assignments.length} assignment(s) were specified.`);
       }
-      const checked = this.checkAssignments(assignments);
-      if ('errorCode' in checked) return checked;
+      // A partition under reassignment counts with the replication factor it is heading for.
+      const first = topic.partitions[0];
+      const invalid = this.checkAssignments(assignments, first ? targetReplicationFactor(first.replicas, first.reassignment) : null);
+      if (invalid) return invalid;
       replicas = assignments;
     } else {
       // Kafka's CreatePartitions takes partition 0's replication factor, and its error unprefixed.
@@ -336,8 +364,8 @@ export class Controller {
   private async electLeader(type: RequestedElection, name: string, partition: number): Promise<Outcome> {
     for (let i = 0; i < STALE_RETRIES; i++) {
       const topic = this.backend.topic(name);
-      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such topic as ${name}`);
-      if (!topic.partitions[partition]) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such partition as ${name}-${partition}`);
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such topic as ${quoteInMessage(name)}`);
+      if (!topic.partitions[partition]) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `No such partition as ${quoteInMessage(name)}-${partition}`);
       const live = new Set(this.backend.brokers().map((b) => b.nodeId));
       const state = this.backend.partitionState(topic, partition);
       const next = state ? requestedElection(state, type, (id) => live.has(id)) : 'not-possible';
@@ -350,6 +378,76 @@ export class Controller {
       if ((await this.backend.writePartitionState(topic, partition, next)) !== STALE) return OK;
     }
     return fail(ErrorCode.REQUEST_TIMED_OUT, `The partition ${name}-${partition} kept changing under this election; try again.`);
+  }
+
+  /**
+   * AlterPartitionReassignments for one topic (Kafka's ReplicationControlManager
+   * alterPartitionReassignment): per partition, a target replica list starts (or replaces) a
+   * reassignment, null cancels the one in progress. One outcome per entry; the accepted ones are
+   * written together, conditioned on the topic as read. The active controller does the rest
+   * (etcd/cluster-controller.ts): completion once the adding replicas are in sync, the ISR and
+   * leader fitted after a cancel.
+   */
+  async alterPartitionReassignments(name: string, targets: readonly PartitionTarget[], allowReplicationFactorChange: boolean): Promise<Outcome[]> {
+    const result = await this.inTurn(async (): Promise<Outcome[] | Stale> => {
+      const topic = this.backend.topic(name);
+      if (!topic) return targets.map(() => fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find a topic named ${quoteInMessage(name)}.`));
+      const changes = new Map<number, ReplicaAssignment>();
+      const outcomes = targets.map((target): Outcome => {
+        const partition = topic.partitions[target.partition];
+        if (!partition) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Unable to find partition ${quoteInMessage(name)}:${target.partition}.`);
+        const current = changes.get(target.partition) ?? { replicas: partition.replicas, reassignment: partition.reassignment ?? null };
+        const next = target.replicas === null
+          ? this.cancelReassignment(topic, partition.isr, target.partition, current)
+          : this.changeReassignment(current, target.replicas, allowReplicationFactorChange);
+        if (next && 'errorCode' in next) return next;
+        if (next) changes.set(target.partition, next);
+        return OK;
+      });
+      if (changes.size === 0) return outcomes;
+      return (await this.backend.reassignPartitions(topic, changes)) === STALE ? STALE : outcomes;
+    });
+    return Array.isArray(result) ? result : targets.map(() => result);
+  }
+
+  private changeReassignment(current: ReplicaAssignment, target: number[], allowReplicationFactorChange: boolean): ReplicaAssignment | Outcome | null {
+    const invalid = this.checkReplicaList(target, null);
+    if (invalid) return invalid;
+    const replicationFactor = targetReplicationFactor(current.replicas, current.reassignment);
+    if (!allowReplicationFactorChange && replicationFactor !== target.length) {
+      return fail(ErrorCode.INVALID_REPLICATION_FACTOR, `The replication factor is changed from ${replicationFactor} to ${target.length}`);
+    }
+    return startReassignment(current, target);
+  }
+
+  private cancelReassignment(topic: TopicRecord, isr: readonly number[], partition: number, current: ReplicaAssignment): ReplicaAssignment | Outcome {
+    if (!reassignmentInProgress(current.reassignment)) return fail(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, 'No partition reassignment is in progress.');
+    const revert = revertReassignment(current.replicas, isr, current.reassignment);
+    if (revert.unclean && !resolveTopicConfig(this.config, topic.configs).uncleanLeaderElectionEnable) {
+      return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        `Unable to revert partition assignment for ${topic.name}:${partition} because it would require an unclean leader election.`);
+    }
+    return { replicas: revert.replicas, reassignment: null };
+  }
+
+  /**
+   * ListPartitionReassignments: the reassignments in progress of every topic (null) or of the named
+   * partitions; partitions (and topics) not being reassigned, or unknown, are left out.
+   */
+  listPartitionReassignments(topics: readonly { name: string; partitions: readonly number[] }[] | null): OngoingReassignment[] {
+    const named = topics ?? this.backend.topics().map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.index) }));
+    const ongoing: OngoingReassignment[] = [];
+    for (const { name, partitions } of named) {
+      const topic = this.backend.topic(name);
+      const found = partitions.flatMap((index) => {
+        const p = topic?.partitions[index];
+        return p && reassignmentInProgress(p.reassignment)
+          ? [{ partition: index, replicas: [...p.replicas], adding: [...p.reassignment.adding], removing: [...p.reassignment.removing] }]
+          : [];
+      });
+      if (found.length > 0) ongoing.push({ name, partitions: found });
+    }
+    return ongoing;
   }
 
   /** A group's config overrides (GROUP config resources; empty: none). They outlive the group, as in Kafka. */
@@ -408,19 +506,36 @@ export class Controller {
     });
   }
 
-  private checkAssignments(assignments: number[][]): Outcome | { ok: true } {
-    const known = new Set(this.brokers().map((b) => b.nodeId));
+  /** Kafka's validateManualPartitionAssignment for each list, with the replication factor the topic has. */
+  private checkAssignments(assignments: number[][], replicationFactor: number | null): Outcome | null {
     for (const ids of assignments) {
-      if (ids.length === 0) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes an empty replica list.');
-      if (new Set(ids).size !== ids.length) {
-        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes the broker ${ids.find((x, i) => ids.indexOf(x) !== i)} more than once.`);
+      const invalid = this.checkReplicaList(ids, replicationFactor);
+      if (invalid) return invalid;
+    }
+    return null;
+  }
+
+  /**
+   * Kafka's validateManualPartitionAssignment: not empty; in ascending order, each broker registered
+   * (live, here) and named once; as many as `replicationFactor` when given. Null when valid.
+   */
+  private checkReplicaList(ids: readonly number[], replicationFactor: number | null): Outcome | null {
+    if (ids.length === 0) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes an empty replica list.');
+    const known = new Set(this.brokers().map((b) => b.nodeId));
+    const sorted = [...ids].sort((a, b) => a - b);
+    for (let i = 0; i < sorted.length; i++) {
+      if (!known.has(sorted[i])) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes broker ${sorted[i]}, but no such broker is registered.`);
       }
-      const unknown = ids.find((id) => !known.has(id));
-      if (unknown !== undefined) {
-        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes broker ${unknown}, but no such broker is registered.`);
+      if (i > 0 && sorted[i] === sorted[i - 1]) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes the broker ${sorted[i]} more than once.`);
       }
     }
-    return { ok: true };
+    if (replicationFactor !== null && ids.length !== replicationFactor) {
+      return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes a partition with ${ids.length} replica(s), `
+        + `but this is not consistent with previous partitions, which have ${replicationFactor} replica(s).`);
+    }
+    return null;
   }
 
   /** Kafka's striped placement over the live brokers (none fenced: a broker here is one that serves). */

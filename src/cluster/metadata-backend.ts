@@ -8,6 +8,7 @@
 // then runs its checks again on what is there now.
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
+import type { ReplicaAssignment } from './partition-reassignment';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -51,6 +52,8 @@ export interface MetadataBackend {
   /** Appends partitions with these replica lists. */
   addPartitions(topic: TopicRecord, replicas: number[][]): Promise<TopicRecord | Outcome | Stale>;
   setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord | Stale>;
+  /** Replaces these partitions' replica sets and reassignments (AlterPartitionReassignments). */
+  reassignPartitions(topic: TopicRecord, changes: ReadonlyMap<number, ReplicaAssignment>): Promise<TopicRecord | Stale>;
   /** A group's config overrides (GROUP config resources; empty: none). */
   groupConfigs(groupId: string): Readonly<Record<string, string>>;
   /** The groups that have config overrides, sorted. */
@@ -135,6 +138,14 @@ export class LocalMetadata implements MetadataBackend {
     await this.store.persist();
     this.storage.configsChanged(changed);
     return changed;
+  }
+
+  /**
+   * Never asked for a change: this broker is the only one, so every valid target of a reassignment
+   * is [this broker], which every partition already has (the Controller writes nothing then).
+   */
+  reassignPartitions(topic: TopicRecord): Promise<TopicRecord> {
+    return Promise.resolve(topic);
   }
 
   groupConfigs(groupId: string): Readonly<Record<string, string>> {

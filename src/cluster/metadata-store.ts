@@ -30,6 +30,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { formatProperties, parseProperties } from '../config/properties';
 import { topicCollision, validateTopicName } from './topic-names';
+import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 
@@ -46,6 +47,8 @@ export interface PartitionRecord {
   readonly leaderEpoch: number;
   /** The in-sync replicas. */
   readonly isr: readonly number[];
+  /** A reassignment in progress (a cluster's; absent: none); `replicas` is then the full set. */
+  readonly reassignment?: PartitionReassignment;
 }
 
 /**

@@ -436,9 +436,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'replica.fetch.response.max.bytes', type: 'int', default: '10485760', validator: atLeast(0), doc: 'Bytes of one follower fetch response (at least one batch)' },
   { name: 'replica.fetch.backoff.ms', type: 'int', default: '1000', validator: atLeast(0), doc: 'Pause after a follower fetch failed' },
   { name: 'replica.socket.timeout.ms', type: 'int', default: '30000', doc: 'Timeout of follower fetch requests (at least replica.fetch.wait.max.ms)' },
-  // replication throttling (KIP-73): the rates are dynamic-only in Kafka; Fjord also takes them at start-up
-  { name: 'leader.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Bytes per second a leader sends the followers of the replicas its topics list in leader.replication.throttled.replicas' },
-  { name: 'follower.replication.throttled.rate', type: 'long', default: LONG_MAX_S, validator: atLeast(0), dynamic: true, doc: 'Bytes per second a follower fetches for the replicas its topics list in follower.replication.throttled.replicas' },
+  // the windows the replication throttle rates (above) are measured over (KIP-73)
   { name: 'replication.quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the replication throttle rates are measured over' },
   { name: 'replication.quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one replication throttle window' },
 

@@ -23,6 +23,8 @@ import { describeProducers } from './describe-producers';
 import { initProducerId } from './init-producer-id';
 import { updateFeatures } from './update-features';
 import { electLeaders } from './elect-leaders';
+import { alterPartitionReassignments } from './alter-partition-reassignments';
+import { listPartitionReassignments } from './list-partition-reassignments';
 // Consumer groups (src/group): classic groups and consumer groups (KIP-848).
 import { findCoordinator } from './find-coordinator';
 import { joinGroup } from './join-group';
@@ -58,6 +60,7 @@ const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
   createPartitions, describeConfigs, alterConfigs, incrementalAlterConfigs, describeCluster, describeLogDirs,
   describeProducers, initProducerId, describeTopicPartitions, updateFeatures, electLeaders,
+  alterPartitionReassignments, listPartitionReassignments,
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,

@@ -189,6 +189,21 @@ export class PartitionReplicas {
     this.maybeIncrementHighWatermark();
   }
 
+  /**
+   * The assigned replicas changed within this leader epoch (a reassignment added replicas, or
+   * removed ones not in the ISR; Kafka's updateAssignmentAndIsr): new followers are tracked from
+   * their first fetch, removed ones forgotten (their fetches are refused), and the high watermark
+   * no longer waits for them.
+   */
+  updateReplicas(replicas: readonly number[]): void {
+    for (const id of [...this.followers.keys()]) if (!replicas.includes(id)) this.followers.delete(id);
+    for (const id of replicas) {
+      if (id === this.opts.brokerId || this.followers.has(id)) continue;
+      this.followers.set(id, { logEndOffset: UNKNOWN_OFFSET, lastCaughtUpTimeMs: 0, lastFetchLeaderLogEndOffset: UNKNOWN_OFFSET, lastFetchTimeMs: 0 });
+    }
+    this.maybeIncrementHighWatermark();
+  }
+
   /** acks=all, before appending (Kafka's appendRecordsToLeader): NOT_ENOUGH_REPLICAS when the ISR is too small. */
   checkEnoughReplicasForAppend(minInsyncReplicas: number): number {
     return this.state.isr.length >= minInsyncReplicas ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS;

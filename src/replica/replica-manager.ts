@@ -168,6 +168,12 @@ export class ReplicaManager implements TopicStorage {
       // Logs of topics the metadata no longer knows were deleted while we were down.
       const orphans = new Set(logs.allLogs().map((l) => l.topic).filter((t) => !byName.has(t)));
       for (const topic of orphans) await logs.deleteTopic(topic);
+      // In a cluster, logs of partitions no longer assigned here were moved away by a reassignment
+      // while we were down (Kafka's stray replicas): deleted.
+      if (replication) {
+        const stray = logs.allLogs().filter((l) => byName.has(l.topic) && !byName.get(l.topic)!.partitions[l.partition]?.replicas.includes(config.nodeId));
+        for (const l of stray) await opened.replicaRemoved(l.topic, l.partition);
+      }
       for (const topic of topics) await opened.partitionsCreated(topic, 0);
       opened.loading = false;
     })();
@@ -238,6 +244,7 @@ export class ReplicaManager implements TopicStorage {
       const replication = this.replication!;
       const role = partition.role;
       if (role?.kind === 'leader' && role.leaderEpoch === state.leaderEpoch) {
+        role.replicas.updateReplicas(state.replicas);
         role.replicas.updatePartitionState(state);
         return;
       }
@@ -324,19 +331,44 @@ export class ReplicaManager implements TopicStorage {
 
   /** Runs a role change once the partition is open and the changes before it are applied. */
   private inRoleTurn(topic: TopicRecord, index: number, change: (partition: Partition) => Promise<void>): Promise<void> {
-    const key = partitionKey(topic.name, index);
-    const previous = this.roleChanges.get(key) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    return this.inPartitionTurn(topic.name, index, async () => {
       if (!this.partition(topic.name, index)) await this.adopt(topic, index);
       const partition = this.partition(topic.name, index);
       if (partition) await change(partition);
     });
-    const settled = next.catch((err) => this.logger.error({ err, topic: topic.name, partition: index }, 'could not change the partition role'));
+  }
+
+  /** Runs `step` once the partition's role changes before it are applied: they apply one at a time, in call order. */
+  private inPartitionTurn(topic: string, index: number, step: () => Promise<void>): Promise<void> {
+    const key = partitionKey(topic, index);
+    const previous = this.roleChanges.get(key) ?? Promise.resolve();
+    const next = previous.then(step);
+    const settled = next.catch((err) => this.logger.error({ err, topic, partition: index }, 'could not change the partition role'));
     this.roleChanges.set(key, settled);
     void settled.finally(() => {
       if (this.roleChanges.get(key) === settled) this.roleChanges.delete(key);
     });
     return next;
+  }
+
+  /**
+   * The partition is no longer assigned to this broker (a reassignment moved it away; Kafka's
+   * StopReplica with deletePartition): its fetcher stops, what waits on it answers
+   * NOT_LEADER_OR_FOLLOWER, and its log is deleted. In turn with its role changes.
+   */
+  replicaRemoved(topic: string, index: number): Promise<void> {
+    const key = partitionKey(topic, index);
+    return this.inPartitionTurn(topic, index, async () => {
+      await this.adopting.get(key)?.catch(() => undefined);
+      await this.replication?.fetchers.removePartitions([{ topic, partition: index }]);
+      const partition = this.partitions.get(key);
+      this.partitions.delete(key);
+      this.fetchPurgatory.checkAndComplete(key);
+      this.producePurgatory.checkAndComplete(key);
+      // A snapshot still being written must not land in the directory being deleted.
+      await partition?.log.producerState.snapshotsWritten();
+      await this.logs.deletePartition(topic, index);
+    });
   }
 
   /** The high watermark moved: consumers and acks=all produces waiting on the partition may go on. */

@@ -4,7 +4,7 @@
  * stores and serves whole v2 record batches by offset. May import common/,
  * records/ and config/ (error codes come from common/errors.ts).
  *
- *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic, close, flush timer
+ *   log-manager.ts         every partition of a data dir: open/recover, create, delete topic or partition, close, flush timer
  *   partition-log.ts       one partition's log (Kafka's UnifiedLog), composed of the five files below
  *   local-log.ts           its state: segments, offsets, leader epochs, flush
  *   log-loader.ts          opening it: interrupted swaps and deletions, crash recovery

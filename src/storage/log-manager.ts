@@ -419,6 +419,29 @@ export class LogManager {
     this.logger.info({ topic, partitions: partitions.size }, 'deleted topic logs');
   }
 
+  /**
+   * Deletes one partition's log (its replica moved to other brokers: Kafka's StopReplica with
+   * deletePartition), as deleteTopic deletes each: closed, renamed to its `-delete` name, removed
+   * in the background. Resolves once the rename is durable; nothing to do for a log not open here.
+   */
+  async deletePartition(topic: string, partition: number): Promise<void> {
+    this.ensureOpen();
+    await this.creating.get(partitionKey(topic, partition))?.catch(() => undefined);
+    const partitions = this.topics.get(topic);
+    const log = partitions?.get(partition);
+    if (!partitions || !log) return;
+    partitions.delete(partition);
+    if (partitions.size === 0) this.topics.delete(topic);
+    await log.close({ flush: false });
+    await this.cleaner?.forget(topic, partition);
+    const target = path.join(this.dataDir, deleteDirName(topic, partition));
+    await fs.promises.rename(log.dir, target);
+    this.removeDirectoryInBackground(target);
+    await fsyncDirectory(this.dataDir);
+    await Promise.all([this.checkpointRecoveryPoints(), this.checkpointLogStartOffsets()]);
+    this.logger.info({ topic, partition }, 'deleted partition log');
+  }
+
   private removeDirectoryInBackground(dir: string): void {
     const removal = fs.promises
       .rm(dir, { recursive: true, force: true })

@@ -148,12 +148,13 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     const doomed = notController(ms);
     const [other] = ms.filter((m) => m !== controller && m !== doomed);
     // Partition 0 led by the doomed broker, partition 1 led by another with the doomed one in sync.
-    await other.controller.createTopic(assigned('t', [[doomed.nodeId, other.nodeId, controller.nodeId], [other.nodeId, doomed.nodeId]]), false);
+    // (One replication factor for all partitions: Kafka refuses a manual assignment that mixes them.)
+    await other.controller.createTopic(assigned('t', [[doomed.nodeId, other.nodeId, controller.nodeId], [other.nodeId, doomed.nodeId, controller.nodeId]]), false);
     await doomed.close();
     const p = (i: number) => leaderAndIsr(other.controller.topic('t')!.partitions[i]);
-    await eventually(() => p(0)!.leader === other.nodeId && p(1)!.isr.length === 1, 'the controller reacts');
+    await eventually(() => p(0)!.leader === other.nodeId && p(1)!.isr.length === 2, 'the controller reacts');
     expect(p(0)).to.deep.equal({ leader: other.nodeId, leaderEpoch: 1, isr: [other.nodeId, controller.nodeId] });
-    expect(p(1)).to.deep.equal({ leader: other.nodeId, leaderEpoch: 0, isr: [other.nodeId] });
+    expect(p(1)).to.deep.equal({ leader: other.nodeId, leaderEpoch: 0, isr: [other.nodeId, controller.nodeId] });
   });
 
   it('all replicas gone: leader -1 with the last ISR member kept; it leads again when it comes back', async () => {
@@ -339,5 +340,84 @@ describe('cluster/etcd controller (against a real etcd)', function () {
     const res = await ms[0].controller.createTopic(topic('big', 300, 1), false);
     expect(res.errorCode).to.equal(ErrorCode.NONE);
     expect(res.topic!.partitions.every((p) => p.leader === 1)).to.equal(true);
+  });
+  it('a reassignment started from any broker waits for its new replica, survives a controller failover, and the new controller completes it', async () => {
+    const ms = await cluster(4);
+    const old = controllerOf(ms);
+    const [a, b, c] = ms.filter((m) => m !== old);
+    await b.controller.createTopic(assigned('moving', [[a.nodeId, b.nodeId], [a.nodeId, b.nodeId]]), false);
+    const outcomes = await c.controller.alterPartitionReassignments('moving', [{ partition: 0, replicas: [b.nodeId, c.nodeId] }], false);
+    expect(outcomes).to.deep.equal([{ errorCode: ErrorCode.NONE, errorMessage: null }]);
+    const ongoing = [{ name: 'moving', partitions: [{ partition: 0, replicas: [b.nodeId, c.nodeId, a.nodeId], adding: [c.nodeId], removing: [a.nodeId] }] }];
+    for (const m of ms) await eventually(() => m.controller.listPartitionReassignments(null).length === 1, `broker ${m.nodeId} sees it`);
+    for (const m of ms) expect(m.controller.listPartitionReassignments([{ name: 'moving', partitions: [0, 1, 7] }, { name: 'nope', partitions: [0] }])).to.deep.equal(ongoing);
+    // Metadata shows the full set meanwhile; the ISR and leader are unchanged.
+    expect(leaderAndIsr(a.controller.topic('moving')!.partitions[0])).to.deep.equal({ leader: a.nodeId, leaderEpoch: 0, isr: [a.nodeId, b.nodeId] });
+    expect(a.controller.topic('moving')!.partitions[0].replicas).to.deep.equal([b.nodeId, c.nodeId, a.nodeId]);
+
+    await old.close();
+    await eventually(() => [a, b, c].some((m) => m.cluster.isController), 'a new controller');
+    expect(b.controller.listPartitionReassignments(null)).to.deep.equal(ongoing); // still waiting for c
+    // The leader (a) takes c into the ISR, as its fetches would have it: the new controller completes.
+    const id = a.controller.topic('moving')!.id;
+    const epoch = a.cluster.cache.partitionState('moving', 0)!.partitionEpoch;
+    expect((await a.cluster.alterPartitionState(id, 0, epoch, { leader: a.nodeId, leaderEpoch: 0, isr: [a.nodeId, b.nodeId, c.nodeId] })).ok).to.equal(true);
+    await eventually(() => b.controller.listPartitionReassignments(null).length === 0, 'the reassignment completes');
+    const done = b.controller.topic('moving')!.partitions[0];
+    expect(done.replicas).to.deep.equal([b.nodeId, c.nodeId]);
+    expect(leaderAndIsr(done)).to.deep.equal({ leader: b.nodeId, leaderEpoch: 1, isr: [b.nodeId, c.nodeId] });
+    expect(b.cluster.cache.topic('moving')!.reassignments).to.equal(undefined);
+    for (const m of [a, b, c]) expect(planRound(m.cluster.cache, () => false)).to.deep.equal([]);
+  });
+
+  it("a reassignment to a broker that dies waits (no completion); Kafka's errors; a cancel reverts it", async () => {
+    const ms = await cluster(3);
+    const ctl = controllerOf(ms);
+    const [x, y] = ms.filter((m) => m !== ctl);
+    await x.controller.createTopic(assigned('stuck', [[ctl.nodeId, x.nodeId]]), false);
+    const alter = (replicas: number[] | null, partition = 0, allowRfChange = true) =>
+      x.controller.alterPartitionReassignments('stuck', [{ partition, replicas }], allowRfChange).then(([o]) => o);
+    expect(await alter(null)).to.deep.equal({ errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, errorMessage: 'No partition reassignment is in progress.' });
+    expect((await alter([x.nodeId, y.nodeId])).errorCode).to.equal(ErrorCode.NONE);
+    await y.close();
+    await eventually(() => x.controller.brokers().length === 2, 'the adding broker is gone');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(x.controller.listPartitionReassignments(null)).to.have.length(1);
+
+    expect(await alter([x.nodeId, y.nodeId])).to.deep.equal({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: `The manual partition assignment includes broker ${y.nodeId}, but no such broker is registered.` });
+    expect(await alter([x.nodeId, x.nodeId])).to.deep.equal({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: `The manual partition assignment includes the broker ${x.nodeId} more than once.` });
+    expect(await alter([])).to.deep.equal({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'The manual partition assignment includes an empty replica list.' });
+    expect(await alter([x.nodeId], 0, false)).to.deep.equal({ errorCode: ErrorCode.INVALID_REPLICATION_FACTOR,
+      errorMessage: 'The replication factor is changed from 2 to 1' });
+    expect(await alter([x.nodeId], 3)).to.deep.equal({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unable to find partition stuck:3.' });
+    expect(await x.controller.alterPartitionReassignments('none', [{ partition: 0, replicas: null }], true)).to.deep.equal([
+      { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Unable to find a topic named none.' }]);
+
+    expect(await alter(null)).to.deep.equal({ errorCode: ErrorCode.NONE, errorMessage: null });
+    expect(x.controller.listPartitionReassignments(null)).to.deep.equal([]);
+    const reverted = x.controller.topic('stuck')!.partitions[0];
+    expect(reverted.replicas).to.deep.equal([x.nodeId, ctl.nodeId]); // Kafka's revert: the full set less the adding ones
+    expect(leaderAndIsr(reverted)).to.deep.equal({ leader: ctl.nodeId, leaderEpoch: 0, isr: [ctl.nodeId, x.nodeId] });
+  });
+
+  it("manual assignments as Kafka's validateManualPartitionAssignment checks them (CreateTopics, CreatePartitions)", async () => {
+    const ms = await cluster(2);
+    const create = (replicas: number[][]) => ms[0].controller.createTopic(assigned('manual', replicas), false);
+    expect(await create([[1, 2], [1]])).to.deep.include({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'The manual partition assignment includes a partition with 1 replica(s), but this is not consistent with previous partitions, which have 2 replica(s).' });
+    expect(await create([[3, 1, 1]])).to.deep.include({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'The manual partition assignment includes the broker 1 more than once.' });
+    const twice = { ...assigned('manual', [[1], [2]]), assignments: [{ partitionIndex: 0, brokerIds: [1] }, { partitionIndex: 0, brokerIds: [2] }] };
+    expect(await ms[0].controller.createTopic(twice, false)).to.deep.include({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'Found multiple manual partition assignments for partition 0' });
+    const gap = { ...assigned('manual', [[1]]), assignments: [{ partitionIndex: 1, brokerIds: [1] }] };
+    expect(await ms[0].controller.createTopic(gap, false)).to.deep.include({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'partitions should be a consecutive 0-based integer sequence' });
+    expect((await create([[1, 2]])).errorCode).to.equal(ErrorCode.NONE);
+    expect(await ms[1].controller.createPartitions('manual', 2, [[2]], false)).to.deep.equal({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+      errorMessage: 'The manual partition assignment includes a partition with 1 replica(s), but this is not consistent with previous partitions, which have 2 replica(s).' });
   });
 });

@@ -31,7 +31,6 @@ describe('replication throttling in a cluster', function () {
       'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'replica.lag.time.max.ms': String(LAG_TIME_MAX_MS),
       'replica.fetch.wait.max.ms': '100', 'replica.fetch.backoff.ms': '100', 'replica.fetch.max.bytes': '65536',
       'offsets.topic.num.partitions': '1', 'offsets.topic.replication.factor': '1',
-      'leader.replication.throttled.rate': String(RATE), 'follower.replication.throttled.rate': String(RATE),
     },
   });
 
@@ -39,6 +38,10 @@ describe('replication throttling in a cluster', function () {
     etcd = await startEtcd();
     brokers[0] = await startNode(0);
     brokers[1] = await startNode(1);
+    // The rates are dynamic-only broker configs (as in Kafka): a cluster-wide default, kept in etcd.
+    const rates = { 'leader.replication.throttled.rate': String(RATE), 'follower.replication.throttled.rate': String(RATE) };
+    expect(await brokers[0].broker.controller.setBrokerConfigs('', (current) => ({ ...current, ...rates }), false))
+      .to.include({ errorCode: 0 });
     kafka = new Kafka({ brokers: [brokers[0].bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100 } });
     admin = kafka.admin();
     await admin.connect();

@@ -188,4 +188,24 @@ describe('replica/partition-replicas (the leader\'s ISR and high watermark)', ()
     expect(f.replicas.checkEnoughReplicasForAppend(2)).to.equal(ErrorCode.NOT_ENOUGH_REPLICAS);
     expect(f.replicas.checkEnoughReplicasForAppend(1)).to.equal(ErrorCode.NONE);
   });
+  it('a reassignment changes the replicas within the epoch: a new follower is tracked and may join, a removed one refused and no longer waited for', async () => {
+    const f = new Fixture({ replicas: [1, 2], state: { leader: 1, leaderEpoch: 5, isr: [1, 2], partitionEpoch: 10 } });
+    f.append(10);
+    f.replicas.updateFollowerFetch(2, 4);
+    expect(f.replicas.updateFollowerFetch(3, 0)).to.equal(false); // not a replica yet
+    f.replicas.updateReplicas([1, 2, 3]);
+    f.replicas.updateFollowerFetch(3, 10);
+    expect(f.replicas.highWatermark).to.equal(4);
+    f.replicas.updateFollowerFetch(2, 10);
+    expect(f.replicas.highWatermark).to.equal(10);
+    expect(f.proposals.map((p) => p.isr)).to.deep.equal([[1, 2, 3]]); // 3 caught up: into the ISR
+    await f.accept();
+    // Completion: 2 leaves the replicas; the high watermark no longer waits for it, its fetches are refused.
+    f.replicas.updateReplicas([1, 3]);
+    f.replicas.updatePartitionState({ leader: 1, leaderEpoch: 6, isr: [1, 3], partitionEpoch: 12 });
+    f.append(5);
+    f.replicas.updateFollowerFetch(3, 15);
+    expect(f.replicas.highWatermark).to.equal(15);
+    expect(f.replicas.updateFollowerFetch(2, 15)).to.equal(false);
+  });
 });

@@ -114,9 +114,8 @@ describe('replica/replication quota', () => {
   });
 
   it('reads the broker\'s rates at use time and its windows at start', () => {
-    const config = BrokerConfig.load({ sets: {
-      'leader.replication.throttled.rate': '100', 'replication.quota.window.num': '2', 'replication.quota.window.size.seconds': '2',
-    } });
+    const config = BrokerConfig.load({ sets: { 'replication.quota.window.num': '2', 'replication.quota.window.size.seconds': '2' } });
+    config.setDynamicConfigs({ 'leader.replication.throttled.rate': '100' }, {});
     const { leader, follower } = replicationQuotasOf(config);
     expect(leader.bound).to.equal(100);
     expect(follower.bound).to.equal(LONG_MAX);

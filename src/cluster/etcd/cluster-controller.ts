@@ -13,7 +13,11 @@
  * - a leader or ISR member not registered (its session gone): Kafka's handleBrokerFenced for it
  *   (partition-change.ts brokerFenced): out of the ISR unless last, a new leader from the ISR;
  * - a partition without a leader with a live replica: handleBrokerUnfenced (brokerUnfenced);
- * - unclean.leader.election.enable from the topic's override, else the broker's config.
+ * - unclean.leader.election.enable from the topic's override, else the broker's config;
+ * - a reassignment (partition-reassignment.ts) whose adding replicas are all in the ISR: completed,
+ *   the topic's new replica sets and the partitions' new states in one transaction;
+ * - ISR members and a leader outside the partition's replicas (a cancelled reassignment cut them):
+ *   dropped, a new leader elected from the rest of the ISR.
  *
  * The rules are functions of the cache alone, so running a round twice (a new controller redoing
  * its predecessor's last one) changes nothing the second time. A round is one transaction (split
@@ -27,6 +31,8 @@ import { NO_LEADER, brokerFenced, brokerUnfenced, type PartitionState } from '..
 import { NotControllerError, type ControllerOp, type EtcdCluster } from './etcd-cluster';
 import { LeaderBalancer } from './leader-balancer';
 import type { MetadataCache } from './metadata-cache';
+import type { TopicAssignment } from './layout';
+import { completeReassignment, fitToReplicas, reassignmentInProgress } from '../partition-reassignment';
 
 /** Below etcd's default --max-txn-ops (128), counting the two compares that fence the controller. */
 const MAX_OPS_PER_TXN = 120;
@@ -45,6 +51,8 @@ interface Election {
   partition: number;
   from: { leader: number; isr: readonly number[] } | null;
   to: Omit<PartitionState, 'replicas' | 'partitionEpoch'>;
+  /** The replicas a completed reassignment left. */
+  reassignedTo?: readonly number[];
 }
 
 export class ClusterController {
@@ -135,9 +143,10 @@ export class ClusterController {
     return override !== undefined ? override.trim().toLowerCase() === 'true' : this.config.getBool('unclean.leader.election.enable');
   }
 
-  private logElection({ topic, partition, from, to }: Election): void {
+  private logElection({ topic, partition, from, to, reassignedTo }: Election): void {
     const fields = { topic, partition, oldLeader: from?.leader ?? null, newLeader: to.leader, leaderEpoch: to.leaderEpoch, isr: to.isr };
-    if (from === null) this.logger?.info(fields, 'partition state created');
+    if (reassignedTo) this.logger?.info({ ...fields, replicas: reassignedTo }, 'partition reassignment completed');
+    else if (from === null) this.logger?.info(fields, 'partition state created');
     else if (to.leader !== NO_LEADER && !from.isr.includes(to.leader)) this.logger?.warn(fields, 'unclean leader election: records only the old ISR had are lost');
     else if (to.leader !== from.leader) this.logger?.info(fields, 'partition leader elected');
     else this.logger?.info(fields, 'partition ISR changed');
@@ -156,17 +165,36 @@ export function planRound(cache: MetadataCache, uncleanElection: (topicConfigs: 
   for (const topic of cache.topics()) {
     const unclean = uncleanElection(topic.configs);
     const changes: { op: ControllerOp; election: Election }[] = [];
+    const completed = new Map<number, PartitionState>();
     topic.replicas.forEach((replicas, partition) => {
       const stored = cache.partitionState(topic.name, partition);
-      const next = stored ? nextState({ ...stored, replicas }, isAlive, unclean) : initialState(replicas, isAlive);
+      const reassignment = topic.reassignments?.[partition];
+      const done = stored && reassignmentInProgress(reassignment) && completed.size < MAX_OPS_PER_TXN - 2
+        ? completeReassignment({ ...stored, replicas }, reassignment, isAlive) : null;
+      if (done) completed.set(partition, done);
+      const next = done ?? (stored ? nextState({ ...stored, replicas }, isAlive, unclean) : initialState(replicas, isAlive));
       if (!next) return;
       const state = { leader: next.leader, leaderEpoch: next.leaderEpoch, isr: [...next.isr] };
       changes.push({
         op: { type: 'putPartitionState', topicId: topic.id, partition, expectedPartitionEpoch: stored?.partitionEpoch ?? -1, state },
-        election: { topic: topic.name, partition, from: stored ? { leader: stored.leader, isr: stored.isr } : null, to: state },
+        election: { topic: topic.name, partition, from: stored ? { leader: stored.leader, isr: stored.isr } : null, to: state,
+          ...(done ? { reassignedTo: done.replicas } : {}) },
       });
     });
     const modRevision = cache.topicModRevision(topic.name)!;
+    if (completed.size > 0) {
+      // The new replica sets and their states in one transaction; what does not fit waits for the
+      // next round, which the write's own cache change starts.
+      if (batch.ops.length > 0) batches.push(batch);
+      const part = [...changes.filter((c) => c.election.reassignedTo), ...changes.filter((c) => !c.election.reassignedTo)].slice(0, MAX_OPS_PER_TXN - 2);
+      batches.push({
+        ops: [{ type: 'topicUnchanged', name: topic.name, modRevision }, { type: 'putTopic', topic: withCompletedReassignments(topic, completed) },
+          ...part.map((c) => c.op)],
+        elections: part.map((c) => c.election),
+      });
+      batch = { ops: [], elections: [] };
+      continue;
+    }
     // Each transaction carrying some of the topic's partitions carries the topic's condition too.
     for (let i = 0; i < changes.length; i += MAX_OPS_PER_TXN - 1) {
       const part = changes.slice(i, i + MAX_OPS_PER_TXN - 1);
@@ -182,6 +210,14 @@ export function planRound(cache: MetadataCache, uncleanElection: (topicConfigs: 
   return batches;
 }
 
+/** The topic with these partitions' reassignments complete: their new replica sets, their entries gone. */
+function withCompletedReassignments(topic: TopicAssignment, completed: ReadonlyMap<number, PartitionState>): TopicAssignment {
+  const replicas = topic.replicas.map((r, partition) => [...(completed.get(partition)?.replicas ?? r)]);
+  const reassignments = Object.fromEntries(Object.entries(topic.reassignments ?? {}).filter(([partition]) => !completed.has(Number(partition))));
+  const { reassignments: _, ...rest } = topic;
+  return Object.keys(reassignments).length > 0 ? { ...rest, replicas, reassignments } : { ...rest, replicas };
+}
+
 /** A new partition's state: led by its first live replica, its live replicas in sync (see the header). */
 function initialState(replicas: readonly number[], isAlive: (id: number) => boolean): Omit<PartitionState, 'partitionEpoch'> {
   const liveReplicas = replicas.filter(isAlive);
@@ -195,8 +231,9 @@ function initialState(replicas: readonly number[], isAlive: (id: number) => bool
  * when nothing changes.
  */
 function nextState(state: PartitionState, isAlive: (id: number) => boolean, unclean: boolean): PartitionState | null {
-  let current = state;
-  for (const id of new Set([state.leader, ...state.isr])) {
+  // A cancelled reassignment cut the replica set: who left it leaves the ISR and leadership first.
+  let current = fitToReplicas(state, isAlive, unclean) ?? state;
+  for (const id of new Set([current.leader, ...current.isr])) {
     if (id !== NO_LEADER && !isAlive(id)) current = brokerFenced(current, id, isAlive, unclean) ?? current;
   }
   if (current.leader === NO_LEADER) {

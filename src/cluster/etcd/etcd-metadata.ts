@@ -21,6 +21,7 @@ import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, t
 import { generateTopicId, type PartitionRecord, type TopicRecord } from '../metadata-store';
 import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
+import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
 
 export interface EtcdMetadataOptions {
@@ -101,6 +102,20 @@ export class EtcdMetadata implements MetadataBackend {
   async setTopicConfigs(topic: TopicRecord, configs: Record<string, string>): Promise<TopicRecord | Stale> {
     const written = await this.rewrite(topic, (a) => ({ ...a, configs: { ...configs } }));
     // Deleted right after the write: the Controller looks again and finds it gone.
+    return written ? this.topicById(topic.id) ?? STALE : STALE;
+  }
+
+  async reassignPartitions(topic: TopicRecord, changes: ReadonlyMap<number, ReplicaAssignment>): Promise<TopicRecord | Stale> {
+    const written = await this.rewrite(topic, (a) => {
+      const replicas = a.replicas.map((r, partition) => [...(changes.get(partition)?.replicas ?? r)]);
+      const reassignments = { ...a.reassignments };
+      for (const [partition, change] of changes) {
+        if (change.reassignment) reassignments[partition] = { adding: [...change.reassignment.adding], removing: [...change.reassignment.removing] };
+        else delete reassignments[partition];
+      }
+      const { reassignments: _, ...rest } = a;
+      return Object.keys(reassignments).length > 0 ? { ...rest, replicas, reassignments } : { ...rest, replicas };
+    });
     return written ? this.topicById(topic.id) ?? STALE : STALE;
   }
 
@@ -225,7 +240,9 @@ export class EtcdMetadata implements MetadataBackend {
       partitions: t.replicas.map((replicas, index): PartitionRecord => {
         // A partition the controller has not given a state yet: no leader, nobody in sync.
         const state = cache.partitionState(t.name, index);
-        return { index, replicas, leader: state?.leader ?? -1, leaderEpoch: state?.leaderEpoch ?? 0, isr: state?.isr ?? [] };
+        const reassignment = t.reassignments?.[index];
+        const partition = { index, replicas, leader: state?.leader ?? -1, leaderEpoch: state?.leaderEpoch ?? 0, isr: state?.isr ?? [] };
+        return reassignment ? { ...partition, reassignment } : partition;
       }),
       configs: t.configs,
     })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -9,7 +9,8 @@
  *   /cluster_id                          the cluster's id, set by the first broker (Kafka's /cluster/id)
  *   /producer_ids_end                    the end of the last block of producer ids handed out
  *   /features                            the finalized feature levels, {name: level} (set by the first broker)
- *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides
+ *   /topics/<name>                       TopicAssignment: id, replica assignment, config overrides,
+ *                                        reassignments in progress
  *   /partitions/<topicId>/<n>/state      PartitionState, less partitionEpoch (see below)
  *   /group_configs/<groupId>             a group's config overrides (GROUP config resources), raw strings;
  *                                        the id URI-encoded, as a group id may hold '/'
@@ -49,6 +50,17 @@ export interface TopicAssignment {
   replicas: number[][];
   /** Topic config overrides, raw strings. */
   configs: Record<string, string>;
+  /**
+   * The partitions being reassigned, by partition index (absent: none). Meanwhile replicas[partition]
+   * is the full set, target first then the replicas being removed, as Kafka's PartitionRecord has it.
+   */
+  reassignments?: Record<string, PartitionReassignment>;
+}
+
+/** A reassignment in progress (Kafka's addingReplicas / removingReplicas); one of the two is not empty. */
+export interface PartitionReassignment {
+  adding: number[];
+  removing: number[];
 }
 
 /** Kafka's LeaderAndIsr. leader -1: no leader. */
