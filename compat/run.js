@@ -19,6 +19,7 @@ const { finalizedLevel } = require('./lib/api-versions');
 const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 const CLUSTER_TEST = path.join(DIR, 'cluster/cluster-test.js');
+const PARTITIONS_TEST = path.join(DIR, 'cluster/partitions-test.js');
 
 // The group-*-consumer rows are the group rows with group.protocol=consumer (KIP-848), for the clients that have it.
 // The txn rows run with the transaction version the broker finalizes (Kafka 4.4: 2); the *-tv1 rows are the same
@@ -40,6 +41,9 @@ const ONCE = [
   { name: 'crash: broker kill -9 mid-commit', select: 'txn-crash', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/crash-test.js'), 'txn-commit-kill']] },
   { name: 'group-offsets-restart', select: 'group-offsets-restart', client: 'confluent-kafka', cmd: [process.execPath, [path.join(DIR, 'crash/offsets-restart.js')]] },
   { name: 'cluster-controller', select: 'cluster-controller', client: 'kafkajs', cmd: [process.execPath, [CLUSTER_TEST, 'cluster-controller']] },
+  // Partition management (cluster/partitions-test.js) with Kafka's own tools; kafkajs is the harness's client (the load, the checks).
+  ...[['cluster-reassign', 300], ['cluster-leader-election', 200], ['cluster-leader-rebalance', 200], ['cluster-unclean-election', 200]].map(([name, timeoutS]) =>
+    ({ name, select: name, client: 'kafkajs', timeoutS, cmd: [process.execPath, [PARTITIONS_TEST, name]] })),
 ];
 
 // Run-once rows on the harness's broker (as the per-client rows; their cmd takes its bootstrap), after the
@@ -55,7 +59,9 @@ const ONCE_ON_BROKER = [
 // The cluster rows, per client (cluster/cluster-test.js): each cell starts its own 3-broker cluster (one etcd,
 // a process per broker), runs the client program against it and SIGKILLs a broker mid-stream. `--scenario
 // cluster` selects them and cluster-controller.
-const CLUSTER_SCENARIOS = ['cluster-failover', 'cluster-group', 'cluster-txn'];
+const CLUSTER_SCENARIOS = ['cluster-failover', 'cluster-group', 'cluster-txn', 'cluster-admin-partitions'];
+const CLUSTER_RUNNER = { 'cluster-admin-partitions': PARTITIONS_TEST }; // else CLUSTER_TEST
+const NO_REASSIGNMENT_API = (client) => `${client} has no partition reassignment API (AlterPartitionReassignments / ListPartitionReassignments)`;
 const CLUSTER_TIMEOUT_S = 120;
 
 /** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*.) */
@@ -87,6 +93,7 @@ const CLIENTS = [
       ...classicOnly('kafkajs has the classic group protocol only (JoinGroup / SyncGroup)'),
       'group-static': 'kafkajs has no static membership: it sends no group.instance.id',
       'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
+      'cluster-admin-partitions': `${NO_REASSIGNMENT_API('kafkajs 2.2.4')}, ElectLeaders, DescribeLogDirs nor incremental config changes`,
     },
   },
   {
@@ -98,12 +105,14 @@ const CLIENTS = [
       ...classicOnly('kcat 1.7.1 (Debian) is built on librdkafka 2.0.2, which predates group.protocol=consumer'),
       'cluster-failover': 'kcat -P reports no offset per acknowledged record (confluent-kafka is librdkafka with delivery reports)',
       'cluster-group': 'not wired: the cluster harness drives JSON-lines group members, kcat -G members are parsed in kcat/client.js',
+      'cluster-admin-partitions': 'kcat has no admin API',
     },
   },
   {
     name: 'confluent-kafka',
     check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
+    na: { 'cluster-admin-partitions': `${NO_REASSIGNMENT_API('confluent-kafka 2.16 (librdkafka 2.16)')} nor DescribeLogDirs (it has elect_leaders and incremental_alter_configs)` },
   },
   {
     name: 'kafka-python',
@@ -112,6 +121,7 @@ const CLIENTS = [
     na: {
       ...classicOnly('kafka-python has the classic group protocol only'),
       'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)',
+      'cluster-admin-partitions': `${NO_REASSIGNMENT_API('kafka-python 2.3')} (it has describe_log_dirs and perform_leader_election)`,
     },
   },
   {
@@ -383,7 +393,7 @@ async function main() {
       if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
       else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
       else {
-        const r = await run(process.execPath, [CLUSTER_TEST, s, c.name, JSON.stringify(c.cmd('{bootstrap}', '{scenario}'))], { timeoutMs: CLUSTER_TIMEOUT_S * 1000 });
+        const r = await run(process.execPath, [CLUSTER_RUNNER[s] || CLUSTER_TEST, s, c.name, JSON.stringify(c.cmd('{bootstrap}', '{scenario}'))], { timeoutMs: CLUSTER_TIMEOUT_S * 1000 });
         if (r.timedOut) result = { status: 'FAIL', message: `timed out after ${CLUSTER_TIMEOUT_S} s (killed)\n${failureText(r.out)}` };
         else if (r.code === 0) result = { status: 'pass' };
         else result = { status: 'FAIL', message: `exit ${r.code}: ${failureText(r.out)}` };
@@ -399,7 +409,7 @@ async function main() {
     const key = `${o.client}/${o.name}`;
     let result;
     if (unusable.has(o.client)) result = { status: 'FAIL', message: unusable.get(o.client) };
-    else result = await runCell(key, o.cmd[0], o.cmd[1], ONCE_TIMEOUT_S, opts);
+    else result = await runCell(key, o.cmd[0], o.cmd[1], o.timeoutS || ONCE_TIMEOUT_S, opts);
     results.set(key, result);
   }
 

@@ -294,20 +294,16 @@ async function controller(cluster, h) {
 
 const ROWS = { 'cluster-failover': failover, 'cluster-group': group, 'cluster-txn': txn, 'cluster-controller': controller };
 
-async function main() {
-  const [row, client, cmdJson] = process.argv.slice(2);
-  if (!ROWS[row] || (row !== 'cluster-controller' && !cmdJson)) {
-    console.error('usage: cluster-test.js cluster-failover|cluster-group|cluster-txn CLIENT CMD_JSON | cluster-controller');
-    process.exit(2);
-  }
-  const cluster = clusterFromEnv({ log });
+/** Runs one row on a new cluster (clusterOpts: its size, its broker settings): the exit code, 0 on pass. */
+async function runRow(name, fn, cmd, clusterOpts = {}) {
+  const cluster = clusterFromEnv({ log, ...clusterOpts });
   let h;
   let failed = false;
   try {
     await cluster.start();
     h = await clusterAdmin(cluster.bootstrap);
-    log(`${row}${client ? ` with ${client}` : ''}`);
-    await ROWS[row](cluster, h, cmdJson && JSON.parse(cmdJson));
+    log(name);
+    await fn(cluster, h, cmd);
   } catch (e) {
     failed = true;
     const causes = (e && e.errors ? e.errors : []).map((x) => `\n  ${x.name}: ${x.message}`).join('');
@@ -317,7 +313,18 @@ async function main() {
     await h?.close().catch(() => {});
     await cluster.stop();
   }
-  process.exit(failed ? 1 : 0);
+  return failed ? 1 : 0;
 }
 
-main();
+async function main() {
+  const [row, client, cmdJson] = process.argv.slice(2);
+  if (!ROWS[row] || (row !== 'cluster-controller' && !cmdJson)) {
+    console.error('usage: cluster-test.js cluster-failover|cluster-group|cluster-txn CLIENT CMD_JSON | cluster-controller');
+    process.exit(2);
+  }
+  process.exit(await runRow(`${row}${client ? ` with ${client}` : ''}`, ROWS[row], cmdJson && JSON.parse(cmdJson)));
+}
+
+module.exports = { Failure, check, log, clusterAdmin, runClient, outputTail, runRow };
+
+if (require.main === module) main();

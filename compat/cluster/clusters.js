@@ -2,8 +2,8 @@
 // The clusters the cluster rows drive (cluster-test.js), behind one small interface so that another
 // implementation (Apache Kafka's 3-node KRaft cluster, for the oracle run) can be plugged in:
 //
-//   const cluster = new FjordCluster({ log });
-//   await cluster.start();          // every node up and registered
+//   const cluster = new FjordCluster({ log, size: 4, config: { 'leader.imbalance.check.interval.seconds': '5' } });
+//   await cluster.start();          // every node up and registered (size: 3 by default; config: more broker settings)
 //   cluster.bootstrap               // "127.0.0.1:P0,127.0.0.1:P1,127.0.0.1:P2"
 //   cluster.ids                     // [0, 1, 2]: the node ids
 //   await cluster.kill(id);         // SIGKILL node id's process
@@ -37,8 +37,9 @@ const BROKER_CONFIG = {
 };
 
 class FjordCluster {
-  constructor({ size = 3, log = () => {} } = {}) {
+  constructor({ size = 3, config = {}, log = () => {} } = {}) {
     this.ids = Array.from({ length: size }, (_, i) => i);
+    this.config = config;
     this.log = log;
   }
 
@@ -48,7 +49,7 @@ class FjordCluster {
     this.etcd = await startEtcd({ dir: path.join(this.dir, 'etcd') });
     const ports = [];
     for (const _ of this.ids) ports.push(await freePort());
-    const sets = Object.entries({ ...BROKER_CONFIG, 'etcd.connect': this.etcd.connect }).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+    const sets = Object.entries({ ...BROKER_CONFIG, ...this.config, 'etcd.connect': this.etcd.connect }).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
     this.brokers = this.ids.map((id) => new Broker(ports[id], ports[id], path.join(this.dir, `broker${id}`), {
       extraArgs: ['--node-id', String(id), ...sets], log: this.log,
     }));
@@ -87,15 +88,17 @@ function portFree(port) {
 }
 
 class KafkaCluster {
-  constructor({ size = 3, log = () => {} } = {}) {
+  constructor({ size = 3, config = {}, log = () => {} } = {}) {
     this.ids = Array.from({ length: size }, (_, i) => i);
+    this.config = config;
     this.log = log;
     this.script = process.env.FJORD_KAFKA_SCRIPT || path.join(ROOT, 'compat/lib/apache-kafka.sh');
   }
 
-  /** Runs the script; resolves its stdout, rejects with its stderr's tail. */
+  /** Runs the script (the row's broker settings in FJORD_KAFKA_PROPS); resolves its stdout, rejects with its stderr's tail. */
   sh(...args) {
-    return new Promise((resolve, reject) => execFile(this.script, args, { cwd: ROOT, timeout: 300000 }, (e, stdout, stderr) =>
+    const env = { ...process.env, FJORD_KAFKA_PROPS: Object.entries(this.config).map(([k, v]) => `${k}=${v}`).join('\n') };
+    return new Promise((resolve, reject) => execFile(this.script, args, { cwd: ROOT, env, timeout: 300000 }, (e, stdout, stderr) =>
       (e ? reject(new Error(`apache-kafka.sh ${args.join(' ')}: ${e.message}\n${stderr.split('\n').slice(-10).join('\n')}`)) : resolve(stdout.trim()))));
   }
 

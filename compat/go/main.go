@@ -37,7 +37,12 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 
 	"compaction": compaction,
 	"retention":  retention,
+
+	"cluster-admin-partitions": clusterAdminPartitions,
 }
+
+// scenarioTimeout: the bound of each scenario, 50 s unless longer here.
+var scenarioTimeout = map[string]time.Duration{"cluster-admin-partitions": clusterAdminPartitionsTimeout}
 
 // metadataTimeout: how long a topic's creation or deletion may take to show in the metadata.
 const metadataTimeout = 10 * time.Second
@@ -344,7 +349,11 @@ func main() {
 		os.Exit(1)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	timeout, ok := scenarioTimeout[name]
+	if !ok {
+		timeout = 50 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := scenario(ctx, bootstrap, kadm.NewClient(cl)); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)

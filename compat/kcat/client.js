@@ -6,7 +6,7 @@
 // Data-path scenarios: kafkajs's admin creates the topics; kcat produces (-P) and consumes (-C -e, no group).
 // kcat cannot set record timestamps, so for offsets-by-time kafkajs writes the records and kcat -Q looks up
 // (and for retention kafkajs writes the records timestamped an hour ago).
-const { execFileSync, spawn } = require('child_process');
+const { spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -17,23 +17,11 @@ const kcat = require('../lib/kcat');
 const group = require('../lib/group');
 const cleanup = require('../lib/cleanup');
 
-/** Cluster metadata as kcat -L -J prints it: { brokers: [{ id, name: "host:port" }], topics: [...] }. */
-function metadata(bootstrap, topic) {
-  const args = ['-b', bootstrap, '-L', '-J', '-m', '10', ...(topic ? ['-t', topic] : [])];
-  let out;
-  try {
-    out = execFileSync('kcat', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    throw new Error(`kcat ${args.join(' ')} exited ${e.status}: ${e.stderr || e.message}`, { cause: e });
-  }
-  return JSON.parse(out);
-}
-
 /** A kafkajs client, for what kcat cannot do (admin requests, timestamped records). */
 const setupClient = (bootstrap) => new Kafka({ clientId: 'fjord-compat-kcat-setup', brokers: [bootstrap], logLevel: logLevel.NOTHING });
 
 async function connect(bootstrap) {
-  const md = metadata(bootstrap);
+  const md = kcat.metadata(bootstrap);
   check(md.brokers.length === 1, `expected 1 broker, got ${JSON.stringify(md.brokers)}`);
   check(md.brokers[0].name === bootstrap, `expected broker ${bootstrap}, got ${md.brokers[0].name}`);
   // kcat does not print the cluster id.
@@ -46,13 +34,13 @@ async function adminTopics(bootstrap) {
   try {
     await admin.createTopics({ topics: [{ topic: name, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
     await retry(async () => {
-      const t = metadata(bootstrap).topics.find((x) => x.topic === name);
+      const t = kcat.metadata(bootstrap).topics.find((x) => x.topic === name);
       check(t, `topic ${name} (created via kafkajs admin) not listed by kcat -L`);
       check(t.partitions.length === 3, `topic ${name} has ${t.partitions.length} partitions, expected 3`);
     });
     await admin.deleteTopics({ topics: [name] });
     await retry(async () => {
-      check(!metadata(bootstrap).topics.some((x) => x.topic === name), `deleted topic ${name} still listed by kcat -L`);
+      check(!kcat.metadata(bootstrap).topics.some((x) => x.topic === name), `deleted topic ${name} still listed by kcat -L`);
     });
   } finally {
     await admin.disconnect();

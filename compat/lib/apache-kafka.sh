@@ -28,6 +28,8 @@
 # internal topics (3, min ISR 2), capped by COUNT.
 # KAFKA_HEAP_OPTS overrides the heap (default -Xms256m -Xmx768m, the machine is shared; a cluster's nodes
 # default to -Xms256m -Xmx1g each).
+# FJORD_KAFKA_PROPS: more server.properties lines (key=value, one a line), written with the rest on first use (a
+# cluster row's own settings, e.g. leader.imbalance.check.interval.seconds=5).
 # A directory is formatted with Kafka's own finalized features, as a new Kafka 4.4 cluster (transaction.version
 # 2, KIP-890); FJORD_KAFKA_TXN_VERSION=1 formats it with transaction.version=1 instead (the transaction
 # version 1 runs). It takes effect when a directory is formatted, its first start: use a new DIR.
@@ -113,6 +115,7 @@ group.consumer.min.session.timeout.ms=6000
 group.consumer.session.timeout.ms=6000
 group.consumer.min.heartbeat.interval.ms=500
 group.consumer.heartbeat.interval.ms=500
+${FJORD_KAFKA_PROPS:-}
 EOF
   mv "$dir/server.properties.tmp" "$dir/server.properties"
 }

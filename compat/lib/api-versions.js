@@ -2,8 +2,8 @@
 'use strict';
 // What a broker answers to ApiVersions v4: its APIs with their version ranges, its supported and finalized
 // features. Written by hand on a socket (no client library, no Fjord code), so that it reads Kafka and Fjord
-// alike. compat/run.js reads the finalized transaction.version with it; from the command line it prints the
-// answer as JSON, or writes it to a file:
+// alike. compat/run.js reads the finalized transaction.version with it (lib/log-dirs.js reuses its socket and
+// reader); from the command line it prints the answer as JSON, or writes it to a file:
 //
 //   node compat/lib/api-versions.js HOST:PORT                 print it
 //   node compat/lib/api-versions.js HOST:PORT --write FILE    write it to FILE (the fixture of
@@ -56,6 +56,17 @@ class Reader {
       if (!(b & 0x80)) return value;
     }
   }
+  string() {
+    const n = this.int16();
+    return (this.at += n), this.buf.toString('utf8', this.at - n, this.at);
+  }
+  /** A (non-compact) array: int32 count, each item read by item(). */
+  array(item) {
+    return Array.from({ length: this.int32() }, () => item());
+  }
+  bool() {
+    return this.buf[this.at++] !== 0;
+  }
   compactString() {
     const n = this.uvarint() - 1;
     return (this.at += n), this.buf.toString('utf8', this.at - n, this.at);
@@ -100,30 +111,36 @@ function parseResponse(body) {
   return answer;
 }
 
-/** Asks HOST:PORT (the first of a comma-separated list); resolves the parsed answer. */
-function apiVersions(bootstrap, timeoutMs = 10000) {
+/** Sends one request frame to HOST:PORT (the first of a comma-separated list); resolves the response (after its size). */
+function roundTrip(bootstrap, frame, what, timeoutMs = 10000) {
   const [host, port] = bootstrap.split(',')[0].split(':');
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), host);
-    const timer = setTimeout(() => socket.destroy(new Error(`no ApiVersions answer from ${bootstrap} in ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => socket.destroy(new Error(`no ${what} answer from ${bootstrap} in ${timeoutMs} ms`)), timeoutMs);
     let buf = Buffer.alloc(0);
-    socket.on('connect', () => socket.write(requestFrame(1)));
+    socket.on('connect', () => socket.write(frame));
     socket.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
       if (buf.length < 4 || buf.length < 4 + buf.readInt32BE(0)) return;
       clearTimeout(timer);
       socket.end();
-      try {
-        resolve(parseResponse(buf.subarray(4, 4 + buf.readInt32BE(0))));
-      } catch (e) {
-        reject(new Error(`cannot parse ApiVersions v${VERSION} from ${bootstrap}: ${e.message}`));
-      }
+      resolve(buf.subarray(4, 4 + buf.readInt32BE(0)));
     });
     socket.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
     });
   });
+}
+
+/** Asks HOST:PORT (the first of a comma-separated list); resolves the parsed answer. */
+async function apiVersions(bootstrap, timeoutMs = 10000) {
+  const body = await roundTrip(bootstrap, requestFrame(1), 'ApiVersions', timeoutMs);
+  try {
+    return parseResponse(body);
+  } catch (e) {
+    throw new Error(`cannot parse ApiVersions v${VERSION} from ${bootstrap}: ${e.message}`, { cause: e });
+  }
 }
 
 /** The finalized level of a feature (0 when the broker does not list it, as Kafka reads a missing one). */
@@ -133,7 +150,7 @@ async function finalizedLevel(bootstrap, feature) {
   return f ? f.maxVersionLevel : 0;
 }
 
-module.exports = { apiVersions, finalizedLevel };
+module.exports = { apiVersions, finalizedLevel, roundTrip, Reader };
 
 if (require.main === module) {
   const [bootstrap, flag, file] = process.argv.slice(2);

@@ -96,4 +96,19 @@ function produceAsync(bootstrap, topic, records, opts = {}) {
   });
 }
 
-module.exports = { produce, produceAsync, produceFile, consumeAll, consumeFrom, offsetForTime, xargs };
+/**
+ * Cluster metadata as kcat -L -J prints it: { brokers: [{ id, name: "host:port" }], topics: [{ topic, partitions:
+ * [{ partition, leader, replicas: [{ id }], isrs: [{ id }] }] }] } (a partition without a leader too, leader -1).
+ */
+function metadata(bootstrap, topic) {
+  const args = ['-b', bootstrap, '-L', '-J', '-m', '10', ...(topic ? ['-t', topic] : [])];
+  let out;
+  try {
+    out = execFileSync('kcat', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(`kcat ${args.join(' ')} exited ${e.status}: ${e.stderr || e.message}`, { cause: e });
+  }
+  return JSON.parse(out);
+}
+
+module.exports = { metadata, produce, produceAsync, produceFile, consumeAll, consumeFrom, offsetForTime, xargs };

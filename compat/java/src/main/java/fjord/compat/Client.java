@@ -268,6 +268,7 @@ public final class Client {
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         case "compaction" -> new Cleanup(client).compaction();
         case "retention" -> new Cleanup(client).retention();
+        case "cluster-admin-partitions" -> System.out.println(new Partitions(client).run());
         default -> {
           System.err.println("unknown scenario " + args[1]);
           code = 2;
