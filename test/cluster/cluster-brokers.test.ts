@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { startEtcd, type RunningEtcd } from '../helpers/etcd';
+import { readValues } from '../helpers/read-values';
 
 describe('a cluster of three brokers on etcd', function () {
   this.timeout(90_000);
@@ -71,19 +72,7 @@ describe('a cluster of three brokers on etcd', function () {
     const consumer = kafka.consumer({ groupId: 'readers' });
     await consumer.connect();
     await consumer.subscribe({ topic: 'replicated', fromBeginning: true });
-    const seen: string[] = [];
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${seen.length} of ${sent.length}`)), 60_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          seen.push(message.value!.toString());
-          if (seen.length >= sent.length) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
+    const seen = await readValues(consumer, sent.length);
     await consumer.disconnect();
     expect(seen).to.deep.equal(sent); // one key, one partition: order kept, nothing lost or doubled
 

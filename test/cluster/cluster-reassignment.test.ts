@@ -18,6 +18,7 @@ import type { ListPartitionReassignmentsResponse } from '../../src/protocol/gene
 import { startEtcd, type RunningEtcd } from '../helpers/etcd';
 import { eventually } from '../helpers/eventually';
 import { RawClient } from '../helpers/raw-client';
+import { readValues } from '../helpers/read-values';
 
 describe('partition reassignment in a cluster of brokers', function () {
   this.timeout(120_000);
@@ -170,19 +171,7 @@ describe('partition reassignment in a cluster of brokers', function () {
     const consumer = reader.consumer({ groupId: 'after-move' });
     await consumer.connect();
     await consumer.subscribe({ topic: 'moved', fromBeginning: true });
-    const seen: string[] = [];
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${seen.length} of ${acked.length}`)), 60_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          seen.push(message.value!.toString());
-          if (seen.length >= acked.length) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
+    const seen = await readValues(consumer, acked.length);
     await consumer.disconnect();
     // One key, one partition, an idempotent producer: every acknowledged record once, in order.
     expect(seen.slice(0, acked.length)).to.deep.equal(acked);

@@ -300,12 +300,8 @@ export class EtcdCluster extends EventEmitter {
    * overrides (deletes the key when there are none) if its key is still at `expectedModRevision`
    * (0: absent). Resolves whether it was written, the cache up to date either way.
    */
-  async putGroupConfigs(groupId: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
-    const key = groupConfigsKey(groupId);
-    const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
-    const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
-    await this.cache.waitForRevision(Number(res.header.revision));
-    return res.succeeded;
+  putGroupConfigs(groupId: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
+    return this.putConfigs(groupConfigsKey(groupId), configs, expectedModRevision);
   }
 
   /**
@@ -313,8 +309,12 @@ export class EtcdCluster extends EventEmitter {
    * node id) from any broker: puts its dynamic configs (deletes the key when there are none) if the key
    * is still at `expectedModRevision` (0: absent). Resolves whether it was written, the cache up to date.
    */
-  async putBrokerConfigs(resource: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
-    const key = brokerConfigsKey(resource);
+  putBrokerConfigs(resource: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
+    return this.putConfigs(brokerConfigsKey(resource), configs, expectedModRevision);
+  }
+
+  /** A config key's new overrides (none: the key deleted), if it is still at `expectedModRevision`. */
+  private async putConfigs(key: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
     const write = Object.keys(configs).length > 0 ? this.kv.put(key).value(JSON.stringify(configs)) : this.kv.delete().key(key);
     const res = await this.kv.if(key, 'Mod', '==', expectedModRevision).then(write).commit();
     await this.cache.waitForRevision(Number(res.header.revision));
