@@ -112,7 +112,6 @@ const CLIENTS = [
     name: 'confluent-kafka',
     check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
-    na: { 'cluster-admin-partitions': `${NO_REASSIGNMENT_API('confluent-kafka 2.16 (librdkafka 2.16)')} nor DescribeLogDirs (it has elect_leaders and incremental_alter_configs)` },
   },
   {
     name: 'kafka-python',
@@ -121,7 +120,6 @@ const CLIENTS = [
     na: {
       ...classicOnly('kafka-python has the classic group protocol only'),
       'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)',
-      'cluster-admin-partitions': `${NO_REASSIGNMENT_API('kafka-python 2.3')} (it has describe_log_dirs and perform_leader_election)`,
     },
   },
   {

@@ -3,12 +3,14 @@ import json
 import sys
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import OFFSET_BEGINNING, Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
+                                  ResourceType)
 
 import cleanup
 import data
 import group
+import partitions
 import txn
 from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
@@ -339,6 +341,66 @@ def cluster_produce(bootstrap, topic, count):
     check(not failed and not left, f"{len(failed)} deliveries failed, {left} undelivered: {failed[:5]}")
 
 
+THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+def alter_throttle_rates(admin, ids, op):
+    """incremental_alter_configs of both replication throttle rates (1 B/s) on every broker, op SET or DELETE (one
+    call a broker: librdkafka allows one BROKER resource per call, each goes to its broker)."""
+    for i in ids:
+        resource = ConfigResource(ResourceType.BROKER, str(i), incremental_configs=[
+            ConfigEntry(name, "1" if op == AlterConfigOpType.SET else None, incremental_operation=op) for name in THROTTLE_RATES])
+        [f] = admin.incremental_alter_configs([resource]).values()
+        f.result(timeout=30)
+
+
+def dynamic_broker_configs(admin, broker):
+    """describe_configs of a broker: {name: value} of its dynamic per-broker configs."""
+    [f] = admin.describe_configs([ConfigResource(ResourceType.BROKER, str(broker))]).values()
+    return {e.name: e.value for e in f.result(timeout=30).values() if e.source == ConfigSource.DYNAMIC_BROKER_CONFIG.value}
+
+
+def partition_state(admin, topic):
+    p = admin.list_topics(topic, timeout=15).topics[topic].partitions[0]
+    return p.leader, p.replicas, sorted(p.isrs)
+
+
+def cluster_admin_partitions(bootstrap, admin):
+    """The cluster-admin-partitions row (no reassignment API in librdkafka: partitions.py reorders with Kafka's tool).
+    The replication throttle rates set on every broker, described as dynamic broker configs, deleted; a topic on
+    [a, b] reordered to [b, a]: a still leads; elect_leaders PREFERRED makes b lead, a second one answers
+    ELECTION_NOT_NEEDED; records produced after."""
+    ids = sorted(admin.list_topics(timeout=15).brokers)
+    check(len(ids) == 3, f"expected 3 brokers, got {ids}")
+    a, b, c = ids
+
+    alter_throttle_rates(admin, ids, AlterConfigOpType.SET)
+    retry(lambda: check(all(dynamic_broker_configs(admin, i).get(name) == "1" for i in ids for name in THROTTLE_RATES),
+                        f"describe_configs: the throttle rates are not dynamic broker configs of 1 on every broker: "
+                        f"{ {i: dynamic_broker_configs(admin, i) for i in ids} }"))
+    alter_throttle_rates(admin, ids, AlterConfigOpType.DELETE)
+    retry(lambda: check(not any(name in dynamic_broker_configs(admin, i) for i in ids for name in THROTTLE_RATES),
+                        f"describe_configs after DELETE: { {i: dynamic_broker_configs(admin, i) for i in ids} }"))
+
+    topic = data.topic_name("confluent", "adminp")
+    admin.create_topics([NewTopic(topic, num_partitions=1, replica_assignment=[[a, b]])], operation_timeout=15)[topic].result(timeout=30)
+    retry(lambda: check(partition_state(admin, topic) == (a, [a, b], [a, b]), f"{topic}-0 not led by {a} with [{a}, {b}] in sync: {partition_state(admin, topic)}"), 30)
+    partitions.reassign_with_kafka_tool(bootstrap, topic, 0, [b, a])
+    retry(lambda: check(partition_state(admin, topic)[1] == [b, a], f"{topic}-0 not reordered to [{b}, {a}]: {partition_state(admin, topic)}"), 30)
+    check(partition_state(admin, topic)[0] == a, f"the reorder moved the leadership: {partition_state(admin, topic)}")
+
+    tp = TopicPartition(topic, 0)
+    [(elected_tp, error)] = admin.elect_leaders(ElectionType.PREFERRED, [tp]).result(timeout=30).items()
+    check(elected_tp.topic == topic and elected_tp.partition == 0 and error is None, f"elect_leaders PREFERRED {topic}-0: {elected_tp} {error}")
+    retry(lambda: check(partition_state(admin, topic)[0] == b, f"after elect_leaders PREFERRED: {partition_state(admin, topic)}"), 30)
+    [(_, again)] = admin.elect_leaders(ElectionType.PREFERRED, [tp]).result(timeout=30).items()
+    check(isinstance(again, KafkaError) and again.code() == KafkaError.ELECTION_NOT_NEEDED,
+          f"a second elect_leaders PREFERRED {topic}-0: {again!r}, expected ELECTION_NOT_NEEDED")
+    produce(bootstrap, topic, [(f"k-{i}".encode(), f"v-{i}".encode(), None, None) for i in range(10)], partition=0)
+    return (f"throttle rates set, described (dynamic, every broker), deleted; {topic}-0 reordered to [{b}, {a}] with Kafka's tool, "
+            f"elect_leaders PREFERRED: {b} leads, then ELECTION_NOT_NEEDED")
+
+
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
     if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced,
@@ -358,4 +420,4 @@ elif __name__ == "__main__":
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
-          "txn-zombie-fenced": txn.txn_zombie_fenced, **group.CONSUMER_PROTOCOL_SCENARIOS}, run)
+          "txn-zombie-fenced": txn.txn_zombie_fenced, "cluster-admin-partitions": cluster_admin_partitions, **group.CONSUMER_PROTOCOL_SCENARIOS}, run)
