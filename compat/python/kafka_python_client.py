@@ -4,12 +4,15 @@ import sys
 import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
-from kafka.errors import InvalidProducerEpochError, ProducerFencedError
+import kafka.errors as kafka_errors
+from kafka.errors import ElectionNotNeededError, InvalidProducerEpochError, NoError, ProducerFencedError
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.protocol.admin import DescribeLogDirsRequest
 
 import cleanup
 import data
 import group
+import partitions
 import txn
 from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
@@ -308,6 +311,71 @@ def cluster_produce(bootstrap, topic, count):
     check(not failed, f"{len(failed)} deliveries failed: {failed[:5]}")
 
 
+PREFERRED = 0  # perform_leader_election's election_type
+
+
+def partition_state(admin, topic):
+    [p] = admin.describe_topics([topic])[0]["partitions"]
+    return p["leader"], p["replicas"], sorted(p["isr"])
+
+
+def log_dir_partitions(admin, broker):
+    """DescribeLogDirs v0 (all log dirs) sent to one broker: {(topic, partition): size} of the replicas it holds.
+    (describe_log_dirs() asks one broker of the client's choosing, so the request is sent by hand to each.)"""
+    response = admin.send_request(DescribeLogDirsRequest[0](), node_id=broker)
+    held = {}
+    for error_code, log_dir, topics in response.log_dirs:
+        check(error_code == 0, f"DescribeLogDirs of broker {broker}: {log_dir} error {error_code}")
+        for name, parts in topics:
+            for index, size, _lag, _future in parts:
+                held[(name, index)] = size
+    return held
+
+
+def elect_preferred(admin, topic):
+    """perform_leader_election PREFERRED of topic-0: its partition's error class (NoError, ElectionNotNeededError...)."""
+    response = admin.perform_leader_election(PREFERRED, {topic: [0]}, timeout_ms=30000)
+    check(response.error_code == 0, f"ElectLeaders: top-level error {response.error_code}")
+    results = [(name, index, code) for name, parts in response.replication_election_results for index, code, *_ in parts]
+    check([(name, index) for name, index, _ in results] == [(topic, 0)], f"ElectLeaders answered for {results}, not {topic}-0 alone")
+    return kafka_errors.for_code(results[0][2])
+
+
+def cluster_admin_partitions(bootstrap, admin):
+    """The cluster-admin-partitions row (no reassignment API in kafka-python: partitions.py reorders with Kafka's
+    tool). A topic on [a, b] with records: describe_log_dirs on each broker finds its replica on a and b, not c;
+    reordered to [b, a]: a still leads; perform_leader_election PREFERRED makes b lead, a second one answers
+    ELECTION_NOT_NEEDED; records produced after."""
+    ids = sorted(b["node_id"] for b in admin.describe_cluster()["brokers"])
+    check(len(ids) == 3, f"expected 3 brokers, got {ids}")
+    a, b, c = ids
+    topic = data.topic_name("kafka-python", "adminp")
+    response = admin.create_topics([NewTopic(topic, replica_assignments={0: [a, b]})])
+    errors = [t for t in response.topic_errors if t[1] != 0]
+    check(not errors, f"CreateTopics errors: {errors}")
+    retry(lambda: check(partition_state(admin, topic) == (a, [a, b], [a, b]), f"{topic}-0 not led by {a} with [{a}, {b}] in sync: {partition_state(admin, topic)}"), 30)
+    produce(bootstrap, topic, [(f"k-{i}".encode(), b"x" * 1000, None, None) for i in range(100)], partition=0)
+
+    def logs_on_replicas():
+        sizes = {i: log_dir_partitions(admin, i).get((topic, 0)) for i in ids}
+        check(sizes[c] is None and sizes[a] and sizes[a] == sizes[b], f"DescribeLogDirs: {topic}-0 sizes by broker {sizes}: expected equal non-empty logs on {a} and {b}, none on {c}")
+        return sizes
+    sizes = retry(logs_on_replicas, 30)
+
+    partitions.reassign_with_kafka_tool(bootstrap, topic, 0, [b, a])
+    retry(lambda: check(partition_state(admin, topic)[1] == [b, a], f"{topic}-0 not reordered to [{b}, {a}]: {partition_state(admin, topic)}"), 30)
+    check(partition_state(admin, topic)[0] == a, f"the reorder moved the leadership: {partition_state(admin, topic)}")
+
+    elected = elect_preferred(admin, topic)
+    check(elected is NoError, f"perform_leader_election PREFERRED {topic}-0: {elected.__name__}")
+    retry(lambda: check(partition_state(admin, topic)[0] == b, f"after perform_leader_election PREFERRED: {partition_state(admin, topic)}"), 30)
+    again = elect_preferred(admin, topic)
+    check(again is ElectionNotNeededError, f"a second perform_leader_election PREFERRED {topic}-0: {again.__name__}, expected ElectionNotNeededError")
+    produce(bootstrap, topic, [(f"after-{i}".encode(), b"y", None, None) for i in range(10)], partition=0)
+    return (f"describe_log_dirs: {topic}-0 on {a} and {b} ({sizes[a]} bytes), not {c}; reordered to [{b}, {a}] with Kafka's tool, "
+            f"perform_leader_election PREFERRED: {b} leads, then ELECTION_NOT_NEEDED")
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
@@ -329,4 +397,5 @@ elif __name__ == "__main__":
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
-          "txn-zombie-fenced": txn.txn_zombie_fenced, "compaction": cleanup.compaction, "retention": cleanup.retention}, run)
+          "txn-zombie-fenced": txn.txn_zombie_fenced, "compaction": cleanup.compaction, "retention": cleanup.retention,
+          "cluster-admin-partitions": cluster_admin_partitions}, run)
