@@ -7,7 +7,7 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, Offse
 import kafka.errors as kafka_errors
 from kafka.errors import ElectionNotNeededError, InvalidProducerEpochError, NoError, ProducerFencedError
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.protocol.admin import DescribeLogDirsRequest
+from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 import cleanup
 import data
@@ -314,15 +314,26 @@ def cluster_produce(bootstrap, topic, count):
 PREFERRED = 0  # perform_leader_election's election_type
 
 
+# kafka-python 2.3 knows DescribeLogDirs v0 only (describe_log_dirs() asks it), which Kafka 4 no longer serves
+# (KIP-896: it closes the connection); v1 has the same request and response schemas.
+class DescribeLogDirsResponseV1(DescribeLogDirsResponse[0]):
+    API_VERSION = 1
+
+
+class DescribeLogDirsRequestV1(DescribeLogDirsRequest[0]):
+    API_VERSION = 1
+    RESPONSE_TYPE = DescribeLogDirsResponseV1
+
+
 def partition_state(admin, topic):
     [p] = admin.describe_topics([topic])[0]["partitions"]
     return p["leader"], p["replicas"], sorted(p["isr"])
 
 
 def log_dir_partitions(admin, broker):
-    """DescribeLogDirs v0 (all log dirs) sent to one broker: {(topic, partition): size} of the replicas it holds.
-    (describe_log_dirs() asks one broker of the client's choosing, so the request is sent by hand to each.)"""
-    response = admin.send_request(DescribeLogDirsRequest[0](), node_id=broker)
+    """DescribeLogDirs v1 (all log dirs) sent to one broker: {(topic, partition): size} of the replicas it holds.
+    (describe_log_dirs() asks v0 of one broker of the client's choosing, so the request is sent by hand to each.)"""
+    response = admin.send_request(DescribeLogDirsRequestV1(), node_id=broker)
     held = {}
     for error_code, log_dir, topics in response.log_dirs:
         check(error_code == 0, f"DescribeLogDirs of broker {broker}: {log_dir} error {error_code}")
