@@ -3,7 +3,8 @@
 // against a Fjord broker with two log dirs: --describe lists both dirs and the partition in the dir
 // Fjord placed it; a plan with `log_dirs` moves the replica to the other dir (AlterPartitionReassignments,
 // then AlterReplicaLogDirs), --verify reports it complete as Kafka 4.4 does, and every record is still
-// readable from the new dir. Skipped when the tools are not fetched (compat/lib/apache-kafka.sh fetch-tools).
+// readable from the new dir; with --replica-alter-log-dirs-throttle, --verify reports the copy in progress,
+// then complete, and clears the throttle. Skipped when the tools are not fetched (compat/lib/apache-kafka.sh fetch-tools).
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -115,5 +116,60 @@ describe('kafka-log-dirs and kafka-reassign-partitions (Kafka 4.4) on log dirs a
     } finally {
       await consumer.disconnect();
     }
+  });
+
+  it('throttles a move with --replica-alter-log-dirs-throttle: --verify reports it in progress, then complete, and clears the throttle', async () => {
+    const bootstrap = running!.bootstrap;
+    const kafka = new Kafka({ brokers: [bootstrap], clientId: 'log-dirs-tools-throttled', logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'slow', numPartitions: 1 }] });
+    await admin.disconnect();
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: 'slow', acks: -1, messages: Array.from({ length: 100 }, (_, i) => ({ value: `slow-${i}-${'y'.repeat(100)}` })) });
+    await producer.disconnect();
+    const dirOf = () => running!.broker.replicas.logs.logDirOf(running!.broker.replicas.partition('slow', 0)!.log);
+    const from = dirOf();
+    const to = logDirs.find((d) => d !== from)!;
+    const unthrottled = running!.broker.config.getLong('replica.alter.log.dirs.io.max.bytes.per.second');
+
+    const plan = path.join(root, 'slow-plan.json');
+    fs.writeFileSync(plan, JSON.stringify({ version: 1, partitions: [{ topic: 'slow', partition: 0, replicas: [1], log_dirs: [to] }] }));
+    const executed = await reassignTool(bootstrap, '--execute', '--reassignment-json-file', plan, '--replica-alter-log-dirs-throttle', '1000');
+    expect(executed.status, executed.err).to.equal(0);
+    // What Kafka 4.4.0 printed for the same plan and throttle.
+    expect(executed.out).to.equal([
+      'Current partition replica assignment',
+      JSON.stringify({ version: 1, partitions: [{ topic: 'slow', partition: 0, replicas: [1], log_dirs: [from] }] }),
+      'Save this to use as the --reassignment-json-file option during rollback',
+      'Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.',
+      'The replica-alter-dir throttle limit was set to 1000 B/s',
+      'Successfully started partition reassignment for slow-0',
+      `Successfully started moving log directory to ${to} for replica slow-0 with broker 1 `,
+    ].join('\n'));
+    expect(running!.broker.config.getLong('replica.alter.log.dirs.io.max.bytes.per.second')).to.equal(1000);
+
+    const inProgress = await reassignTool(bootstrap, '--verify', '--reassignment-json-file', plan);
+    // 100 records of over 100 bytes at 1000 B/s: over ten seconds to copy, longer than the tool takes to start.
+    expect(inProgress.out).to.equal([
+      'Status of partition reassignment:',
+      'Reassignment of partition slow-0 is completed.',
+      'Reassignment of replica slow-0-1 is still in progress.',
+    ].join('\n'));
+    let verified = inProgress;
+    for (let tries = 1; verified.out.includes('still in progress') && tries < 60; tries++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      verified = await reassignTool(bootstrap, '--verify', '--reassignment-json-file', plan);
+    }
+    expect(verified.out).to.equal([
+      'Status of partition reassignment:',
+      'Reassignment of partition slow-0 is completed.',
+      'Reassignment of replica slow-0-1 completed successfully.',
+      'Clearing broker-level throttles on broker 1',
+      'Clearing topic-level throttles on topic slow',
+    ].join('\n'));
+    expect(dirOf()).to.equal(to);
+    expect(running!.broker.config.getLong('replica.alter.log.dirs.io.max.bytes.per.second')).to.equal(unthrottled);
   });
 });
