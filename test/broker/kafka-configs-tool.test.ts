@@ -4,33 +4,16 @@
 // --all, --delete-config, and a static config refused with Kafka's message. Skipped when the tools are
 // not fetched (compat/lib/apache-kafka.sh fetch-tools).
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { withBroker } from '../helpers/broker';
+import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const KAFKA_SH = path.join(ROOT, 'compat/lib/apache-kafka.sh');
-const TOOLS_CLASSPATH = path.join(os.homedir(), '.m2/fjord/apache-kafka-4.4.0/tools/classpath');
-
-/** Runs kafka-configs against `bootstrap` (asynchronously: the broker answers from this process). */
-function kafkaConfigs(bootstrap: string, ...args: string[]): Promise<{ status: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(KAFKA_SH, ['tool', 'org.apache.kafka.tools.ConfigCommand', '--bootstrap-server', bootstrap, ...args],
-      { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => resolve({
-        status: err ? (typeof err.code === 'number' ? err.code : null) : 0,
-        out: stdout.split('\n').filter((l) => l !== '' && !l.startsWith('SLF4J')).join('\n'),
-        err: stderr,
-      }));
-  });
-}
+const kafkaConfigs = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.ConfigCommand', bootstrap, ...args);
 
 describe('kafka-configs (Kafka 4.4\'s ConfigCommand) on dynamic broker configs against Fjord', function () {
   this.timeout(300_000);
   const broker = withBroker({ nodeId: 1 });
   before(function () {
-    if (!fs.existsSync(TOOLS_CLASSPATH)) this.skip();
+    if (!kafkaToolsFetched()) this.skip();
   });
 
   it('alters and describes a broker\'s and the cluster-wide configs as Kafka 4.4 prints them', async () => {

@@ -3,29 +3,10 @@
 // upgrade and downgrade of transaction.version work; a metadata.version downgrade is refused as
 // Kafka refuses it. Skipped when the tools are not fetched (compat/lib/apache-kafka.sh fetch-tools).
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { withBroker } from '../helpers/broker';
+import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const KAFKA_SH = path.join(ROOT, 'compat/lib/apache-kafka.sh');
-const TOOLS_CLASSPATH = path.join(os.homedir(), '.m2/fjord/apache-kafka-4.4.0/tools/classpath');
-
-/**
- * Runs kafka-features against `bootstrap` (asynchronously: the broker answers from this process):
- * its exit status and its stdout without SLF4J's lines.
- */
-function kafkaFeatures(bootstrap: string, ...args: string[]): Promise<{ status: number | null; out: string }> {
-  return new Promise((resolve) => {
-    execFile(KAFKA_SH, ['tool', 'org.apache.kafka.tools.FeatureCommand', '--bootstrap-server', bootstrap, ...args],
-      { encoding: 'utf8', timeout: 120_000 }, (err, stdout) => resolve({
-        status: err ? (typeof err.code === 'number' ? err.code : null) : 0,
-        out: stdout.split('\n').filter((l) => l !== '' && !l.startsWith('SLF4J')).join('\n'),
-      }));
-  });
-}
+const kafkaFeatures = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.FeatureCommand', bootstrap, ...args);
 
 /** describe's lines as [feature, supported min, supported max, finalized level]. */
 function described(out: string): string[][] {
@@ -40,7 +21,7 @@ describe('kafka-features (Kafka 4.4\'s FeatureCommand) against Fjord', function 
   this.timeout(300_000);
   const broker = withBroker();
   before(function () {
-    if (!fs.existsSync(TOOLS_CLASSPATH)) this.skip();
+    if (!kafkaToolsFetched()) this.skip();
   });
 
   it('describes the features Kafka 4.4 lists, then upgrades and downgrades transaction.version', async () => {
@@ -59,10 +40,10 @@ describe('kafka-features (Kafka 4.4\'s FeatureCommand) against Fjord', function 
     ]);
 
     const down = await kafkaFeatures(bootstrap, 'downgrade', '--feature', 'transaction.version=1');
-    expect(down).to.deep.equal({ status: 0, out: 'transaction.version was downgraded to 1.' });
+    expect(down).to.include({ status: 0, out: 'transaction.version was downgraded to 1.' });
     expect(broker.current().broker.features.transactionVersion()).to.equal(1);
     const up = await kafkaFeatures(bootstrap, 'upgrade', '--feature', 'transaction.version=2');
-    expect(up).to.deep.equal({ status: 0, out: 'transaction.version was upgraded to 2.' });
+    expect(up).to.include({ status: 0, out: 'transaction.version was upgraded to 2.' });
     expect(broker.current().broker.features.transactionVersion()).to.equal(2);
 
     const refused = await kafkaFeatures(bootstrap, 'downgrade', '--feature', 'metadata.version=20');
