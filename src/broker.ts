@@ -18,6 +18,7 @@ import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
+import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -95,6 +96,8 @@ export class Broker {
   /** The partitions transaction version 2 producers write to, added to their transactions. */
   readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
+  /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
+  readonly authorizer: Authorizer = ALLOW_EVERYTHING;
 
   constructor(
     readonly config: BrokerConfig,
@@ -311,7 +314,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),
-  }, log);
+  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer });
   const listen = config.listener;
   const port = await listener.listen(listen.host, mode.port);
   mode.listening(port);

@@ -3,6 +3,8 @@
 // that file, as narrow as the handler's use) to the function that answers a request. Request and
 // response types follow from the key, through the generated ApiRequestMap and ApiResponseMap.
 import { apiSpecs, type ApiKey, type ApiRequestMap, type ApiResponseMap } from '../protocol/generated';
+import type { Session } from '../security/principal';
+import type { AclOperation, ResourceType } from '../security/acl';
 
 /** What a handler may know of the request beyond its body; nothing of the connection itself. */
 export interface RequestContext {
@@ -12,6 +14,12 @@ export interface RequestContext {
   readonly clientId: string | null;
   /** The peer's address:port. */
   readonly peer: string;
+  /** Who sent it: principal, client address, listener. */
+  readonly session: Session;
+  /** The broker's Authorizer asked for this request's session (Kafka's AuthHelper.authorize). */
+  authorize(operation: AclOperation, resourceType: ResourceType, resourceName: string): boolean;
+  /** The same for "some resource of this type" (Kafka's authorizeByResourceType). */
+  authorizeByResourceType(operation: AclOperation, resourceType: ResourceType): boolean;
   /**
    * A buffer for bytes that go into this request's response and nowhere else (Fetch data read
    * from the log): taken from the connection's BufferPool, given back once the response is written.

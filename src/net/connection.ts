@@ -23,7 +23,7 @@
 // in the v0 format with UNSUPPORTED_VERSION and our ranges (KIP-511). A handler that throws or
 // builds a response the encoder rejects closes the connection too (error level: that is our bug),
 // and nothing else: other connections keep being served.
-import type { Socket } from 'node:net';
+import { isIPv4, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Reader, Writer, ProtocolError } from '../protocol/primitives';
 import {
@@ -34,11 +34,21 @@ import { apiVersionsUnsupported } from '../handlers/api-versions';
 import type { Router } from './router';
 import type { BufferPool } from './buffer-pool';
 import type { RequestBudget } from './request-budget';
+import { ANONYMOUS, type Session } from '../security/principal';
+import type { Authorizer } from '../security/acl';
+import type { SecurityProtocol } from '../config/broker-config';
 
 export interface ConnectionLimits {
   maxRequestBytes: number;     // socket.request.max.bytes
   idleMs: number;              // connections.max.idle.ms
   maxInFlight: number;         // requests decoded and unanswered before this connection stops reading
+}
+
+/** The listener a connection came in on, and the authorizer its requests are checked by. */
+export interface ConnectionAccess {
+  readonly listenerName: string;
+  readonly securityProtocol: SecurityProtocol;
+  readonly authorizer: Authorizer;
 }
 
 /** One request from its decoding until its response is handed to the socket. */
@@ -79,6 +89,8 @@ const WRITE_HIGH_WATER = 4 * 1024 * 1024;
 
 export class Connection {
   readonly peer: string;
+  /** Replaced when authentication (SASL, a client certificate) establishes a principal. */
+  session: Session;
   private readonly inFlight: InFlight[] = [];
   private closed = false;
   private paused = false;
@@ -121,8 +133,15 @@ export class Connection {
     private readonly onClose: (c: Connection) => void,
     private readonly pool: BufferPool,
     private readonly budget: RequestBudget,
+    private readonly access: ConnectionAccess,
   ) {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.session = {
+      principal: ANONYMOUS,
+      clientAddress: normalizeIp(socket.remoteAddress ?? ''),
+      listenerName: access.listenerName,
+      securityProtocol: access.securityProtocol,
+    };
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleMs);
     socket.on('data', (b) => this.onData(b));
@@ -292,8 +311,12 @@ export class Connection {
     const entry: InFlight = {
       isProduce: apiKey === ApiKey.Produce, frameBytes, start: null, ready: false, chunks: null, pooled: null,
     };
+    const session = this.session;
+    const { authorizer } = this.access;
     const ctx: RequestContext = {
-      apiKey, apiVersion, correlationId, clientId, peer: this.peer,
+      apiKey, apiVersion, correlationId, clientId, peer: this.peer, session,
+      authorize: (op, type, name) => authorizer.authorize(session, op, type, name),
+      authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type),
       closeConnection: (reason: string) => this.close(reason, 'info'),
       responseBuffer: (size: number): Buffer => {
         const buf = this.pool.take(size);
@@ -412,4 +435,9 @@ export class Connection {
       this.socket.resume();
     }
   }
+}
+
+/** An IPv4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d; it is the same address. */
+export function normalizeIp(address: string): string {
+  return address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
 }

@@ -8,7 +8,7 @@
 import * as net from 'node:net';
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
-import { Connection, type ConnectionLimits } from './connection';
+import { Connection, normalizeIp, type ConnectionAccess, type ConnectionLimits } from './connection';
 import { BufferPool } from './buffer-pool';
 import { RequestBudget } from './request-budget';
 import type { Router } from './router';
@@ -35,7 +35,7 @@ export class Listener {
   private readonly fetchBuffers = new BufferPool(1 << 20, 32);
   readonly budget: RequestBudget;
 
-  constructor(router: Router, private readonly limits: ListenerLimits, log: Logger) {
+  constructor(router: Router, private readonly limits: ListenerLimits, log: Logger, access: ConnectionAccess) {
     this.budget = new RequestBudget(limits.maxQueuedRequests, limits.maxQueuedBytes);
     this.server = net.createServer((socket) => {
       const ip = normalizeIp(socket.remoteAddress ?? '');
@@ -58,7 +58,7 @@ export class Listener {
         const left = (this.perIp.get(ip) ?? 1) - 1;
         if (left > 0) this.perIp.set(ip, left);
         else this.perIp.delete(ip);
-      }, this.fetchBuffers, this.budget);
+      }, this.fetchBuffers, this.budget, access);
       this.connections.add(connection);
     });
   }
@@ -82,9 +82,4 @@ export class Listener {
     for (const c of [...this.connections]) c.close('broker shutting down', 'debug');
     await closed;
   }
-}
-
-/** An IPv4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d; it is the same address. */
-function normalizeIp(address: string): string {
-  return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
 }

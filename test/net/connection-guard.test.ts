@@ -1,6 +1,7 @@
 // The connection layer with handlers made for the test (a Listener over a Router of fakes): a
 // request that throws or whose response the encoder rejects, request ordering on one connection,
 // and the limits that pause reading (in-flight cap, queued.max.requests, a peer that never reads).
+import { ALLOW_EVERYTHING } from '../../src/security/acl';
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger';
@@ -30,7 +31,8 @@ async function serve(handlers: ApiHandler[], limits: Partial<ListenerLimits> = {
       done();
     },
   });
-  const listener = new Listener(new Router(handlers), { ...LIMITS, ...limits }, createLogger({ level: 'debug', format: 'json', destination }));
+  const listener = new Listener(new Router(handlers), { ...LIMITS, ...limits }, createLogger({ level: 'debug', format: 'json', destination }),
+    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING });
   const port = await listener.listen('127.0.0.1', 0);
   return { listener, port, lines };
 }

@@ -1,0 +1,43 @@
+// The server side of one SASL mechanism's exchange (Kafka's javax.security.sasl.SaslServer as its
+// SaslServerAuthenticator drives it), and the SCRAM credentials mechanisms look up.
+
+/** A failed authentication; `message` is what the client is told (Kafka's wording). */
+export class SaslAuthenticationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SaslAuthenticationError';
+  }
+}
+
+/** One exchange: created at SaslHandshake, fed each SaslAuthenticate's bytes until complete. */
+export interface SaslServer {
+  readonly mechanism: string;
+  /**
+   * Takes the client's next message and returns the challenge to send back (empty when there is
+   * none). Throws SaslAuthenticationError when authentication fails.
+   */
+  evaluateResponse(response: Buffer): Buffer | Promise<Buffer>;
+  isComplete(): boolean;
+  /** The authenticated name (the principal is User:<it>); only once complete. */
+  authorizationId(): string;
+  /**
+   * When the credential stops being valid (ms since the epoch; OAUTHBEARER's token expiry), which
+   * bounds the session lifetime of KIP-368 re-authentication; null when it does not expire.
+   */
+  credentialExpiresAtMs(): number | null;
+}
+
+export type ScramMechanism = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+
+/** What the broker keeps of a SCRAM password (RFC 5802): never the password itself. */
+export interface ScramCredential {
+  readonly salt: Buffer;
+  readonly storedKey: Buffer;
+  readonly serverKey: Buffer;
+  readonly iterations: number;
+}
+
+/** The credentials known to the cluster, read at each authentication (they change at runtime). */
+export interface ScramCredentialLookup {
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null;
+}
