@@ -111,8 +111,9 @@ export class Controller {
     this.config.setDynamicConfigs(this.backend.brokerConfigs(String(this.config.nodeId)), this.backend.brokerConfigs(''));
   }
 
-  brokers(): BrokerEndpoint[] {
-    return this.backend.brokers();
+  /** See MetadataBackend.brokers: by default the inter-broker endpoints; given a listener, that listener's. */
+  brokers(listenerName?: string): BrokerEndpoint[] {
+    return this.backend.brokers(listenerName);
   }
 
   get controllerId(): number {

@@ -38,8 +38,11 @@ export const STALE = 'stale';
 export type Stale = typeof STALE;
 
 export interface MetadataBackend {
-  /** The brokers that may hold replicas (live, in a cluster), by node id. */
-  brokers(): BrokerEndpoint[];
+  /**
+   * The brokers that may hold replicas (live, in a cluster), by node id, with their endpoint of the
+   * inter-broker listener. Given a listener name: only those that have that listener, with its endpoint.
+   */
+  brokers(listenerName?: string): BrokerEndpoint[];
   /** The controller's node id, -1 while there is none. */
   readonly controllerId: number;
   topic(name: string): TopicRecord | undefined;
@@ -89,10 +92,14 @@ export class LocalMetadata implements MetadataBackend {
     private readonly store: MetadataStore,
     private readonly self: BrokerEndpoint,
     private readonly storage: TopicStorage,
+    /** This broker's endpoint of each of its listeners; without it, `self` stands for every listener. */
+    private readonly listeners?: ReadonlyMap<string, BrokerEndpoint>,
   ) {}
 
-  brokers(): BrokerEndpoint[] {
-    return [this.self];
+  brokers(listenerName?: string): BrokerEndpoint[] {
+    if (listenerName === undefined || this.listeners === undefined) return [this.self];
+    const endpoint = this.listeners.get(listenerName);
+    return endpoint ? [endpoint] : [];
   }
 
   get controllerId(): number {

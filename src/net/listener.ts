@@ -5,13 +5,21 @@
 //   ConnectionQuotas does): a connection over its address's limit is closed at accept, logged at
 //   info as Kafka does ("Rejected connection from ...").
 // - One RequestBudget (queued.max.requests, queued.max.request.bytes) shared by every connection.
+// - TLS (SSL and SASL_SSL listeners): the handshake runs on the accepted socket (counted against the
+//   limits above from the accept); the Connection starts once it completes, with the principal of the
+//   client certificate (src/security/tls.ts). A handshake that fails is logged at info with the peer
+//   and the reason; one not done within handshakeTimeoutMs is closed (warn): neither touches other
+//   connections. With ssl.client.auth=requested, a certificate that does not verify fails the
+//   handshake, as in Java; without one the client is ANONYMOUS.
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { Connection, normalizeIp, type ConnectionAccess, type ConnectionLimits } from './connection';
 import { BufferPool } from './buffer-pool';
 import { RequestBudget } from './request-budget';
 import type { Router } from './router';
+import { certificatePrincipal, type ServerTls } from '../security/tls';
 
 export interface ListenerLimits extends ConnectionLimits {
   maxConnections: number;          // max.connections
@@ -20,11 +28,15 @@ export interface ListenerLimits extends ConnectionLimits {
   maxConnectionsPerIpOverrides: Map<string, number>;
   maxQueuedRequests: number;       // queued.max.requests
   maxQueuedBytes: number;          // queued.max.request.bytes (-1: no limit)
+  /** How long a TLS handshake may take before the socket is closed. */
+  handshakeTimeoutMs: number;
 }
 
 export class Listener {
   private readonly server: net.Server;
   private readonly connections = new Set<Connection>();
+  /** TLS sockets accepted and still in their handshake. */
+  private readonly handshaking = new Set<tls.TLSSocket>();
   private readonly perIp = new Map<string, number>();
   /** The overrides by address, filled by listen(). */
   private readonly ipLimits = new Map<string, number>();
@@ -35,12 +47,18 @@ export class Listener {
   private readonly fetchBuffers = new BufferPool(1 << 20, 32);
   readonly budget: RequestBudget;
 
-  constructor(router: Router, private readonly limits: ListenerLimits, log: Logger, access: ConnectionAccess) {
+  constructor(
+    private readonly router: Router,
+    private readonly limits: ListenerLimits,
+    private readonly log: Logger,
+    private readonly access: ConnectionAccess,
+    private readonly tls: ServerTls | null = null,
+  ) {
     this.budget = new RequestBudget(limits.maxQueuedRequests, limits.maxQueuedBytes);
     this.server = net.createServer((socket) => {
       const ip = normalizeIp(socket.remoteAddress ?? '');
       const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-      if (this.connections.size >= limits.maxConnections) {
+      if (this.connections.size + this.handshaking.size >= limits.maxConnections) {
         log.warn({ peer, reason: 'max.connections reached' }, 'refusing connection');
         socket.destroy();
         return;
@@ -53,13 +71,63 @@ export class Listener {
         return;
       }
       this.perIp.set(ip, fromIp + 1);
-      const connection = new Connection(socket, router, limits, log, (c) => {
-        this.connections.delete(c);
-        const left = (this.perIp.get(ip) ?? 1) - 1;
-        if (left > 0) this.perIp.set(ip, left);
-        else this.perIp.delete(ip);
-      }, this.fetchBuffers, this.budget, access);
-      this.connections.add(connection);
+      if (this.tls) this.handshake(socket, this.tls, ip, peer);
+      else this.serve(socket, ip);
+    });
+  }
+
+  private serve(socket: net.Socket, ip: string): Connection {
+    const connection = new Connection(socket, this.router, this.limits, this.log, (c) => {
+      this.connections.delete(c);
+      this.release(ip);
+    }, this.fetchBuffers, this.budget, this.access);
+    this.connections.add(connection);
+    return connection;
+  }
+
+  private release(ip: string): void {
+    const left = (this.perIp.get(ip) ?? 1) - 1;
+    if (left > 0) this.perIp.set(ip, left);
+    else this.perIp.delete(ip);
+  }
+
+  private handshake(socket: net.Socket, serverTls: ServerTls, ip: string, peer: string): void {
+    const secure = new tls.TLSSocket(socket, {
+      isServer: true,
+      secureContext: serverTls.context,
+      requestCert: serverTls.clientAuth !== 'none',
+      // 'requested': a certificate that does not verify is refused below, no certificate is ANONYMOUS.
+      rejectUnauthorized: serverTls.clientAuth === 'required',
+    });
+    this.handshaking.add(secure);
+    let settled = false;
+    const fail = (level: 'info' | 'warn', reason: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this.handshaking.delete(secure);
+      this.release(ip);
+      this.log[level]({ peer, listener: this.access.listenerName, reason }, 'TLS handshake failed');
+      secure.destroy();
+    };
+    const timer = setTimeout(() => fail('warn', `no TLS handshake within ${this.limits.handshakeTimeoutMs} ms`), this.limits.handshakeTimeoutMs);
+    const onError = (err: Error) => fail('info', err.message);
+    const onClose = () => fail('info', 'peer closed during the handshake');
+    secure.on('error', onError);
+    secure.once('close', onClose);
+    secure.once('secure', () => {
+      if (settled) return;
+      const certificateError = secure.getPeerX509Certificate() ? secure.authorizationError : null;
+      if (certificateError) return fail('info', `client certificate not trusted: ${String(certificateError)}`);
+      const principal = certificatePrincipal(secure, serverTls.principalMapper);
+      if (principal === null) return fail('info', 'no ssl.principal.mapping.rules rule applies to the client certificate');
+      settled = true; // from here on, the Connection owns the socket and its accounting
+      clearTimeout(timer);
+      this.handshaking.delete(secure);
+      secure.off('error', onError);
+      secure.off('close', onClose);
+      const connection = this.serve(secure, ip);
+      connection.session = { ...connection.session, principal };
     });
   }
 
@@ -80,6 +148,7 @@ export class Listener {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of [...this.connections]) c.close('broker shutting down', 'debug');
+    for (const socket of [...this.handshaking]) socket.destroy();
     await closed;
   }
 }

@@ -25,7 +25,7 @@ import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
 
 export interface EtcdMetadataOptions {
-  /** The listener whose endpoint brokers() reports (the one clients use); else each broker's first. */
+  /** The listener whose endpoint brokers() reports by default (the inter-broker one); else each broker's first. */
   listenerName?: string;
   /** How long a creation or growth waits for the controller's partition states (default 10 s). */
   partitionStateTimeoutMs?: number;
@@ -53,10 +53,12 @@ export class EtcdMetadata implements MetadataBackend {
     cluster.cache.on('change', () => this.onCacheChange());
   }
 
-  brokers(): BrokerEndpoint[] {
+  brokers(listenerName?: string): BrokerEndpoint[] {
     const brokers: BrokerEndpoint[] = [];
     for (const b of this.cluster.cache.brokers()) {
-      const endpoint = b.endpoints.find((e) => e.name === this.options.listenerName) ?? b.endpoints[0];
+      const endpoint = listenerName === undefined
+        ? b.endpoints.find((e) => e.name === this.options.listenerName) ?? b.endpoints[0]
+        : b.endpoints.find((e) => e.name === listenerName);
       if (endpoint) brokers.push({ nodeId: b.brokerId, host: endpoint.host, port: endpoint.port, rack: b.rack });
     }
     return brokers;
