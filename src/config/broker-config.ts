@@ -652,8 +652,8 @@ export class BrokerConfig {
       const out = new Map<string, string>();
       for (const [k, v] of Object.entries(layer)) {
         const def = BROKER_CONFIGS.get(k);
-        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly)
-          : !LISTENER_SECURITY_CONFIGS.includes(k) && !LISTENER_PREFIX_RE.test(k);
+        // TLS settings are read at start only (see validateDynamicConfigs).
+        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly) && !k.startsWith('ssl.') : !LISTENER_PREFIX_RE.test(k);
         if (ok && def) {
           try {
             parseValue(def, v);

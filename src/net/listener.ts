@@ -20,6 +20,7 @@ import { BufferPool } from './buffer-pool';
 import { RequestBudget } from './request-budget';
 import type { Router } from './router';
 import { certificatePrincipal, type ServerTls } from '../security/tls';
+import type { Session } from '../security/principal';
 
 export interface ListenerLimits extends ConnectionLimits {
   maxConnections: number;          // max.connections
@@ -128,6 +129,7 @@ export class Listener {
       secure.off('close', onClose);
       const connection = this.serve(secure, ip);
       connection.session = { ...connection.session, principal };
+      this.log.debug({ peer, listener: this.access.listenerName, principal: `${principal.principalType}:${principal.name}` }, 'TLS handshake done');
     });
   }
 
@@ -143,6 +145,11 @@ export class Listener {
         resolve((this.server.address() as net.AddressInfo).port);
       });
     });
+  }
+
+  /** The sessions of the connections open now (who is connected, as what): for tests and diagnostics. */
+  sessions(): Session[] {
+    return [...this.connections].map((c) => c.session);
   }
 
   async close(): Promise<void> {

@@ -52,7 +52,7 @@ export function serverTls(config: BrokerConfig, listenerName: string): ServerTls
   return {
     context: createContext(options),
     clientAuth: value('ssl.client.auth') as SslClientAuth,
-    principalMapper: new SslPrincipalMapper(config.getString('ssl.principal.mapping.rules')),
+    principalMapper: new SslPrincipalMapper(value('ssl.principal.mapping.rules') as string),
   };
 }
 
