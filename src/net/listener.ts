@@ -36,8 +36,10 @@ export interface ListenerLimits extends ConnectionLimits {
 export class Listener {
   private readonly server: net.Server;
   private readonly connections = new Set<Connection>();
-  /** TLS sockets accepted and still in their handshake. */
-  private readonly handshaking = new Set<tls.TLSSocket>();
+  /** Accepted sockets still in their TLS handshake, by peer address. */
+  private readonly handshaking = new Map<string, net.Socket>();
+  /** Runs the handshakes of a TLS listener (it never listens itself: accepted sockets are handed to it). */
+  private readonly tlsServer: tls.Server | null = null;
   private readonly perIp = new Map<string, number>();
   /** The overrides by address, filled by listen(). */
   private readonly ipLimits = new Map<string, number>();
@@ -53,9 +55,25 @@ export class Listener {
     private readonly limits: ListenerLimits,
     private readonly log: Logger,
     private readonly access: ConnectionAccess,
-    private readonly tls: ServerTls | null = null,
+    serverTls: ServerTls | null = null,
   ) {
     this.budget = new RequestBudget(limits.maxQueuedRequests, limits.maxQueuedBytes);
+    if (serverTls) {
+      const tlsServer = tls.createServer({
+        ...serverTls.options,
+        requestCert: serverTls.clientAuth !== 'none',
+        rejectUnauthorized: serverTls.clientAuth === 'required',
+        handshakeTimeout: limits.handshakeTimeoutMs,
+      }, (secure) => this.secured(secure, serverTls));
+      tlsServer.on('tlsClientError', (err, secure) => {
+        const peer = `${secure.remoteAddress ?? secure.localAddress}:${secure.remotePort}`;
+        const timedOut = err.message === 'TLS handshake timeout';
+        this.log[timedOut ? 'warn' : 'info']({ peer, listener: access.listenerName,
+          reason: timedOut ? `no TLS handshake within ${limits.handshakeTimeoutMs} ms` : err.message }, 'TLS handshake failed');
+        secure.destroy();
+      });
+      this.tlsServer = tlsServer;
+    }
     this.server = net.createServer((socket) => {
       const ip = normalizeIp(socket.remoteAddress ?? '');
       const peer = `${socket.remoteAddress}:${socket.remotePort}`;
@@ -72,7 +90,7 @@ export class Listener {
         return;
       }
       this.perIp.set(ip, fromIp + 1);
-      if (this.tls) this.handshake(socket, this.tls, ip, peer);
+      if (this.tlsServer) this.handshake(socket, this.tlsServer, ip, peer);
       else this.serve(socket, ip);
     });
   }
@@ -92,45 +110,31 @@ export class Listener {
     else this.perIp.delete(ip);
   }
 
-  private handshake(socket: net.Socket, serverTls: ServerTls, ip: string, peer: string): void {
-    const secure = new tls.TLSSocket(socket, {
-      isServer: true,
-      secureContext: serverTls.context,
-      requestCert: serverTls.clientAuth !== 'none',
-      // 'requested': a certificate that does not verify is refused below, no certificate is ANONYMOUS.
-      rejectUnauthorized: serverTls.clientAuth === 'required',
+  /** Handed to the TLS server: its handshake (and its timeout) runs on the accepted socket. */
+  private handshake(socket: net.Socket, tlsServer: tls.Server, ip: string, peer: string): void {
+    this.handshaking.set(peer, socket);
+    // Until the Connection owns it, the socket's end is the handshake's: a failure or timeout destroys it.
+    socket.once('close', () => {
+      if (this.handshaking.delete(peer)) this.release(ip);
     });
-    this.handshaking.add(secure);
-    let settled = false;
-    const fail = (level: 'info' | 'warn', reason: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      this.handshaking.delete(secure);
-      this.release(ip);
-      this.log[level]({ peer, listener: this.access.listenerName, reason }, 'TLS handshake failed');
+    tlsServer.emit('connection', socket);
+  }
+
+  private secured(secure: tls.TLSSocket, serverTls: ServerTls): void {
+    const peer = `${secure.remoteAddress}:${secure.remotePort}`;
+    const refuse = (reason: string) => {
+      this.log.info({ peer, listener: this.access.listenerName, reason }, 'TLS handshake failed');
       secure.destroy();
     };
-    const timer = setTimeout(() => fail('warn', `no TLS handshake within ${this.limits.handshakeTimeoutMs} ms`), this.limits.handshakeTimeoutMs);
-    const onError = (err: Error) => fail('info', err.message);
-    const onClose = () => fail('info', 'peer closed during the handshake');
-    secure.on('error', onError);
-    secure.once('close', onClose);
-    secure.once('secure', () => {
-      if (settled) return;
-      const certificateError = secure.getPeerX509Certificate() ? secure.authorizationError : null;
-      if (certificateError) return fail('info', `client certificate not trusted: ${String(certificateError)}`);
-      const principal = certificatePrincipal(secure, serverTls.principalMapper);
-      if (principal === null) return fail('info', 'no ssl.principal.mapping.rules rule applies to the client certificate');
-      settled = true; // from here on, the Connection owns the socket and its accounting
-      clearTimeout(timer);
-      this.handshaking.delete(secure);
-      secure.off('error', onError);
-      secure.off('close', onClose);
-      const connection = this.serve(secure, ip);
-      connection.session = { ...connection.session, principal };
-      this.log.debug({ peer, listener: this.access.listenerName, principal: `${principal.principalType}:${principal.name}` }, 'TLS handshake done');
-    });
+    // 'requested': a certificate that does not verify is refused, no certificate is ANONYMOUS.
+    if (!secure.authorized && secure.getPeerX509Certificate()) return refuse(`client certificate not trusted: ${String(secure.authorizationError)}`);
+    const principal = certificatePrincipal(secure, serverTls.principalMapper);
+    if (principal === null) return refuse('no ssl.principal.mapping.rules rule applies to the client certificate');
+    const ip = normalizeIp(secure.remoteAddress ?? '');
+    if (!this.handshaking.delete(peer)) return refuse('closed during the handshake');
+    const connection = this.serve(secure, ip);
+    connection.session = { ...connection.session, principal };
+    this.log.debug({ peer, listener: this.access.listenerName, principal: `${principal.principalType}:${principal.name}` }, 'TLS handshake done');
   }
 
   /** Binds host:port ('' = every interface, port 0 = any free port) and returns the bound port. */
@@ -155,7 +159,7 @@ export class Listener {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of [...this.connections]) c.close('broker shutting down', 'debug');
-    for (const socket of [...this.handshaking]) socket.destroy();
+    for (const socket of [...this.handshaking.values()]) socket.destroy();
     await closed;
   }
 }

@@ -24,7 +24,8 @@ export type SslClientAuth = 'required' | 'requested' | 'none';
 
 /** A listener's TLS server side. */
 export interface ServerTls {
-  readonly context: tls.SecureContext;
+  /** The key store, trust store, versions and ciphers (checked: a context was made from them). */
+  readonly options: tls.SecureContextOptions;
   readonly clientAuth: SslClientAuth;
   readonly principalMapper: SslPrincipalMapper;
 }
@@ -49,8 +50,9 @@ export function serverTls(config: BrokerConfig, listenerName: string): ServerTls
     throw new ConfigError(`Listener ${listenerName} uses TLS but has no key store: set ssl.keystore.location ` +
       '(PEM or PKCS12), or ssl.keystore.certificate.chain and ssl.keystore.key', 'ssl.keystore.location', null);
   }
+  createContext(options);
   return {
-    context: createContext(options),
+    options,
     clientAuth: value('ssl.client.auth') as SslClientAuth,
     principalMapper: new SslPrincipalMapper(value('ssl.principal.mapping.rules') as string),
   };
