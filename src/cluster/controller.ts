@@ -28,6 +28,9 @@ import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, t
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
+import { planScramAlterations, type ScramAlterationResult, type ScramDeletion, type ScramUpsertion } from './scram-alterations';
+import type { ScramCredential, ScramCredentialLookup, ScramMechanism } from '../security/sasl';
+import type { UserScramCredentials } from '../security/scram';
 import {
   reassignmentInProgress, revertReassignment, startReassignment, targetReplicationFactor, type ReplicaAssignment,
 } from './partition-reassignment';
@@ -87,7 +90,7 @@ export interface OngoingReassignment {
   partitions: { partition: number; replicas: number[]; adding: number[]; removing: number[] }[];
 }
 
-export class Controller {
+export class Controller implements ScramCredentialLookup {
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
   /** Called once a topic of that name has been deleted (see onTopicDeleted): the coordinators' internal topics. */
@@ -504,6 +507,37 @@ export class Controller {
       if (validateOnly) return OK;
       return (await this.backend.setBrokerConfigs(resource, configs)) === STALE ? STALE : OK;
     });
+  }
+
+  /** A user's credential for a mechanism as the metadata holds it now: what each SCRAM authentication reads. */
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null {
+    return this.backend.scramCredentials(user)[mechanism] ?? null;
+  }
+
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.backend.scramCredentials(user);
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return this.backend.scramUsers();
+  }
+
+  /**
+   * AlterUserScramCredentials: Kafka's checks (scram-alterations.ts) on the credentials as they are,
+   * then every accepted change in one write, in turn with the other operations (checked again when
+   * another broker changed one of the users first). A result per user, in Kafka's order.
+   */
+  async alterUserScramCredentials(deletions: readonly ScramDeletion[], upsertions: readonly ScramUpsertion[]): Promise<ScramAlterationResult[]> {
+    const users = [...new Set([...deletions, ...upsertions].map((a) => a.name))].sort();
+    const outcome = await this.inTurn(async () => {
+      const plan = planScramAlterations(deletions, upsertions, (user) => this.backend.scramCredentials(user));
+      if (plan.changes.size > 0 && (await this.backend.setScramCredentials(plan.changes)) === STALE) return STALE;
+      return plan.results;
+    });
+    // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
+    return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
   }
 
   /** Kafka's validateManualPartitionAssignment for each list, with the replication factor the topic has. */

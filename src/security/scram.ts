@@ -264,3 +264,39 @@ export class ScramSaslClient {
     return `n,${this.authzid === undefined ? '' : `a=${saslNameOfUser(this.authzid)}`},`;
   }
 }
+
+/** A user's credentials, by mechanism (absent: none of that mechanism). */
+export type UserScramCredentials = Readonly<Partial<Record<ScramMechanism, ScramCredential>>>;
+
+/** How a user's credentials are kept in the metadata (snapshot, etcd): the byte strings in base64. */
+export type StoredScramCredentials = Partial<Record<ScramMechanism, { salt: string; storedKey: string; serverKey: string; iterations: number }>>;
+
+export function storeScramCredentials(credentials: UserScramCredentials): StoredScramCredentials {
+  const stored: StoredScramCredentials = {};
+  for (const mechanism of SCRAM_MECHANISMS) {
+    const c = credentials[mechanism];
+    if (c) {
+      stored[mechanism] = {
+        salt: c.salt.toString('base64'), storedKey: c.storedKey.toString('base64'), serverKey: c.serverKey.toString('base64'), iterations: c.iterations,
+      };
+    }
+  }
+  return stored;
+}
+
+/** The credentials kept as `stored`; throws on anything else (a corrupt snapshot or etcd value). */
+export function loadScramCredentials(stored: unknown): UserScramCredentials {
+  if (typeof stored !== 'object' || stored === null) throw new Error('SCRAM credentials are not an object');
+  const credentials: Partial<Record<ScramMechanism, ScramCredential>> = {};
+  for (const [mechanism, c] of Object.entries(stored as Record<string, Record<string, unknown>>)) {
+    if (!isScramMechanism(mechanism) || typeof c !== 'object' || c === null || typeof c.salt !== 'string' || typeof c.storedKey !== 'string' ||
+      typeof c.serverKey !== 'string' || !Number.isInteger(c.iterations)) {
+      throw new Error(`bad SCRAM credential ${JSON.stringify(mechanism)}`);
+    }
+    credentials[mechanism] = Object.freeze({
+      salt: Buffer.from(c.salt, 'base64'), storedKey: Buffer.from(c.storedKey, 'base64'), serverKey: Buffer.from(c.serverKey, 'base64'),
+      iterations: c.iterations as number,
+    });
+  }
+  return Object.freeze(credentials);
+}
