@@ -4,9 +4,10 @@
 //
 // The messages are parsed with Kafka's grammar (ScramMessages): gs2 header "n" only (no channel
 // binding), an optional authzid that must name the user itself, the ASCII-only saslname with its
-// =2C / =3D escapes, extensions after the nonce. Every failure but the authzid one answers the same
-// message, naming only the mechanism, as Kafka's SaslServerAuthenticator does for a SaslException, so
-// that a client cannot tell an unknown user from a wrong password; the reason is the error's cause.
+// =2C / =3D escapes, extensions after the nonce. Every failure but the authzid one is a ScramFailure
+// (Kafka's SaslException), whose reason is for the broker's log only: the authenticator answers the
+// client Kafka's generic message, naming only the mechanism, so that a client cannot tell an unknown
+// user from a wrong password. The authzid refusal is a SaslAuthenticationError, worded for the client.
 import * as crypto from 'node:crypto';
 import { SaslAuthenticationError, type SaslServer, type ScramCredential, type ScramCredentialLookup, type ScramMechanism } from './sasl';
 
@@ -93,14 +94,18 @@ function parseExtensions(text: string): Map<string, string> {
   return extensions;
 }
 
-/** Kafka's message for any failed SCRAM exchange (its SaslServerAuthenticator's, for a SaslException). */
-export function scramFailureMessage(mechanism: ScramMechanism, reauthentication = false): string {
-  return `Authentication failed during ${reauthentication ? 're-authentication' : 'authentication'} due to invalid credentials with SASL mechanism ${mechanism}`;
+/**
+ * A failed exchange whose reason the client must not learn (Kafka's SaslException): the authenticator
+ * answers "Authentication failed during authentication due to invalid credentials with SASL mechanism M".
+ */
+export class ScramFailure extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'ScramFailure';
+  }
 }
 
 export interface ScramServerOptions {
-  /** The exchange re-authenticates a connection (KIP-368): Kafka's failure message says so. */
-  reauthentication?: boolean;
   /** The server's part of the nonce (tests pin it to replay RFC 7677's exchange); random otherwise. */
   serverNonce?: () => string;
 }
@@ -126,7 +131,7 @@ export class ScramSaslServer implements SaslServer {
       switch (this.state.step) {
         case 'client-first': return this.clientFirst(response.toString('utf8'));
         case 'client-final': return this.clientFinal(response.toString('utf8'), this.state);
-        default: throw this.failure(`unexpected SCRAM message in state ${this.state.step}`);
+        default: throw new ScramFailure(`unexpected SCRAM message in state ${this.state.step}`);
       }
     } catch (e) {
       this.state = { step: 'failed' };
@@ -150,20 +155,20 @@ export class ScramSaslServer implements SaslServer {
 
   private clientFirst(message: string): Buffer {
     const m = CLIENT_FIRST.exec(message);
-    if (!m) throw this.failure(`Invalid SCRAM client first message format: ${message}`);
+    if (!m) throw new ScramFailure(`Invalid SCRAM client first message format: ${message}`);
     const [, authzid, clientFirstBare, saslName, clientNonce, extensions] = m;
     if (parseExtensions(extensions).get('tokenauth')?.toLowerCase() === 'true') {
-      throw this.failure('delegation token authentication is not supported');
+      throw new ScramFailure('delegation token authentication is not supported');
     }
     const user = userOfSaslName(saslName);
     const credential = this.credentials.scramCredential(user, this.mechanism);
-    if (!credential) throw this.failure('Authentication failed: Invalid user credentials');
+    if (!credential) throw new ScramFailure('Authentication failed: Invalid user credentials');
     if (authzid !== undefined && userOfSaslName(authzid) !== user) {
       // The one failure Kafka words for the client (a SaslAuthenticationException).
       throw new SaslAuthenticationError('Authentication failed: Client requested an authorization id that is different from username');
     }
     if (credential.iterations < SCRAM_MIN_ITERATIONS) {
-      throw this.failure(`Iterations ${credential.iterations} is less than the minimum ${SCRAM_MIN_ITERATIONS} for ${this.mechanism}`);
+      throw new ScramFailure(`Iterations ${credential.iterations} is less than the minimum ${SCRAM_MIN_ITERATIONS} for ${this.mechanism}`);
     }
     const nonce = clientNonce + (this.options.serverNonce ?? randomNonce)();
     const serverFirst = `r=${nonce},s=${credential.salt.toString('base64')},i=${credential.iterations}`;
@@ -173,25 +178,19 @@ export class ScramSaslServer implements SaslServer {
 
   private clientFinal(message: string, state: Extract<ServerState, { step: 'client-final' }>): Buffer {
     const m = CLIENT_FINAL.exec(message);
-    if (!m) throw this.failure(`Invalid SCRAM client final message format: ${message}`);
+    if (!m) throw new ScramFailure(`Invalid SCRAM client final message format: ${message}`);
     const [, withoutProof, , nonce, proofText] = m;
-    if (nonce !== state.nonce) throw this.failure('Invalid client nonce in the final client message.');
+    if (nonce !== state.nonce) throw new ScramFailure('Invalid client nonce in the final client message.');
     const authMessage = `${state.clientFirstBare},${state.serverFirst},${withoutProof}`;
     const { storedKey, serverKey } = state.credential;
     const proof = Buffer.from(proofText, 'base64');
     const clientSignature = hmac(this.mechanism, storedKey, authMessage);
     const computedStoredKey = proof.length === clientSignature.length ? hash(this.mechanism, xor(proof, clientSignature)) : Buffer.alloc(0);
     if (computedStoredKey.length !== storedKey.length || !crypto.timingSafeEqual(computedStoredKey, storedKey)) {
-      throw this.failure('Invalid client credentials');
+      throw new ScramFailure('Invalid client credentials');
     }
     this.state = { step: 'complete', user: state.user };
     return Buffer.from(`v=${hmac(this.mechanism, serverKey, authMessage).toString('base64')}`, 'utf8');
-  }
-
-  private failure(reason: string): SaslAuthenticationError {
-    const e = new SaslAuthenticationError(scramFailureMessage(this.mechanism, this.options.reauthentication));
-    e.cause = reason;
-    return e;
   }
 }
 
