@@ -178,13 +178,13 @@ export class Controller implements ScramCredentialLookup {
    * Runs `op` once every operation queued before it has finished; again (up to STALE_RETRIES
    * times) while it answers STALE, having lost a race to another broker.
    */
-  private inTurn<T>(op: () => Promise<T | Stale>): Promise<T | Outcome> {
+  private inTurn<T>(op: () => Promise<T | Stale>, what = 'The topic'): Promise<T | Outcome> {
     const attempts = async (): Promise<T | Outcome> => {
       for (let i = 0; i < STALE_RETRIES; i++) {
         const result = await op();
         if (result !== STALE) return result;
       }
-      return fail(ErrorCode.REQUEST_TIMED_OUT, 'The topic kept changing under this request; try again.');
+      return fail(ErrorCode.REQUEST_TIMED_OUT, `${what} kept changing under this request; try again.`);
     };
     const result = this.queueTail.then(attempts);
     this.queueTail = result.catch(() => undefined);
@@ -535,7 +535,7 @@ export class Controller implements ScramCredentialLookup {
       const plan = planScramAlterations(deletions, upsertions, (user) => this.backend.scramCredentials(user));
       if (plan.changes.size > 0 && (await this.backend.setScramCredentials(plan.changes)) === STALE) return STALE;
       return plan.results;
-    });
+    }, 'The users\' credentials');
     // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
     return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
   }
