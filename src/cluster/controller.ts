@@ -1,8 +1,9 @@
 // The one place where topics are created, deleted, grown, reconfigured and reassigned, where leaders
 // are elected on request, and where groups' configs and the dynamic broker configs are set (the latter
 // applied to this broker's BrokerConfig), and the users' SCRAM credentials (which SCRAM logins read
-// here). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions, AlterConfigs...) call it and turn its results into their own response shapes; the rules and
-// Kafka's error codes live here.
+// here). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// AlterConfigs...) call it and turn its results into their own response shapes; the rules and Kafka's
+// error codes live here.
 //
 // Operations that change topics (create, delete, create partitions, alter configs) run one at a
 // time, in the order they arrive, as Kafka's controller applies them from its event queue: each
