@@ -7,7 +7,8 @@
 //   registry, a single broker is always in), so every broker listed is unfenced and none is added.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
-import { CLUSTER_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType, CLUSTER_RESOURCE_NAME } from '../security/acl';
 import type { Controller } from '../cluster/controller';
 import { defineHandler } from './handler';
 
@@ -16,7 +17,7 @@ export interface DescribeClusterServices {
   readonly controller: Pick<Controller, 'controllerId' | 'brokers'>;
 }
 
-export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 2 }, (s: DescribeClusterServices) => (req) => {
+export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 2 }, (s: DescribeClusterServices) => (req, ctx) => {
   const endpointType = req.endpointType ?? 1;
   const base = { throttleTimeMs: 0, endpointType, clusterId: s.clusterId, controllerId: s.controller.controllerId };
   if (endpointType !== 1 && endpointType !== 2) {
@@ -27,6 +28,7 @@ export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersio
     errorCode: ErrorCode.NONE,
     errorMessage: null,
     brokers: s.controller.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
-    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations
+      ? authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : NOT_REQUESTED,
   };
 });

@@ -315,8 +315,8 @@ export class Connection {
     const { authorizer } = this.access;
     const ctx: RequestContext = {
       apiKey, apiVersion, correlationId, clientId, peer: this.peer, session,
-      authorize: (op, type, name) => authorizer.authorize(session, op, type, name),
-      authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type),
+      authorize: (op, type, name, logging) => authorizer.authorize(session, op, type, name, { requestName: handler.name, ...logging }),
+      authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type, { requestName: handler.name }),
       closeConnection: (reason: string) => this.close(reason, 'info'),
       responseBuffer: (size: number): Buffer => {
         const buf = this.pool.take(size);
