@@ -9,6 +9,7 @@
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
 import type { ReplicaAssignment } from './partition-reassignment';
+import { bindingKey, type AclBinding } from '../security/acl-binding';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -68,6 +69,12 @@ export interface MetadataBackend {
   setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` after any dynamic broker configs may have changed (whichever broker wrote them). */
   onBrokerConfigsChanged(listener: () => void): void;
+  /** The cluster's ACLs: the same array until they change. */
+  acls(): readonly AclBinding[];
+  /** Adds and removes ACLs (adding one already there, or removing one not there, does nothing). */
+  changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void>;
+  /** Calls `listener` after the ACLs may have changed (whichever broker wrote them). */
+  onAclsChanged(listener: () => void): void;
   /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
   /**
@@ -84,6 +91,7 @@ export interface MetadataBackend {
 export class LocalMetadata implements MetadataBackend {
   private deleted: (name: string) => void = () => undefined;
   private brokerConfigsChanged: () => void = () => undefined;
+  private aclsChanged: () => void = () => undefined;
 
   constructor(
     private readonly store: MetadataStore,
@@ -179,6 +187,23 @@ export class LocalMetadata implements MetadataBackend {
 
   onBrokerConfigsChanged(listener: () => void): void {
     this.brokerConfigsChanged = listener;
+  }
+
+  acls(): readonly AclBinding[] {
+    return this.store.acls();
+  }
+
+  async changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
+    const removed = new Set(remove.map(bindingKey));
+    const next = new Map(this.store.acls().filter((a) => !removed.has(bindingKey(a))).map((a) => [bindingKey(a), a]));
+    for (const a of add) if (!next.has(bindingKey(a))) next.set(bindingKey(a), a);
+    this.store.setAcls([...next.values()]);
+    await this.store.persist();
+    this.aclsChanged();
+  }
+
+  onAclsChanged(listener: () => void): void {
+    this.aclsChanged = listener;
   }
 
   /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */

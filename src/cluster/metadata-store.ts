@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * the finalized feature levels) in the data directory.
+ * the finalized feature levels, the ACLs) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -34,6 +34,7 @@ import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
+import { isAclBinding, type AclBinding } from '../security/acl-binding';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -147,6 +148,8 @@ interface SnapshotState {
   finalizedFeatures?: FeatureLevels;
   /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
   brokerConfigs?: Record<string, Record<string, string>>;
+  /** The ACLs (CreateAcls); absent without any. */
+  acls?: AclBinding[];
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -176,6 +179,8 @@ export class MetadataStore {
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
   private features: FeatureLevels | undefined;
+  /** Replaced, never changed in place: readers may compare by identity. */
+  private aclList: readonly AclBinding[] = Object.freeze([]);
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -271,6 +276,7 @@ export class MetadataStore {
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
+      if (snapshot.acls) store.aclList = Object.freeze(snapshot.acls.map((a) => Object.freeze(a)));
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -446,6 +452,18 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** The ACLs, the same array until they change. */
+  acls(): readonly AclBinding[] {
+    return this.aclList;
+  }
+
+  /** Replaces the ACLs (validated and without duplicates: see LocalMetadata.changeAcls). */
+  setAcls(acls: readonly AclBinding[]): void {
+    this.checkWritable();
+    this.aclList = Object.freeze(acls.map((a) => Object.freeze({ ...a })));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -520,7 +538,7 @@ export class MetadataStore {
     const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs,
+      finalizedFeatures: this.features, brokerConfigs, acls: [...this.aclList],
     };
   }
 
@@ -566,6 +584,7 @@ function stateBody(state: SnapshotState): string {
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
+    ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
   });
 }
 
@@ -594,6 +613,7 @@ function readSnapshot(file: string): SnapshotState {
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
+  if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

@@ -27,6 +27,13 @@ export interface AclBindingFilter {
   readonly permissionType: AclPermissionType;
 }
 
+/** Whether a stored value (snapshot, etcd) has a binding's shape; what it says is checked when it was created. */
+export function isAclBinding(v: unknown): v is AclBinding {
+  const b = v as Record<string, unknown> | null;
+  return typeof b === 'object' && b !== null && typeof b.resourceName === 'string' && typeof b.principal === 'string'
+    && typeof b.host === 'string' && [b.resourceType, b.patternType, b.operation, b.permissionType].every(Number.isInteger);
+}
+
 /** The resource name and host that match every name and every host; the principal that matches every user. */
 export const WILDCARD = '*';
 export const WILDCARD_PRINCIPAL = 'User:*';

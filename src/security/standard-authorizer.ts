@@ -16,9 +16,6 @@ import { AclOperation, AclPermissionType, PatternType, ResourceType, type Author
 import { describeBinding, operationName, patternTypeName, resourceTypeCamelName, WILDCARD, WILDCARD_PRINCIPAL, type AclBinding } from './acl-binding';
 import { principalToString, type Session } from './principal';
 
-/** The authorizer.class.name that turns this authorizer on, as a Kafka server.properties names it. */
-export const STANDARD_AUTHORIZER_CLASS = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
-
 export interface StandardAuthorizerOptions {
   /** Principals ('User:admin') allowed everything. */
   superUsers: readonly string[];

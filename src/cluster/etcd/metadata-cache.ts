@@ -1,6 +1,6 @@
 /**
  * A broker's local copy of the cluster metadata in etcd (Kafka's MetadataCache / MetadataImage):
- * brokers, the controller, topics, partition states, group and dynamic broker configs and the finalized feature levels, read
+ * brokers, the controller, topics, partition states, group and dynamic broker configs, the finalized feature levels and the ACLs, read
  * synchronously by whoever needs them.
  *
  * It lists every key under the prefix once, then follows one watch from the revision after that
@@ -11,6 +11,7 @@
 import { EventEmitter } from 'events';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from '../../common/logger';
+import { isAclBinding, type AclBinding } from '../../security/acl-binding';
 import {
   decodePartitionState,
   parseMetadataKey,
@@ -39,6 +40,9 @@ export class MetadataCache extends EventEmitter {
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** The ACLs by their key, and the list acls() answers (rebuilt after they change; null: to rebuild). */
+  private readonly aclsByKey = new Map<string, AclBinding>();
+  private aclList: readonly AclBinding[] | null = null;
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -133,6 +137,12 @@ export class MetadataCache extends EventEmitter {
     return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
   }
 
+  /** The cluster's ACLs: the same array until one is created or deleted. */
+  acls(): readonly AclBinding[] {
+    this.aclList ??= Object.freeze([...this.aclsByKey.values()]);
+    return this.aclList;
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -175,6 +185,8 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
+    this.aclsByKey.clear();
+    this.aclList = null;
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -256,6 +268,14 @@ export class MetadataCache extends EventEmitter {
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
           else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
+        case 'acl': {
+          const binding: unknown = value === null ? null : JSON.parse(value);
+          if (binding !== null && !isAclBinding(binding)) throw new Error('not an ACL binding');
+          if (binding === null) this.aclsByKey.delete(what.key);
+          else this.aclsByKey.set(what.key, Object.freeze(binding));
+          this.aclList = null;
+          break;
+        }
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
