@@ -1,8 +1,10 @@
 // The ACL APIs with the StandardAuthorizer on (authorizer.class.name), over the wire: Kafka's
 // validation of creations and filters, ANY and MATCH filters, deletions answered per filter, the
 // APIs' own CLUSTER checks, ACLs kept across a restart and applied without one (authorized
-// operations in Metadata), and the config refusing an authorizer Fjord does not have.
+// operations in Metadata), the config refusing an authorizer Fjord does not have, and kafkajs's admin
+// client creating, describing and deleting ACLs.
 import { expect } from 'chai';
+import { Kafka, logLevel, AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } from 'kafkajs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -210,5 +212,40 @@ describe('ACLs applied at once, and the ACL APIs\' own authorization', function 
     const err = await rejection(startBroker({ logLevel: 'silent', config: { 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer' } }));
     expect(err.message).to.equal('Invalid value kafka.security.authorizer.AclAuthorizer for configuration authorizer.class.name: '
       + `Fjord's authorizer is ${STANDARD_AUTHORIZER_CLASS} (empty: no authorizer); no other class can be loaded`);
+  });
+});
+
+describe('ACLs through kafkajs\'s admin client', function () {
+  this.timeout(30000);
+  let broker: RunningBroker;
+  before(async () => {
+    broker = await startBroker({ logLevel: 'silent', config: { ...AUTHORIZER, 'super.users': 'User:ANONYMOUS' } });
+  });
+  after(() => broker?.close());
+
+  it('creates, describes (with a MATCH filter) and deletes ACLs', async () => {
+    const admin = new Kafka({ brokers: [broker.bootstrap], clientId: 'acl-test', logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+    await admin.connect();
+    try {
+      const entry = {
+        resourceType: AclResourceTypes.TOPIC, resourceName: 'pay', resourcePatternType: ResourcePatternTypes.PREFIXED,
+        principal: 'User:alice', host: '*', operation: AclOperationTypes.WRITE, permissionType: AclPermissionTypes.ALLOW,
+      };
+      await admin.createAcls({ acl: [entry, { ...entry, resourceType: AclResourceTypes.GROUP, resourceName: 'g', resourcePatternType: ResourcePatternTypes.LITERAL, operation: AclOperationTypes.READ }] });
+      const described = await admin.describeAcls({
+        resourceType: AclResourceTypes.TOPIC, resourceName: 'payments', resourcePatternType: ResourcePatternTypes.MATCH,
+        operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+      });
+      expect(described.resources).to.deep.equal([{
+        resourceType: AclResourceTypes.TOPIC, resourceName: 'pay', resourcePatternType: ResourcePatternTypes.PREFIXED,
+        acls: [{ principal: 'User:alice', host: '*', operation: AclOperationTypes.WRITE, permissionType: AclPermissionTypes.ALLOW }],
+      }]);
+      const deleted = await admin.deleteAcls({ filters: [{ resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY,
+        principal: 'User:alice', operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY }] });
+      expect(deleted.filterResponses[0].matchingAcls.map((a) => a.resourceName).sort()).to.deep.equal(['g', 'pay']);
+      expect(broker.broker.controller.acls()).to.deep.equal([]);
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
