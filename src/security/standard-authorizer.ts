@@ -65,10 +65,11 @@ function aclResult(acl: AclBinding, principal: string, host: string, op: AclOper
   return acl.permissionType;
 }
 
-/** What decided, as Kafka's MatchingRule.toString names it in the log line. */
-type Rule = { allowed: boolean; text: string };
-const SUPER_USER_RULE: Rule = { allowed: true, text: 'SuperUser' };
-const DEFAULT_DENY: Rule = { allowed: false, text: 'DefaultDeny' };
+/** What decided: an ACL, or a named rule (Kafka's MatchingRule; its toString is in the log line). */
+type Rule = { allowed: boolean; acl: AclBinding | null; name: string };
+const SUPER_USER_RULE: Rule = { allowed: true, acl: null, name: 'SuperUser' };
+const DEFAULT_DENY: Rule = { allowed: false, acl: null, name: 'DefaultDeny' };
+const ruleText = (rule: Rule): string => (rule.acl ? `MatchingAcl(acl=${describeBinding(rule.acl)})` : rule.name);
 
 export class StandardAuthorizer implements Authorizer {
   private readonly superUsers: ReadonlySet<string>;
@@ -79,7 +80,7 @@ export class StandardAuthorizer implements Authorizer {
 
   constructor(options: StandardAuthorizerOptions) {
     this.superUsers = new Set(options.superUsers);
-    this.noAclRule = options.allowEveryoneIfNoAclFound ? { allowed: true, text: 'DefaultAllow' } : DEFAULT_DENY;
+    this.noAclRule = options.allowEveryoneIfNoAclFound ? { allowed: true, acl: null, name: 'DefaultAllow' } : DEFAULT_DENY;
     this.log = options.logger?.child({ logger: 'kafka.authorizer.logger' });
   }
 
@@ -154,27 +155,31 @@ export class StandardAuthorizer implements Authorizer {
   private findRule(principal: string, host: string, op: AclOperation, type: ResourceType, name: string): Rule {
     const index = this.byType.get(type);
     if (!index) return this.noAclRule;
-    let allow: AclBinding | undefined;
-    let hasResourceAcls = false;
     // The name's own ACLs and those of its prefixes first, then the wildcard's (Kafka's order: a
     // DENY found first is the one the log line names).
-    const sections: (AclBinding[] | undefined)[] = [index.literal.get(name)];
-    for (const length of index.prefixLengths) {
-      if (length > name.length) break;
-      sections.push(index.prefixed.get(name.slice(0, length)));
-    }
-    if (name !== WILDCARD) sections.push(index.literal.get(WILDCARD));
-    for (const acls of sections) {
-      if (!acls) continue;
-      hasResourceAcls = true;
+    const found: { allow: AclBinding | null; deny: AclBinding | null; hasResourceAcls: boolean } = { allow: null, deny: null, hasResourceAcls: false };
+    const scan = (acls: AclBinding[] | undefined): boolean => {
+      if (!acls) return false;
+      found.hasResourceAcls = true;
       for (const acl of acls) {
         const result = aclResult(acl, principal, host, op);
-        if (result === AclPermissionType.DENY) return { allowed: false, text: `MatchingAcl(acl=${describeBinding(acl)})` };
-        if (result === AclPermissionType.ALLOW) allow ??= acl;
+        if (result === AclPermissionType.DENY) {
+          found.deny = acl;
+          return true;
+        }
+        if (result === AclPermissionType.ALLOW) found.allow ??= acl;
       }
+      return false;
+    };
+    let denied = scan(index.literal.get(name));
+    for (const length of index.prefixLengths) {
+      if (denied || length > name.length) break;
+      denied = scan(index.prefixed.get(name.slice(0, length)));
     }
-    if (allow) return { allowed: true, text: `MatchingAcl(acl=${describeBinding(allow)})` };
-    return hasResourceAcls ? DEFAULT_DENY : this.noAclRule;
+    if (!denied && name !== WILDCARD) scan(index.literal.get(WILDCARD));
+    if (found.deny) return { allowed: false, acl: found.deny, name: '' };
+    if (found.allow) return { allowed: true, acl: found.allow, name: '' };
+    return found.hasResourceAcls ? DEFAULT_DENY : this.noAclRule;
   }
 
   private logDecision(rule: Rule, principal: string, host: string, op: AclOperation, type: ResourceType, name: string,
@@ -184,6 +189,6 @@ export class StandardAuthorizer implements Authorizer {
     if (!log.isLevelEnabled(level)) return;
     log[level](`Principal = ${principal} is ${rule.allowed ? 'Allowed' : 'Denied'} operation = ${operationName(op)} from host = ${host} `
       + `on resource = ${resourceTypeCamelName(type)}:${patternTypeName(PatternType.LITERAL)}:${name} for request = ${audit?.requestName ?? ''} `
-      + `with resourceRefCount = 1 based on rule ${rule.text}`);
+      + `with resourceRefCount = 1 based on rule ${ruleText(rule)}`);
   }
 }
