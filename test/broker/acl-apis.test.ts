@@ -8,6 +8,8 @@ import { Kafka, logLevel, AclResourceTypes, AclOperationTypes, AclPermissionType
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { ApiKey } from '../../src/protocol/generated';
 import type { DescribeAclsResponse } from '../../src/protocol/generated/DescribeAclsResponse';
 import type { CreateAclsResponse } from '../../src/protocol/generated/CreateAclsResponse';
@@ -22,6 +24,12 @@ import { RawClient } from '../helpers/raw-client';
 import { rejection } from '../helpers/rejection';
 
 const { ALLOW, DENY } = AclPermissionType;
+
+/** The kafka.authorizer.logger messages among a chunk of the broker's JSON log lines. */
+function parseAuthorizerLines(chunk: Buffer): string[] {
+  return chunk.toString().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { logger?: string; msg: string })
+    .filter((l) => l.logger === 'kafka.authorizer.logger').map((l) => l.msg);
+}
 const AUTHORIZER = { 'authorizer.class.name': STANDARD_AUTHORIZER_CLASS };
 
 function creation(resourceType: RT, resourceName: string, resourcePatternType: PatternType, principal: string, operation: Op,
@@ -169,9 +177,11 @@ describe('ACL APIs with the StandardAuthorizer', function () {
 describe('ACLs applied at once, and the ACL APIs\' own authorization', function () {
   this.timeout(30000);
   let broker: RunningBroker;
+  const authorizerLines: string[] = [];
   // No super user: the ANONYMOUS test client is allowed what no ACL guards, until an ACL does.
   before(async () => {
-    broker = await startBroker({ logLevel: 'silent', config: { ...AUTHORIZER, 'allow.everyone.if.no.acl.found': 'true' } });
+    const sink = new Writable({ write(chunk: Buffer, _enc, done) { authorizerLines.push(...parseAuthorizerLines(chunk)); done(); } });
+    broker = await startBroker({ logger: pino({ level: 'info' }, sink), config: { ...AUTHORIZER, 'allow.everyone.if.no.acl.found': 'true' } });
     await broker.broker.controller.createTopic({ name: 't', numPartitions: 1, replicationFactor: -1, assignments: [], configs: {} }, false);
   });
   after(() => broker?.close());
@@ -205,6 +215,14 @@ describe('ACLs applied at once, and the ACL APIs\' own authorization', function 
       const listed = await c.request<DescribeAclsResponse>(ApiKey.DescribeAcls, 3, ANY_FILTER);
       expect([listed.errorCode, listed.resources]).to.deep.equal([ErrorCode.CLUSTER_AUTHORIZATION_FAILED, []]);
       expect(broker.broker.controller.acls()).to.have.length(2);
+      // The denials, as kafka.authorizer.logger words them, naming the request.
+      expect(authorizerLines).to.include('Principal = User:ANONYMOUS is Denied operation = ALTER from host = 127.0.0.1 on resource = '
+        + 'Cluster:LITERAL:kafka-cluster for request = CreateAcls with resourceRefCount = 1 based on rule MatchingAcl(acl=StandardAcl('
+        + 'resourceType=CLUSTER, resourceName=kafka-cluster, patternType=LITERAL, principal=User:ANONYMOUS, host=*, operation=ALTER, permissionType=DENY))');
+      expect(authorizerLines).to.include('Principal = User:ANONYMOUS is Denied operation = DESCRIBE from host = 127.0.0.1 on resource = '
+        + 'Cluster:LITERAL:kafka-cluster for request = DescribeAcls with resourceRefCount = 1 based on rule DefaultDeny');
+      // Authorized operations are computed quietly: no line for Metadata's checks.
+      expect(authorizerLines.filter((l) => l.includes('for request = Metadata'))).to.deep.equal([]);
     });
   });
 
