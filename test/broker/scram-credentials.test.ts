@@ -1,7 +1,8 @@
 // SCRAM users on a single broker, over the wire: AlterUserScramCredentials (51) and
 // DescribeUserScramCredentials (50) with Kafka 4.4's answers and refusals, the credentials read by a
 // SCRAM exchange at once (a new user authenticates, a deleted one no longer does), CLUSTER
-// authorization of both APIs, and the credentials surviving a restart (kept in the metadata store).
+// authorization of both APIs (the operations asked, and the StandardAuthorizer's denial over the
+// wire), and the credentials surviving a restart (kept in the metadata store).
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -11,6 +12,7 @@ import { ApiKey } from '../../src/protocol/generated';
 import type { AlterUserScramCredentialsResponse } from '../../src/protocol/generated/AlterUserScramCredentialsResponse';
 import type { DescribeUserScramCredentialsResponse } from '../../src/protocol/generated/DescribeUserScramCredentialsResponse';
 import { ErrorCode } from '../../src/common/errors';
+import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { AclOperation, ResourceType } from '../../src/security/acl';
 import { describeUserScramCredentials } from '../../src/handlers/describe-user-scram-credentials';
 import { alterUserScramCredentials } from '../../src/handlers/alter-user-scram-credentials';
@@ -139,5 +141,30 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
       { user: 'alice', errorCode: 0, errorMessage: null, credentialInfos: [{ mechanism: SHA512, iterations: 4096 }] },
       { user: 'bob', errorCode: 0, errorMessage: null, credentialInfos: [{ mechanism: SHA512, iterations: 4096 }] },
     ]);
+  });
+});
+
+describe('SCRAM credential APIs with the StandardAuthorizer on', function () {
+  this.timeout(30_000);
+  let running: RunningBroker;
+  before(async () => {
+    running = await startBroker({ logLevel: 'silent', config: { 'authorizer.class.name': STANDARD_AUTHORIZER_CLASS } });
+  });
+  after(async () => {
+    await running?.close();
+  });
+
+  it('an ANONYMOUS client without ACLs gets CLUSTER_AUTHORIZATION_FAILED for both, and nothing is stored', async () => {
+    const c = await RawClient.connect(running.port);
+    try {
+      const denied = { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
+      expect((await c.request<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0,
+        { deletions: [], upsertions: [upsertion('mallory', 'SCRAM-SHA-256', 'x')] })).results).to.deep.equal([{ user: 'mallory', ...denied }]);
+      expect(running.broker.controller.scramUsers()).to.deep.equal([]);
+      expect(await c.request<DescribeUserScramCredentialsResponse>(ApiKey.DescribeUserScramCredentials, 0, { users: null }))
+        .to.deep.equal({ throttleTimeMs: 0, ...denied, results: [] });
+    } finally {
+      c.close();
+    }
   });
 });
