@@ -19,6 +19,7 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { isSaslProtocol, saslListenerSettings } from './security/sasl-config';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -285,6 +286,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
 
   // Several brokers of a cluster may share a process (tests, startCluster): their lines say whose they are.
   if (config.etcdConnect) log = log.child({ nodeId: config.nodeId });
+  // A SASL listener's mechanisms and JAAS configs are checked before anything starts.
+  const sasl = isSaslProtocol(config.listener.securityProtocol) ? saslListenerSettings(config, config.listener.name) : undefined;
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
@@ -314,7 +317,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),
-  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer });
+  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer, sasl });
   const listen = config.listener;
   const port = await listener.listen(listen.host, mode.port);
   mode.listening(port);

@@ -377,9 +377,9 @@ export class BrokerConfig {
       throw invalidValue('listeners', listenersRaw, 'at least one non-controller listener is required');
     }
     for (const ep of client) {
-      if (ep.securityProtocol !== 'PLAINTEXT') {
+      if (ep.securityProtocol !== 'PLAINTEXT' && ep.securityProtocol !== 'SASL_PLAINTEXT') {
         throw invalidValue('listeners', listenersRaw,
-          `listener ${ep.name} uses ${ep.securityProtocol}; Fjord supports PLAINTEXT only`);
+          `listener ${ep.name} uses ${ep.securityProtocol}; Fjord supports PLAINTEXT and SASL_PLAINTEXT only`);
       }
     }
     this.listeners = client;

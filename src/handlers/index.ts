@@ -56,6 +56,9 @@ import { listConfigResources } from './list-config-resources';
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
 import { deleteAcls } from './delete-acls';
+// SASL: the exchange itself is the connection's (src/net/sasl-authenticator.ts).
+import { saslHandshake } from './sasl-handshake';
+import { saslAuthenticate } from './sasl-authenticate';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
@@ -68,6 +71,7 @@ const definitions = [
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
   describeAcls, createAcls, deleteAcls,
+  saslHandshake, saslAuthenticate,
 ] as const;
 
 // A handler that needs no services has them as `unknown`, which would swallow the whole union (and
