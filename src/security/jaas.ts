@@ -20,7 +20,7 @@ const FLAGS: readonly JaasControlFlag[] = ['required', 'requisite', 'sufficient'
 type Token = { kind: 'word' | 'quoted'; text: string } | { kind: 'char'; text: string } | { kind: 'eof'; text: '' };
 
 function isWordChar(c: string): boolean {
-  return /[A-Za-z0-9_$.\-]/.test(c) || c.charCodeAt(0) >= 128;
+  return /[A-Za-z0-9_$.-]/.test(c) || c.charCodeAt(0) >= 128;
 }
 
 class Tokenizer {

@@ -85,6 +85,7 @@ export class OAuthBearerSaslServer implements SaslServer {
  * (auth=Bearer <token>, and SASL extensions) closed by 0x01 0x01 (RFC 7628 3.1).
  */
 export function parseClientInitialResponse(message: string): { authorizationId: string; tokenValue: string } {
+  // eslint-disable-next-line no-control-regex -- RFC 7628 separates the parts with 0x01
   const m = /^n,(?:a=((?:[\x01-\x7F]|=2C|=3D)*?))?,\x01(.*)\x01\x01$/s.exec(message);
   if (!m) throw new OAuthBearerMalformedMessage('Invalid OAUTHBEARER client first message');
   const authorizationId = (m[1] ?? '').replace(/=2C/g, ',').replace(/=3D/g, '=');
