@@ -35,6 +35,7 @@ import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { freePort } from './local-etcd';
+import { interBrokerSaslClient } from './security/sasl-config';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {
@@ -209,6 +210,8 @@ export interface ClusterParts {
 export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
   const nodeId = config.nodeId;
   const advertised = config.advertisedListener;
+  // On a SASL listener, this broker's connections to the others authenticate as its JAAS username.
+  const sasl = interBrokerSaslClient(config);
   // The registration names the port before the listener opens: a free one is picked for port 0.
   const port = config.listener.port === 0 ? await freePort(config.listener.host) : config.listener.port;
   const connect = config.etcdConnect!;
@@ -231,7 +234,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const fetchers = new ReplicaFetcherManager({
       brokerId: nodeId, quota: quotas.follower,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
-        clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
+        clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000, sasl,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
       }),
       config: {
@@ -252,9 +255,9 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     return {
       etcd, clusterId, controller, replicas, port,
       producerIds: new ProducerIdManager(() => etcd.reserveProducerIdBlock(PRODUCER_ID_BLOCK_SIZE)),
-      remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, sasl }, log),
       remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
-        { clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+        { clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, sasl }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

@@ -21,6 +21,7 @@ import {
 } from '../protocol/generated';
 import { ErrorCode, errorName } from '../common/errors';
 import { packageVersion } from '../common/package-version';
+import type { SaslClient } from '../security/sasl';
 
 export interface BrokerClientOptions {
   host: string;
@@ -33,7 +34,12 @@ export interface BrokerClientOptions {
   requestTimeoutMs: number;
   /** A response frame larger than this closes the connection. */
   maxResponseBytes?: number;
+  /** On a SASL_* inter-broker listener: a new client of sasl.mechanism.inter.broker.protocol per exchange. */
+  sasl?: () => SaslClient;
 }
+
+/** Re-authenticate once this share of the session lifetime the peer gave has passed (KIP-368). */
+const REAUTHENTICATE_AT_SHARE = 0.85;
 
 /** Kafka's socket.request.max.bytes default (100 MiB), plus room for a response's headers. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024 + 64 * 1024;
@@ -49,6 +55,14 @@ export class BrokerConnectionError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'BrokerConnectionError';
+  }
+}
+
+/** The peer refused our SASL mechanism or credentials; the connection is closed. */
+export class SaslClientAuthenticationError extends BrokerConnectionError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SaslClientAuthenticationError';
   }
 }
 
@@ -91,6 +105,10 @@ export class BrokerClient {
   /** A frame arriving over several reads, and how much of it is in. */
   private frame: Buffer | null = null;
   private frameFilled = 0;
+  /** When the SASL session should be renewed (ms since the epoch); null when it does not expire. */
+  private reauthenticateAtMs: number | null = null;
+  /** A re-authentication under way: requests wait for it (the peer takes only SASL frames meanwhile). */
+  private reauthenticating: Promise<void> | null = null;
 
   private constructor(private readonly socket: net.Socket, private readonly opts: BrokerClientOptions) {
     this.peer = `${opts.host}:${opts.port}`;
@@ -110,6 +128,14 @@ export class BrokerClient {
     } catch (err) {
       client.close('version negotiation failed');
       throw err;
+    }
+    if (opts.sasl) {
+      try {
+        await client.authenticate(opts.sasl());
+      } catch (err) {
+        client.close('SASL authentication failed');
+        throw err;
+      }
     }
     return client;
   }
@@ -145,6 +171,12 @@ export class BrokerClient {
       // The peer sends no response to it, and responses are matched to requests by their order.
       throw new Error('Produce with acks=0 gets no response; BrokerClient sends only requests that are answered');
     }
+    if (this.reauthenticateAtMs !== null && Date.now() >= this.reauthenticateAtMs && this.opts.sasl) {
+      this.reauthenticateAtMs = null;
+      this.reauthenticating = this.authenticate(this.opts.sasl()).catch((err: Error) => this.close(`SASL re-authentication failed: ${err.message}`))
+        .finally(() => { this.reauthenticating = null; });
+    }
+    if (this.reauthenticating) await this.reauthenticating;
     const version = opts.version ?? this.usableVersion(apiKey);
     const theirs = this.peerVersions.get(apiKey);
     if (opts.version !== undefined && (theirs === undefined || version < theirs.minVersion || version > theirs.maxVersion)) {
@@ -182,6 +214,31 @@ export class BrokerClient {
       throw new BrokerConnectionError(`${this.peer} answered ApiVersions with ${errorName(response.errorCode)}`);
     }
     this.peerVersions = new Map(response.apiKeys.map((k) => [k.apiKey, { minVersion: k.minVersion, maxVersion: k.maxVersion }]));
+  }
+
+  /**
+   * SaslHandshake v1, then SaslAuthenticate rounds until the mechanism has nothing more to send
+   * (SaslClientAuthenticator's order); the session lifetime the peer answers schedules the next one.
+   */
+  private async authenticate(sasl: SaslClient): Promise<void> {
+    const handshake = await this.send(ApiKey.SaslHandshake, 1, { mechanism: sasl.mechanism });
+    if (handshake.errorCode !== ErrorCode.NONE) {
+      throw new SaslClientAuthenticationError(`${this.peer} refused SASL mechanism ${sasl.mechanism} with ${errorName(handshake.errorCode)} ` +
+        `(it enables ${handshake.mechanisms.join(', ')})`);
+    }
+    const version = Math.min(2, this.peerVersions.get(ApiKey.SaslAuthenticate)?.maxVersion ?? 0);
+    let lifetimeMs = 0;
+    for (let challenge: Buffer | null = null; ;) {
+      const token = await sasl.evaluateChallenge(challenge);
+      if (token === null) break;
+      const response = await this.send(ApiKey.SaslAuthenticate, version, { authBytes: token });
+      if (response.errorCode !== ErrorCode.NONE) {
+        throw new SaslClientAuthenticationError(`${this.peer}: SASL ${sasl.mechanism} authentication failed with ${errorName(response.errorCode)}: ${response.errorMessage}`);
+      }
+      challenge = response.authBytes;
+      lifetimeMs = Number(response.sessionLifetimeMs ?? 0n);
+    }
+    this.reauthenticateAtMs = lifetimeMs > 0 ? Date.now() + lifetimeMs * REAUTHENTICATE_AT_SHARE : null;
   }
 
   /** Writes one request at a version already chosen (the handshake's ApiVersions is sent before the peer's ranges are known). */

@@ -3,6 +3,7 @@
 // it is lost or the broker's endpoint changes, and opened once however many callers ask at the same time.
 import type { BrokerEndpoint } from '../cluster/controller';
 import { BrokerClient } from './broker-client';
+import type { SaslClient } from '../security/sasl';
 
 export interface BrokerConnectionsOptions {
   /** Our client id in the requests' headers. */
@@ -11,6 +12,8 @@ export interface BrokerConnectionsOptions {
   connectTimeoutMs: number;
   /** request.timeout.ms */
   requestTimeoutMs: number;
+  /** On a SASL inter-broker listener: how each connection authenticates (BrokerClientOptions.sasl). */
+  sasl?: () => SaslClient;
 }
 
 interface Connection {
@@ -43,7 +46,7 @@ export class BrokerConnections {
     const opened = conn;
     opened.connecting ??= BrokerClient.connect({
       host: endpoint.host, port: endpoint.port, clientId: this.opts.clientId,
-      connectTimeoutMs: this.opts.connectTimeoutMs, requestTimeoutMs: this.opts.requestTimeoutMs,
+      connectTimeoutMs: this.opts.connectTimeoutMs, requestTimeoutMs: this.opts.requestTimeoutMs, sasl: this.opts.sasl,
     }).then((client) => {
       // Closed meanwhile (or the broker moved): this connection has no one to serve.
       if (this.closed || this.byNode.get(endpoint.nodeId) !== opened) client.close('no longer sending to this broker');

@@ -2,7 +2,7 @@
 // authzid NUL authcid NUL password, checked against the users of the listener's PlainLoginModule
 // (its user_NAME="password" options). The failure texts are Kafka's.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { SaslAuthenticationError, type SaslServer } from './sasl';
+import { SaslAuthenticationError, type SaslClient, type SaslServer } from './sasl';
 import type { JaasLoginModule } from './jaas';
 
 export const PLAIN_LOGIN_MODULE = 'org.apache.kafka.common.security.plain.PlainLoginModule';
@@ -61,4 +61,18 @@ export class PlainSaslServer implements SaslServer {
 /** The client's one message (SaslClientAuthenticator's PLAIN): no authzid, then user and password. */
 export function plainClientMessage(username: string, password: string): Buffer {
   return Buffer.from(`\0${username}\0${password}`, 'utf8');
+}
+
+/** PLAIN from the client side: one message, and the server's empty answer ends it. */
+export class PlainSaslClient implements SaslClient {
+  readonly mechanism = 'PLAIN';
+  private sent = false;
+
+  constructor(private readonly username: string, private readonly password: string) {}
+
+  evaluateChallenge(): Buffer | null {
+    if (this.sent) return null;
+    this.sent = true;
+    return plainClientMessage(this.username, this.password);
+  }
 }

@@ -7,12 +7,12 @@
 import { ConfigError } from '../config/definitions';
 import { BrokerConfig, type SecurityProtocol } from '../config/broker-config';
 import { parseJaasConfigProperty, type JaasLoginModule } from './jaas';
-import { PlainSaslServer, plainUsers, PLAIN_LOGIN_MODULE } from './plain';
+import { PlainSaslClient, PlainSaslServer, plainUsers, PLAIN_LOGIN_MODULE } from './plain';
 import {
   OAuthBearerSaslServer, UnsecuredJwsValidator, JwksJwtValidator, JwksKeys, unsecuredValidatorOptions,
   OAUTHBEARER_LOGIN_MODULE, JWT_VALIDATOR_CALLBACK_HANDLER, type OAuthBearerValidator,
 } from './oauthbearer';
-import type { SaslServer, ScramMechanism } from './sasl';
+import type { SaslClient, SaslServer, ScramMechanism } from './sasl';
 
 /** The protocols whose connections authenticate with SASL first. */
 export function isSaslProtocol(protocol: SecurityProtocol): boolean {
@@ -43,6 +43,9 @@ export interface SaslListenerSettings {
 export interface SaslServerFactories {
   scram?: (mechanism: ScramMechanism) => SaslServer;
 }
+
+/** The client side of SCRAM, for inter-broker connections, when the broker has it. */
+export type ScramClientFactory = (mechanism: ScramMechanism, username: string, password: string) => SaslClient;
 
 /** A listener's view of the config: the first of the prefixed forms of a key that is set. */
 export class ListenerSaslConfig {
@@ -168,4 +171,39 @@ function oauthBearerValidator(lc: ListenerSaslConfig): OAuthBearerValidator {
     scopeClaimName: lc.raw('sasl.oauthbearer.scope.claim.name', mechanism) ?? 'scope',
     clockSkewSeconds: lc.number('sasl.oauthbearer.clock.skew.seconds', mechanism),
   });
+}
+
+/**
+ * How this broker authenticates to the others on a SASL inter-broker listener: a new client of
+ * sasl.mechanism.inter.broker.protocol per connection, with the username and password options of
+ * that mechanism's JAAS config on the listener (as Kafka's inter-broker clients use them); undefined
+ * when the listener is not SASL.
+ */
+export function interBrokerSaslClient(config: BrokerConfig, scram?: ScramClientFactory): (() => SaslClient) | undefined {
+  const listener = config.listener;
+  if (!isSaslProtocol(listener.securityProtocol)) return undefined;
+  const mechanism = config.getString('sasl.mechanism.inter.broker.protocol');
+  const key = 'sasl.mechanism.inter.broker.protocol';
+  if (mechanism === 'GSSAPI') {
+    throw new ConfigError(`GSSAPI (Kerberos) is not supported by Fjord: set ${key} to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (Kafka's default is GSSAPI)`, key, mechanism);
+  }
+  const lc = new ListenerSaslConfig(config, listener.name);
+  if (!lc.list('sasl.enabled.mechanisms').includes(mechanism)) {
+    throw new ConfigError(`${key} ${mechanism} must be included in the ${listener.name.toLowerCase()} listener's sasl.enabled.mechanisms when SASL is used for inter-broker communication`, key, mechanism);
+  }
+  const options = lc.jaas(mechanism).options;
+  const username = options.get('username');
+  const password = options.get('password');
+  if (username === undefined || password === undefined) {
+    throw new ConfigError(`The ${mechanism} JAAS config of listener ${listener.name} needs username and password options: brokers authenticate to each other with them`, key);
+  }
+  switch (mechanism) {
+    case 'PLAIN':
+      return () => new PlainSaslClient(username, password);
+    case 'SCRAM-SHA-256':
+    case 'SCRAM-SHA-512':
+      if (scram) return () => scram(mechanism, username, password);
+      break;
+  }
+  throw new ConfigError(`${key} ${mechanism} is not available for inter-broker connections in Fjord`, key, mechanism);
 }

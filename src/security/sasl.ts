@@ -59,3 +59,13 @@ export interface SaslExchange {
   handshake(mechanism: string, version: number): Promise<{ errorCode: number; mechanisms: string[] }>;
   authenticate(authBytes: Buffer, version: number): Promise<SaslAuthenticateResult>;
 }
+
+/** The client side of one mechanism's exchange (inter-broker connections on a SASL listener). */
+export interface SaslClient {
+  readonly mechanism: string;
+  /**
+   * The next message: the first for null, then the answer to each server challenge; null when the
+   * exchange is complete. Throws when a challenge is not what the mechanism expects.
+   */
+  evaluateChallenge(challenge: Buffer | null): Buffer | null | Promise<Buffer | null>;
+}
