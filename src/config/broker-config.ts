@@ -285,6 +285,17 @@ const LISTENER_SECURITY_CONFIGS = [
 ];
 const LISTENER_PREFIX_RE = /^listener\.name\.[^.]*\./;
 
+/**
+ * A known key with a listener prefix, and for SASL keys a mechanism prefix too
+ * (listener.name.<l>.<key>, listener.name.<l>.<mechanism>.<key>, <mechanism>.<key>), as Kafka's
+ * channel builders read them: not an unknown key.
+ */
+function isListenerOverride(key: string): boolean {
+  const rest = key.replace(LISTENER_PREFIX_RE, '');
+  const unprefixed = rest.replace(/^(plain|scram-sha-256|scram-sha-512|oauthbearer|gssapi)\./, '');
+  return unprefixed !== key && BROKER_CONFIGS.has(unprefixed);
+}
+
 /** Which dynamic layer: this broker's own configs, or the cluster-wide defaults. */
 export type DynamicLevel = 'broker' | 'default';
 
@@ -342,6 +353,7 @@ export class BrokerConfig {
 
     this.values = typedValues(originals, new Set());
     for (const k of originals.keys()) {
+      if (isListenerOverride(k)) continue;
       if (!BROKER_CONFIGS.has(k) || BROKER_CONFIGS.get(k)!.dynamicOnly) {
         this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
       }
