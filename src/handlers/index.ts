@@ -59,6 +59,9 @@ import { deleteAcls } from './delete-acls';
 // SASL: the exchange itself is the connection's (src/net/sasl-authenticator.ts).
 import { saslHandshake } from './sasl-handshake';
 import { saslAuthenticate } from './sasl-authenticate';
+// SCRAM users (src/security/scram.ts), kept with the cluster metadata.
+import { describeUserScramCredentials } from './describe-user-scram-credentials';
+import { alterUserScramCredentials } from './alter-user-scram-credentials';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
@@ -72,6 +75,7 @@ const definitions = [
   listConfigResources,
   describeAcls, createAcls, deleteAcls,
   saslHandshake, saslAuthenticate,
+  describeUserScramCredentials, alterUserScramCredentials,
 ] as const;
 
 // A handler that needs no services has them as `unknown`, which would swallow the whole union (and

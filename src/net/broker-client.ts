@@ -12,9 +12,18 @@
 //   connection, as NetworkClient disconnects on a request timeout (a late answer could not be matched
 //   safely). A dropped connection, a response over maxResponseBytes or one that cannot be decoded
 //   closes it too, and every pending request fails with BrokerConnectionError.
+// - Over TLS when the options carry `tls` (the inter-broker listener is SSL or SASL_SSL): the peer's
+//   certificate is checked against the trust store (and its host name, per
+//   ssl.endpoint.identification.algorithm); our key store is the client certificate.
+// - SASL when the options carry `sasl` (the inter-broker listener is SASL_PLAINTEXT or SASL_SSL):
+//   SaslHandshake v1 and SaslAuthenticate once versions are negotiated, before connect() resolves (a
+//   refusal fails the connect with SaslClientAuthenticationError); when the peer answers a session
+//   lifetime (KIP-368), the next request after 85% of it re-authenticates first, later requests
+//   waiting for it.
 // There is no reconnect loop here: a closed client stays closed, and its caller (a replica fetcher,
 // say) decides when to connect again and with what backoff.
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { Reader, Writer, ProtocolError, UnsupportedVersionError } from '../protocol/primitives';
 import {
   ApiKey, apiSpecs, decodeResponseHeader, encodeRequestFrame, responseHeaderVersion, type ApiRequestMap, type ApiResponseMap,
@@ -22,6 +31,7 @@ import {
 import { ErrorCode, errorName } from '../common/errors';
 import { packageVersion } from '../common/package-version';
 import type { SaslClient } from '../security/sasl';
+import type { ClientTls } from '../security/tls';
 
 export interface BrokerClientOptions {
   host: string;
@@ -34,6 +44,8 @@ export interface BrokerClientOptions {
   requestTimeoutMs: number;
   /** A response frame larger than this closes the connection. */
   maxResponseBytes?: number;
+  /** TLS to the peer (an SSL or SASL_SSL listener); plain TCP without it. */
+  tls?: ClientTls;
   /** On a SASL_* inter-broker listener: a new client of sasl.mechanism.inter.broker.protocol per exchange. */
   sasl?: () => SaslClient;
 }
@@ -325,9 +337,13 @@ export class BrokerClient {
 }
 
 /** Opens the TCP connection, failing after connectTimeoutMs. */
-function openSocket({ host, port, connectTimeoutMs }: BrokerClientOptions): Promise<net.Socket> {
+function openSocket({ host, port, connectTimeoutMs, tls: secure }: BrokerClientOptions): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
+    const socket = secure ? tls.connect({
+      host, port, secureContext: secure.secureContext,
+      servername: net.isIP(host) === 0 ? host : undefined,
+      checkServerIdentity: secure.checkHostName ? tls.checkServerIdentity : () => undefined,
+    }) : net.connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new BrokerConnectionError(`${host}:${port}: not connected within ${connectTimeoutMs} ms`));
@@ -337,7 +353,7 @@ function openSocket({ host, port, connectTimeoutMs }: BrokerClientOptions): Prom
       clearTimeout(timer);
       reject(new BrokerConnectionError(`${host}:${port}: connection failed: ${err.message}`));
     });
-    socket.once('connect', () => {
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       resolve(socket);
     });

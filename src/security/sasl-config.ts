@@ -2,8 +2,8 @@
 // read as listener.name.<listener>.<mechanism>.<key>, then listener.name.<listener>.<key>, then
 // <mechanism>.<key>, then <key> (listener and mechanism lower-cased), as ChannelBuilders and
 // JaasContext look them up. Mechanisms: PLAIN (PlainLoginModule users), OAUTHBEARER (unsecured JWS,
-// or JWTs against a JWKS with OAuthBearerValidatorCallbackHandler), and SCRAM-SHA-256/512 when the
-// broker gives a SCRAM server factory. GSSAPI (Kafka's default) is refused with a clear error.
+// or JWTs against a JWKS with OAuthBearerValidatorCallbackHandler), and SCRAM-SHA-256/512 over the
+// cluster's credentials. GSSAPI (Kafka's default) is refused with a clear error.
 import { ConfigError } from '../config/definitions';
 import { BrokerConfig, type SecurityProtocol } from '../config/broker-config';
 import { parseJaasConfigProperty, type JaasLoginModule } from './jaas';
@@ -12,7 +12,8 @@ import {
   OAuthBearerSaslServer, UnsecuredJwsValidator, JwksJwtValidator, JwksKeys, unsecuredValidatorOptions,
   OAUTHBEARER_LOGIN_MODULE, JWT_VALIDATOR_CALLBACK_HANDLER, type OAuthBearerValidator,
 } from './oauthbearer';
-import type { SaslClient, SaslServer, ScramMechanism } from './sasl';
+import { createScramServer, isScramMechanism, ScramSaslClient } from './scram';
+import type { SaslClient, SaslServer, ScramCredentialLookup, ScramMechanism } from './sasl';
 
 /** The protocols whose connections authenticate with SASL first. */
 export function isSaslProtocol(protocol: SecurityProtocol): boolean {
@@ -39,13 +40,7 @@ export interface SaslListenerSettings {
   readonly authenticationTimeoutMs: number;
 }
 
-/** Server factories the security layer does not make itself (SCRAM, over the cluster's credentials). */
-export interface SaslServerFactories {
-  scram?: (mechanism: ScramMechanism) => SaslServer;
-}
 
-/** The client side of SCRAM, for inter-broker connections, when the broker has it. */
-export type ScramClientFactory = (mechanism: ScramMechanism, username: string, password: string) => SaslClient;
 
 /** A listener's view of the config: the first of the prefixed forms of a key that is set. */
 export class ListenerSaslConfig {
@@ -94,7 +89,8 @@ export class ListenerSaslConfig {
   }
 }
 
-export function saslListenerSettings(config: BrokerConfig, listenerName: string, factories: SaslServerFactories = {}): SaslListenerSettings {
+/** `scramCredentials`: the cluster's SCRAM users (the broker's controller), read at each exchange. */
+export function saslListenerSettings(config: BrokerConfig, listenerName: string, scramCredentials?: ScramCredentialLookup): SaslListenerSettings {
   const lc = new ListenerSaslConfig(config, listenerName);
   const enabledMechanisms = lc.list('sasl.enabled.mechanisms');
   const enabledKey = `${listenerName.toLowerCase()} listener's sasl.enabled.mechanisms`;
@@ -105,7 +101,7 @@ export function saslListenerSettings(config: BrokerConfig, listenerName: string,
     if (mechanism === 'GSSAPI') {
       throw new ConfigError(`GSSAPI (Kerberos) is not supported by Fjord: set the ${enabledKey} to some of ${SUPPORTED_MECHANISMS.join(', ')} (Kafka's default is GSSAPI)`, 'sasl.enabled.mechanisms', mechanism);
     }
-    servers.set(mechanism, serverFactory(lc, mechanism, factories));
+    servers.set(mechanism, serverFactory(lc, mechanism, scramCredentials));
     const reauth = lc.number('connections.max.reauth.ms', mechanism);
     maxReauthMs.set(mechanism, reauth > 0 ? reauth : 0);
   }
@@ -117,7 +113,7 @@ export function saslListenerSettings(config: BrokerConfig, listenerName: string,
   };
 }
 
-function serverFactory(lc: ListenerSaslConfig, mechanism: string, factories: SaslServerFactories): () => SaslServer {
+function serverFactory(lc: ListenerSaslConfig, mechanism: string, scramCredentials: ScramCredentialLookup | undefined): () => SaslServer {
   switch (mechanism) {
     case 'PLAIN': {
       const module = lc.jaas(mechanism);
@@ -133,9 +129,8 @@ function serverFactory(lc: ListenerSaslConfig, mechanism: string, factories: Sas
     }
     case 'SCRAM-SHA-256':
     case 'SCRAM-SHA-512': {
-      const scram = factories.scram;
-      if (!scram) throw new ConfigError(`SASL mechanism ${mechanism} is not available in this broker`, 'sasl.enabled.mechanisms', mechanism);
-      return () => scram(mechanism);
+      if (!scramCredentials) throw new ConfigError(`SASL mechanism ${mechanism} needs the cluster's SCRAM credentials`, 'sasl.enabled.mechanisms', mechanism);
+      return () => createScramServer(mechanism, scramCredentials);
     }
     default:
       throw new ConfigError(`Unsupported SASL mechanism ${mechanism}: Fjord supports ${SUPPORTED_MECHANISMS.join(', ')}`, 'sasl.enabled.mechanisms', mechanism);
@@ -174,13 +169,13 @@ function oauthBearerValidator(lc: ListenerSaslConfig): OAuthBearerValidator {
 }
 
 /**
- * How this broker authenticates to the others on a SASL inter-broker listener: a new client of
+ * How this broker authenticates to the others on a SASL inter-broker listener (inter.broker.listener.name): a new client of
  * sasl.mechanism.inter.broker.protocol per connection, with the username and password options of
  * that mechanism's JAAS config on the listener (as Kafka's inter-broker clients use them); undefined
  * when the listener is not SASL.
  */
-export function interBrokerSaslClient(config: BrokerConfig, scram?: ScramClientFactory): (() => SaslClient) | undefined {
-  const listener = config.listener;
+export function interBrokerSaslClient(config: BrokerConfig): (() => SaslClient) | undefined {
+  const listener = config.interBrokerListener;
   if (!isSaslProtocol(listener.securityProtocol)) return undefined;
   const mechanism = config.getString('sasl.mechanism.inter.broker.protocol');
   const key = 'sasl.mechanism.inter.broker.protocol';
@@ -197,13 +192,25 @@ export function interBrokerSaslClient(config: BrokerConfig, scram?: ScramClientF
   if (username === undefined || password === undefined) {
     throw new ConfigError(`The ${mechanism} JAAS config of listener ${listener.name} needs username and password options: brokers authenticate to each other with them`, key);
   }
-  switch (mechanism) {
-    case 'PLAIN':
-      return () => new PlainSaslClient(username, password);
-    case 'SCRAM-SHA-256':
-    case 'SCRAM-SHA-512':
-      if (scram) return () => scram(mechanism, username, password);
-      break;
-  }
+  if (mechanism === 'PLAIN') return () => new PlainSaslClient(username, password);
+  if (isScramMechanism(mechanism)) return () => scramClient(mechanism, username, password);
   throw new ConfigError(`${key} ${mechanism} is not available for inter-broker connections in Fjord`, key, mechanism);
+}
+
+/** SCRAM's three steps as a SaslClient: client-first, client-final for the server-first, then the server-final checked. */
+function scramClient(mechanism: ScramMechanism, username: string, password: string): SaslClient {
+  const scram = new ScramSaslClient(mechanism, username, password);
+  let step = 0;
+  return {
+    mechanism,
+    evaluateChallenge(challenge: Buffer | null): Buffer | null {
+      switch (step++) {
+        case 0: return scram.firstMessage();
+        case 1: return scram.finalMessage(challenge ?? Buffer.alloc(0));
+        default:
+          scram.verifyServerFinal(challenge ?? Buffer.alloc(0));
+          return null;
+      }
+    },
+  };
 }
