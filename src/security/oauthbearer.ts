@@ -205,9 +205,6 @@ function checkClaims(
 }
 
 export interface JwtValidatorOptions {
-  /** sasl.oauthbearer.jwks.endpoint.url: file:// or https:// (http:// too, for tests behind a proxy). */
-  jwksUrl: string;
-  jwksRefreshMs: number;
   expectedAudience: readonly string[];
   expectedIssuer: string | null;
   subClaimName: string;
@@ -258,6 +255,7 @@ export class JwksKeys {
   constructor(private readonly url: string, private readonly refreshMs: number) {
     this.fileBased = url.startsWith('file:');
     if (this.fileBased) this.keys = parseJwks(readFileSync(fileURLToPath(url), 'utf8'), url);
+    // http: too, for a JWKS behind a local proxy (and tests).
     else if (!/^https?:\/\//.test(url)) throw new Error(`sasl.oauthbearer.jwks.endpoint.url must be a file: or https: URL, not ${url}`);
   }
 

@@ -158,8 +158,6 @@ function oauthBearerValidator(lc: ListenerSaslConfig): OAuthBearerValidator {
     throw new ConfigError(`sasl.oauthbearer.jwks.endpoint.url ${jwksUrl}: ${(err as Error).message}`, 'sasl.oauthbearer.jwks.endpoint.url', jwksUrl);
   }
   return new JwksJwtValidator(keys, {
-    jwksUrl,
-    jwksRefreshMs,
     expectedAudience: lc.list('sasl.oauthbearer.expected.audience', mechanism),
     expectedIssuer: lc.raw('sasl.oauthbearer.expected.issuer', mechanism),
     subClaimName: lc.raw('sasl.oauthbearer.sub.claim.name', mechanism) ?? 'sub',
