@@ -705,10 +705,11 @@ export class BrokerConfig {
     if (unprefixed.length > 0) {
       return `These security configs can be dynamically updated only per-listener using the listener prefix: [${unprefixed.join(', ')}]`;
     }
-    // Kafka reloads key stores and TLS settings live (passwords kept encrypted); Fjord builds its TLS contexts at start.
-    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n) || n.startsWith('ssl.'));
+    // Kafka reloads key stores, TLS and SASL settings live (passwords kept encrypted); Fjord builds its
+    // TLS contexts and SASL mechanisms at start.
+    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n) || n.startsWith('ssl.') || n.startsWith('sasl.'));
     if (perListener.length > 0) {
-      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord reads listener and TLS configs at start only)`;
+      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord reads listener, TLS and SASL configs at start only)`;
     }
     for (const n of names) {
       const def = BROKER_CONFIGS.get(n);
