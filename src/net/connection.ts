@@ -23,6 +23,12 @@
 // in the v0 format with UNSUPPORTED_VERSION and our ranges (KIP-511). A handler that throws or
 // builds a response the encoder rejects closes the connection too (error level: that is our bug),
 // and nothing else: other connections keep being served.
+//
+// On a SASL_* listener the connection's SaslAuthenticator (sasl-authenticator.ts) is asked of every
+// frame: until the exchange completes only ApiVersions and SASL frames are taken, one at a time and
+// each at most sasl.server.max.receive.size; the bare tokens that follow a SaslHandshake v0 are
+// passed to it as they are; a failed exchange's answer is written, then the connection closes. Its
+// completion replaces `session`, which every request after it carries.
 import { isIPv4, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Reader, Writer, ProtocolError } from '../protocol/primitives';
