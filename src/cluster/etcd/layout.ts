@@ -91,6 +91,9 @@ export const brokerConfigsKey = (resource: string): string => `/configs/brokers/
 /** An ACL's key: the binding itself, so that equal bindings share it. */
 export const aclKey = (binding: AclBinding): string => `/acls/${encodeURIComponent(bindingKey(binding))}`;
 
+/** A user's SCRAM credentials (StoredScramCredentials): the user URI-encoded, as it may hold '/'. */
+export const scramCredentialsKey = (user: string): string => `/scram/${encodeURIComponent(user)}`;
+
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
@@ -101,7 +104,8 @@ export type MetadataKey =
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
-  | { kind: 'acl'; key: string };
+  | { kind: 'acl'; key: string }
+  | { kind: 'scramCredentials'; user: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
@@ -109,6 +113,7 @@ const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
 const ACL_RE = /^\/acls\/([^/]+)$/;
+const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -127,6 +132,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
   m = ACL_RE.exec(key);
   if (m) return { kind: 'acl', key: m[1] };
+  m = SCRAM_CREDENTIALS_RE.exec(key);
+  if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
   return null;
 }
 
