@@ -2,7 +2,7 @@
 // clients the super user, the administrator here) and an SSL listener requiring client certificates
 // (the principal from the certificate, ssl.principal.mapping.rules). What alice may do follows the ACLs
 // the administrator creates and deletes, at once: the ACL APIs' CLUSTER checks, hosts, and the
-// authorized operations Metadata answers her.
+// authorized operations Metadata and DescribeCluster answer her (the cluster's only with DESCRIBE on it).
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
@@ -10,6 +10,7 @@ import type { CreateAclsResponse } from '../../src/protocol/generated/CreateAcls
 import type { DeleteAclsResponse } from '../../src/protocol/generated/DeleteAclsResponse';
 import type { DescribeAclsResponse } from '../../src/protocol/generated/DescribeAclsResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import type { DescribeClusterResponse } from '../../src/protocol/generated/DescribeClusterResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { AclOperation as Op, AclPermissionType, PatternType, ResourceType as RT } from '../../src/security/acl';
@@ -62,6 +63,8 @@ describe('ACLs for a principal authenticated by its certificate', function () {
     });
     expect(res.results[0].errorCode).to.equal(ErrorCode.NONE);
   };
+  const clusterOps = async () => (await alice.request<DescribeClusterResponse>(ApiKey.DescribeCluster, 1,
+    { includeClusterAuthorizedOperations: true, endpointType: 1 })).clusterAuthorizedOperations;
   const topicOps = async () => (await alice.request<MetadataResponse>(ApiKey.Metadata, 12, {
     topics: [{ name: 'trades', topicId: undefined }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: true,
   })).topics[0].topicAuthorizedOperations;
@@ -70,6 +73,9 @@ describe('ACLs for a principal authenticated by its certificate', function () {
     expect(running.listeners.get('SSL')!.listener.sessions().map((s) => `${s.principal.principalType}:${s.principal.name}`)).to.deep.equal(['User:alice']);
     let listed = await alice.request<DescribeAclsResponse>(ApiKey.DescribeAcls, 3, ANY_FILTER);
     expect(listed.errorCode).to.equal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    // CREATE on the cluster, but not DESCRIBE: Kafka answers no cluster operations at all.
+    await grant(RT.CLUSTER, 'kafka-cluster', PatternType.LITERAL, Op.CREATE);
+    expect(await clusterOps()).to.equal(0);
     // An ACL for another host does not help.
     await grant(RT.CLUSTER, 'kafka-cluster', PatternType.LITERAL, Op.DESCRIBE, '10.1.2.3');
     listed = await alice.request<DescribeAclsResponse>(ApiKey.DescribeAcls, 3, ANY_FILTER);
@@ -77,7 +83,9 @@ describe('ACLs for a principal authenticated by its certificate', function () {
     await grant(RT.CLUSTER, 'kafka-cluster', PatternType.LITERAL, Op.DESCRIBE, '127.0.0.1');
     listed = await alice.request<DescribeAclsResponse>(ApiKey.DescribeAcls, 3, ANY_FILTER);
     expect(listed.errorCode).to.equal(ErrorCode.NONE);
-    expect(listed.resources.flatMap((r) => r.acls.map((a) => a.host)).sort()).to.deep.equal(['10.1.2.3', '127.0.0.1']);
+    expect(listed.resources.flatMap((r) => r.acls.map((a) => `${Op[a.operation]} ${a.host}`)).sort())
+      .to.deep.equal(['CREATE *', 'DESCRIBE 10.1.2.3', 'DESCRIBE 127.0.0.1']);
+    expect(await clusterOps()).to.equal(bits(Op.CREATE, Op.DESCRIBE));
     // DESCRIBE does not give ALTER: she may not create ACLs.
     const created = await alice.request<CreateAclsResponse>(ApiKey.CreateAcls, 3, {
       creations: [{ resourceType: RT.TOPIC, resourceName: 'x', resourcePatternType: PatternType.LITERAL, principal: 'User:alice', host: '*', operation: Op.ALL, permissionType: ALLOW }],
