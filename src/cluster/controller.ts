@@ -512,6 +512,37 @@ export class Controller implements ScramCredentialLookup {
     });
   }
 
+  /** A user's credential for a mechanism as the metadata holds it now: what each SCRAM authentication reads. */
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null {
+    return this.backend.scramCredentials(user)[mechanism] ?? null;
+  }
+
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.backend.scramCredentials(user);
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return this.backend.scramUsers();
+  }
+
+  /**
+   * AlterUserScramCredentials: Kafka's checks (scram-alterations.ts) on the credentials as they are,
+   * then every accepted change in one write, in turn with the other operations (checked again when
+   * another broker changed one of the users first). A result per user, in Kafka's order.
+   */
+  async alterUserScramCredentials(deletions: readonly ScramDeletion[], upsertions: readonly ScramUpsertion[]): Promise<ScramAlterationResult[]> {
+    const users = [...new Set([...deletions, ...upsertions].map((a) => a.name))].sort();
+    const outcome = await this.inTurn(async () => {
+      const plan = planScramAlterations(deletions, upsertions, (user) => this.backend.scramCredentials(user));
+      if (plan.changes.size > 0 && (await this.backend.setScramCredentials(plan.changes)) === STALE) return STALE;
+      return plan.results;
+    }, 'The users\' credentials');
+    // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
+    return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
+  }
+
   /** The cluster's ACLs (the same array until they change). */
   acls(): readonly AclBinding[] {
     return this.backend.acls();
@@ -547,37 +578,6 @@ export class Controller implements ScramCredentialLookup {
       const doomed = new Map(matched.flat().map((b) => [bindingKey(b), b]));
       if (doomed.size > 0) await this.backend.changeAcls([], [...doomed.values()]);
     }).then(() => matched);
-  }
-
-  /** A user's credential for a mechanism as the metadata holds it now: what each SCRAM authentication reads. */
-  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null {
-    return this.backend.scramCredentials(user)[mechanism] ?? null;
-  }
-
-  /** A user's SCRAM credentials by mechanism (empty: none). */
-  scramCredentials(user: string): UserScramCredentials {
-    return this.backend.scramCredentials(user);
-  }
-
-  /** The users that have SCRAM credentials, sorted. */
-  scramUsers(): string[] {
-    return this.backend.scramUsers();
-  }
-
-  /**
-   * AlterUserScramCredentials: Kafka's checks (scram-alterations.ts) on the credentials as they are,
-   * then every accepted change in one write, in turn with the other operations (checked again when
-   * another broker changed one of the users first). A result per user, in Kafka's order.
-   */
-  async alterUserScramCredentials(deletions: readonly ScramDeletion[], upsertions: readonly ScramUpsertion[]): Promise<ScramAlterationResult[]> {
-    const users = [...new Set([...deletions, ...upsertions].map((a) => a.name))].sort();
-    const outcome = await this.inTurn(async () => {
-      const plan = planScramAlterations(deletions, upsertions, (user) => this.backend.scramCredentials(user));
-      if (plan.changes.size > 0 && (await this.backend.setScramCredentials(plan.changes)) === STALE) return STALE;
-      return plan.results;
-    }, 'The users\' credentials');
-    // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
-    return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
   }
 
   /** Kafka's validateManualPartitionAssignment for each list, with the replication factor the topic has. */

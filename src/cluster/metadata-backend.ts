@@ -9,8 +9,8 @@
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
 import type { ReplicaAssignment } from './partition-reassignment';
-import { bindingKey, type AclBinding } from '../security/acl-binding';
 import type { UserScramCredentials } from '../security/scram';
+import { bindingKey, type AclBinding } from '../security/acl-binding';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -73,12 +73,6 @@ export interface MetadataBackend {
   setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` after any dynamic broker configs may have changed (whichever broker wrote them). */
   onBrokerConfigsChanged(listener: () => void): void;
-  /** The cluster's ACLs: the same array until they change. */
-  acls(): readonly AclBinding[];
-  /** Adds and removes ACLs (adding one already there, or removing one not there, does nothing). */
-  changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void>;
-  /** Calls `listener` after the ACLs may have changed (whichever broker wrote them). */
-  onAclsChanged(listener: () => void): void;
   /** A user's SCRAM credentials by mechanism (empty: none). */
   scramCredentials(user: string): UserScramCredentials;
   /** The users that have SCRAM credentials, sorted. */
@@ -88,6 +82,12 @@ export interface MetadataBackend {
    * of them is still as read in the same synchronous stretch.
    */
   setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true | Stale>;
+  /** The cluster's ACLs: the same array until they change. */
+  acls(): readonly AclBinding[];
+  /** Adds and removes ACLs (adding one already there, or removing one not there, does nothing). */
+  changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void>;
+  /** Calls `listener` after the ACLs may have changed (whichever broker wrote them). */
+  onAclsChanged(listener: () => void): void;
   /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
   /**
@@ -206,6 +206,20 @@ export class LocalMetadata implements MetadataBackend {
     this.brokerConfigsChanged = listener;
   }
 
+  scramCredentials(user: string): UserScramCredentials {
+    return this.store.scramCredentials(user);
+  }
+
+  scramUsers(): string[] {
+    return this.store.scramUsers();
+  }
+
+  async setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true> {
+    this.store.setScramCredentials(changes);
+    await this.store.persist();
+    return true;
+  }
+
   acls(): readonly AclBinding[] {
     return this.store.acls();
   }
@@ -221,20 +235,6 @@ export class LocalMetadata implements MetadataBackend {
 
   onAclsChanged(listener: () => void): void {
     this.aclsChanged = listener;
-  }
-
-  scramCredentials(user: string): UserScramCredentials {
-    return this.store.scramCredentials(user);
-  }
-
-  scramUsers(): string[] {
-    return this.store.scramUsers();
-  }
-
-  async setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true> {
-    this.store.setScramCredentials(changes);
-    await this.store.persist();
-    return true;
   }
 
   /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */

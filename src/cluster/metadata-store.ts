@@ -34,8 +34,8 @@ import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
-import { isAclBinding, type AclBinding } from '../security/acl-binding';
 import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
+import { isAclBinding, type AclBinding } from '../security/acl-binding';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -149,10 +149,10 @@ interface SnapshotState {
   finalizedFeatures?: FeatureLevels;
   /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
   brokerConfigs?: Record<string, Record<string, string>>;
-  /** The ACLs (CreateAcls); absent without any. */
-  acls?: AclBinding[];
   /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
   scramCredentials?: Record<string, StoredScramCredentials>;
+  /** The ACLs (CreateAcls); absent without any. */
+  acls?: AclBinding[];
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -474,6 +474,16 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Replaces these users' SCRAM credentials, all at once (validate them first); a user left without any is forgotten. */
+  setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): void {
+    this.checkWritable();
+    for (const [user, credentials] of changes) {
+      if (Object.keys(credentials).length === 0) this.scramCredentialsByUser.delete(user);
+      else this.scramCredentialsByUser.set(user, Object.freeze({ ...credentials }));
+    }
+    this.changed();
+  }
+
   /** The ACLs, the same array until they change. */
   acls(): readonly AclBinding[] {
     return this.aclList;
@@ -483,16 +493,6 @@ export class MetadataStore {
   setAcls(acls: readonly AclBinding[]): void {
     this.checkWritable();
     this.aclList = Object.freeze(acls.map((a) => Object.freeze({ ...a })));
-    this.changed();
-  }
-
-  /** Replaces these users' SCRAM credentials, all at once (validate them first); a user left without any is forgotten. */
-  setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): void {
-    this.checkWritable();
-    for (const [user, credentials] of changes) {
-      if (Object.keys(credentials).length === 0) this.scramCredentialsByUser.delete(user);
-      else this.scramCredentialsByUser.set(user, Object.freeze({ ...credentials }));
-    }
     this.changed();
   }
 
@@ -617,8 +617,8 @@ function stateBody(state: SnapshotState): string {
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
-    ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
     ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
+    ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
   });
 }
 
@@ -647,8 +647,8 @@ function readSnapshot(file: string): SnapshotState {
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
-  if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
+  if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

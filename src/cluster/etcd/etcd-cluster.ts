@@ -42,8 +42,8 @@ import {
   encodePartitionState,
   groupConfigsKey,
   brokerConfigsKey,
-  aclKey,
   scramCredentialsKey,
+  aclKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -53,8 +53,8 @@ import {
   type TopicAssignment,
 } from './layout';
 import { MetadataCache } from './metadata-cache';
-import type { AclBinding } from '../../security/acl-binding';
 import { storeScramCredentials, type UserScramCredentials } from '../../security/scram';
+import type { AclBinding } from '../../security/acl-binding';
 
 export interface EtcdClusterOptions {
   connect: EtcdConnect;
@@ -320,22 +320,6 @@ export class EtcdCluster extends EventEmitter {
   }
 
   /**
-   * Puts and deletes ACL keys, unconditionally: an ACL's key is the ACL, so a concurrent create of the
-   * same ACL writes the same key, and a delete of one already gone does nothing. Resolves once the
-   * cache reflects the writes. Transactions hold at most etcd's default --max-txn-ops (128).
-   */
-  async changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
-    const ops = [...add.map((b) => this.kv.put(aclKey(b)).value(JSON.stringify(b))), ...remove.map((b) => this.kv.delete().key(aclKey(b)))];
-    let revision = 0;
-    for (let i = 0; i < ops.length; i += MAX_TXN_OPS) {
-      // A transaction needs a comparison: the cluster id's presence, true of every cluster a broker joined.
-      const res = await this.kv.if(CLUSTER_ID_KEY, 'Version', '>', 0).then(...ops.slice(i, i + MAX_TXN_OPS)).commit();
-      revision = Number(res.header.revision);
-    }
-    await this.cache.waitForRevision(revision);
-  }
-
-  /**
    * AlterUserScramCredentials from any broker: each user's credentials (none: the key deleted), in one
    * transaction, if every user's key is still at its `expectedModRevision` (0: absent). Resolves
    * whether it was written, the cache up to date either way.
@@ -350,6 +334,22 @@ export class EtcdCluster extends EventEmitter {
       : this.kv.delete().key(w.key)))).commit();
     await this.cache.waitForRevision(Number(res.header.revision));
     return res.succeeded;
+  }
+
+  /**
+   * Puts and deletes ACL keys, unconditionally: an ACL's key is the ACL, so a concurrent create of the
+   * same ACL writes the same key, and a delete of one already gone does nothing. Resolves once the
+   * cache reflects the writes. Transactions hold at most etcd's default --max-txn-ops (128).
+   */
+  async changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
+    const ops = [...add.map((b) => this.kv.put(aclKey(b)).value(JSON.stringify(b))), ...remove.map((b) => this.kv.delete().key(aclKey(b)))];
+    let revision = 0;
+    for (let i = 0; i < ops.length; i += MAX_TXN_OPS) {
+      // A transaction needs a comparison: the cluster id's presence, true of every cluster a broker joined.
+      const res = await this.kv.if(CLUSTER_ID_KEY, 'Version', '>', 0).then(...ops.slice(i, i + MAX_TXN_OPS)).commit();
+      revision = Number(res.header.revision);
+    }
+    await this.cache.waitForRevision(revision);
   }
 
   /** A config key's new overrides (none: the key deleted), if it is still at `expectedModRevision`. */

@@ -23,8 +23,8 @@ import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
 import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
-import type { AclBinding } from '../../security/acl-binding';
 import type { UserScramCredentials } from '../../security/scram';
+import type { AclBinding } from '../../security/acl-binding';
 
 export interface EtcdMetadataOptions {
   /** The listener whose endpoint brokers() reports by default (the inter-broker one); else each broker's first. */

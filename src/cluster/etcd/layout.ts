@@ -104,16 +104,16 @@ export type MetadataKey =
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
-  | { kind: 'acl'; key: string }
-  | { kind: 'scramCredentials'; user: string };
+  | { kind: 'scramCredentials'; user: string }
+  | { kind: 'acl'; key: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
-const ACL_RE = /^\/acls\/([^/]+)$/;
 const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
+const ACL_RE = /^\/acls\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -130,10 +130,10 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   m = BROKER_CONFIGS_RE.exec(key);
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
-  m = ACL_RE.exec(key);
-  if (m) return { kind: 'acl', key: m[1] };
   m = SCRAM_CREDENTIALS_RE.exec(key);
   if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
+  m = ACL_RE.exec(key);
+  if (m) return { kind: 'acl', key: m[1] };
   return null;
 }
 

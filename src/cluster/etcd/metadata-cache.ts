@@ -42,11 +42,11 @@ export class MetadataCache extends EventEmitter {
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** user -> its SCRAM credentials and its key's mod revision. */
+  private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
   /** The ACLs by their key, and the list acls() answers (rebuilt after they change; null: to rebuild). */
   private readonly aclsByKey = new Map<string, AclBinding>();
   private aclList: readonly AclBinding[] | null = null;
-  /** user -> its SCRAM credentials and its key's mod revision. */
-  private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -141,12 +141,6 @@ export class MetadataCache extends EventEmitter {
     return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
   }
 
-  /** The cluster's ACLs: the same array until one is created or deleted. */
-  acls(): readonly AclBinding[] {
-    this.aclList ??= Object.freeze([...this.aclsByKey.values()]);
-    return this.aclList;
-  }
-
   /** A user's SCRAM credentials by mechanism (empty: none). */
   scramCredentials(user: string): UserScramCredentials {
     return this.scramCredentialsByUser.get(user)?.credentials ?? NO_CREDENTIALS;
@@ -160,6 +154,12 @@ export class MetadataCache extends EventEmitter {
   /** The users that have SCRAM credentials, sorted. */
   scramUsers(): string[] {
     return [...this.scramCredentialsByUser.keys()].sort();
+  }
+
+  /** The cluster's ACLs: the same array until one is created or deleted. */
+  acls(): readonly AclBinding[] {
+    this.aclList ??= Object.freeze([...this.aclsByKey.values()]);
+    return this.aclList;
   }
 
   /** Resolves once at least `count` brokers are registered. */
@@ -204,9 +204,9 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
+    this.scramCredentialsByUser.clear();
     this.aclsByKey.clear();
     this.aclList = null;
-    this.scramCredentialsByUser.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -288,6 +288,10 @@ export class MetadataCache extends EventEmitter {
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
           else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
+        case 'scramCredentials':
+          if (value === null) this.scramCredentialsByUser.delete(what.user);
+          else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });
+          break;
         case 'acl': {
           const binding: unknown = value === null ? null : JSON.parse(value);
           if (binding !== null && !isAclBinding(binding)) throw new Error('not an ACL binding');
@@ -296,10 +300,6 @@ export class MetadataCache extends EventEmitter {
           this.aclList = null;
           break;
         }
-        case 'scramCredentials':
-          if (value === null) this.scramCredentialsByUser.delete(what.user);
-          else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });
-          break;
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
