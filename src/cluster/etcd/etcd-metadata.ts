@@ -23,6 +23,7 @@ import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
 import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
+import type { UserScramCredentials } from '../../security/scram';
 
 export interface EtcdMetadataOptions {
   /** The listener whose endpoint brokers() reports by default (the inter-broker one); else each broker's first. */
@@ -150,6 +151,19 @@ export class EtcdMetadata implements MetadataBackend {
   /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */
   onBrokerConfigsChanged(listener: () => void): void {
     this.cluster.cache.on('change', listener);
+  }
+
+  scramCredentials(user: string): UserScramCredentials {
+    return this.cluster.cache.scramCredentials(user);
+  }
+
+  scramUsers(): string[] {
+    return this.cluster.cache.scramUsers();
+  }
+
+  async setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true | Stale> {
+    const writes = [...changes].map(([user, credentials]) => ({ user, credentials, expectedModRevision: this.cluster.cache.scramCredentialsModRevision(user) }));
+    return (await this.cluster.putScramCredentials(writes)) ? true : STALE;
   }
 
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined {
