@@ -1,9 +1,11 @@
 // SCRAM users in a cluster of two brokers on etcd: a user created through broker 1 authenticates on
-// broker 2 (its cache follows /scram/<user>), a change through broker 2 is seen by broker 1, a
+// broker 2 (its cache follows /scram/<user>; kafkajs logs in on broker 2's SASL_PLAINTEXT listener
+// with SCRAM-SHA-256 and SCRAM-SHA-512), a change through broker 2 is seen by broker 1, a
 // deleted credential stops authenticating everywhere, a user name that needs URI-encoding round
 // trips, both brokers answer DescribeUserScramCredentials alike, and racing alterations of the same
 // user from both brokers each apply once (the etcd transaction is conditioned on the user's key).
 import { expect } from 'chai';
+import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -28,7 +30,12 @@ describe('SCRAM credentials in a cluster', function () {
   const startNode = async (nodeId: number) => {
     brokers.set(nodeId, await startBroker({
       nodeId, dataDir: path.join(root, `broker-${nodeId}`), logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
-      config: { 'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.replication.factor': '2' },
+      config: {
+        'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.replication.factor': '2',
+        // Admin requests and replication on PLAINTEXT, SCRAM logins on SASL_PLAINTEXT.
+        listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', 'inter.broker.listener.name': 'PLAINTEXT',
+        'sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512', 'connection.failed.authentication.delay.ms': '0',
+      },
     }));
   };
   const request = async <T>(nodeId: number, apiKey: number, body: unknown): Promise<T> => {
@@ -45,6 +52,21 @@ describe('SCRAM credentials in a cluster', function () {
     (await request<DescribeUserScramCredentialsResponse>(via, ApiKey.DescribeUserScramCredentials, { users: null })).results;
   const canLogIn = (nodeId: number, mechanism: ScramMechanism, user: string, password: string) =>
     authenticates(brokers.get(nodeId)!.broker.controller, mechanism, user, password);
+
+  /** Whether kafkajs logs in on the broker's SASL_PLAINTEXT listener with these credentials (and lists topics). */
+  const kafkajsLogsIn = async (nodeId: number, sasl: SASLOptions): Promise<boolean> => {
+    const port = brokers.get(nodeId)!.listeners.get('SASL_PLAINTEXT')!.port;
+    const admin = new Kafka({ clientId: 'scram-cluster', brokers: [`127.0.0.1:${port}`], sasl, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+    try {
+      await admin.connect();
+      await admin.listTopics();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect();
+    }
+  };
 
   before(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'fjord-cluster-scram-'));
@@ -66,6 +88,9 @@ describe('SCRAM credentials in a cluster', function () {
     await eventually(() => canLogIn(2, 'SCRAM-SHA-256', 'alice', 'alice-secret'), 'broker 2 to know alice', 10_000);
     expect(canLogIn(2, 'SCRAM-SHA-256', 'alice', 'wrong')).to.equal(false);
     await eventually(() => canLogIn(2, 'SCRAM-SHA-512', 'team/ops%1', 'ops'), 'broker 2 to know team/ops%1', 10_000);
+    expect(await kafkajsLogsIn(2, { mechanism: 'scram-sha-256', username: 'alice', password: 'alice-secret' })).to.equal(true);
+    expect(await kafkajsLogsIn(2, { mechanism: 'scram-sha-512', username: 'team/ops%1', password: 'ops' })).to.equal(true);
+    expect(await kafkajsLogsIn(2, { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-secret' })).to.equal(false);
 
     expect(await alter(2, [], [upsertion('alice', 'SCRAM-SHA-256', 'new-secret', 4096)])).to.deep.equal([{ user: 'alice', errorCode: 0, errorMessage: null }]);
     await eventually(() => canLogIn(1, 'SCRAM-SHA-256', 'alice', 'new-secret'), 'broker 1 to see alice\'s new password', 10_000);
@@ -80,6 +105,7 @@ describe('SCRAM credentials in a cluster', function () {
 
     expect(await alter(1, [{ name: 'alice', mechanism: SHA256 }], [])).to.deep.equal([{ user: 'alice', errorCode: 0, errorMessage: null }]);
     await eventually(() => !canLogIn(2, 'SCRAM-SHA-256', 'alice', 'new-secret'), 'broker 2 to forget alice', 10_000);
+    expect(await kafkajsLogsIn(2, { mechanism: 'scram-sha-256', username: 'alice', password: 'new-secret' })).to.equal(false);
     expect(brokers.get(2)!.broker.controller.scramUsers()).to.deep.equal(['team/ops%1']);
   });
 
