@@ -43,6 +43,8 @@ export interface StartBrokerOptions {
   nodeId?: number;
   logger?: Logger;
   logLevel?: string;
+  /** The authorizer every request is checked by, in place of the one the config names (tests). */
+  authorizer?: Authorizer;
 }
 
 export interface RunningBroker {
@@ -96,13 +98,12 @@ export class Broker {
   /** The partitions transaction version 2 producers write to, added to their transactions. */
   readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
-  /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
-  readonly authorizer: Authorizer = ALLOW_EVERYTHING;
-
   constructor(
     readonly config: BrokerConfig,
     readonly log: Logger,
     parts: BrokerParts,
+    /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
+    readonly authorizer: Authorizer = ALLOW_EVERYTHING,
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
@@ -295,7 +296,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     throw e;
   }
   const { replicas } = mode.parts;
-  const broker = new Broker(config, log, mode.parts);
+  const broker = new Broker(config, log, mode.parts, opts.authorizer);
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
   const coordinatorsStarted = replicas.loaded.then(() => mode.start(broker), () => undefined)
