@@ -2,7 +2,7 @@
 // what each test says (test/helpers/test-authorizer.ts): a denied principal gets Kafka's error
 // code, an allowed one gets through, and Metadata hides and never auto-creates what it may not.
 import { expect } from 'chai';
-import { ApiKey, type ApiRequestMap, type ApiResponseMap } from '../../src/protocol/generated';
+import { ApiKey, type ApiRequestMap } from '../../src/protocol/generated';
 import { ErrorCode, errorMessage } from '../../src/common/errors';
 import { ZERO_UUID } from '../../src/protocol/primitives';
 import { buildBatchSync } from '../../src/records/build-batch';
@@ -29,16 +29,12 @@ describe('authorization: topics, records and the cluster', function () {
   after(() => raw.close());
   beforeEach(() => authorizer.reset());
 
-  function request<K extends ApiKey>(key: K, version: number, body: ApiRequestMap[K]): Promise<ApiResponseMap[K]> {
-    return raw.request<ApiResponseMap[K]>(key, version, body);
-  }
-
   function produce(topic: string, partitions: number[], opts: { transactionalId?: string; transactional?: boolean } = {}) {
     const records = (index: number) => buildBatchSync({
       producerId: opts.transactional ? 7 : -1, producerEpoch: opts.transactional ? 0 : -1, baseSequence: opts.transactional ? 0 : -1,
       isTransactional: opts.transactional ?? false, records: [{ value: Buffer.from(`v${index}`) }],
     });
-    return request(ApiKey.Produce, 9, {
+    return raw.api(ApiKey.Produce, 9, {
       transactionalId: opts.transactionalId ?? null, acks: 1, timeoutMs: 1000,
       topicData: [{ name: topic, partitionData: partitions.map((index) => ({ index, records: records(index) })) }],
     });
@@ -102,7 +98,7 @@ describe('authorization: topics, records and the cluster', function () {
       await produce('beta', [0]);
       authorizer.reset();
       authorizer.deny(READ, TOPIC, 'alpha');
-      const res = await request(ApiKey.Fetch, 12, fetchBody(['alpha', 'beta']));
+      const res = await raw.api(ApiKey.Fetch, 12, fetchBody(['alpha', 'beta']));
       const byTopic = Object.fromEntries(res.responses.map((t) => [t.topic, t.partitions.map((p) => p.errorCode)]));
       expect(byTopic.alpha).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED]);
       expect(byTopic.beta).to.deep.equal([ErrorCode.NONE, ErrorCode.NONE]);
@@ -113,14 +109,14 @@ describe('authorization: topics, records and the cluster', function () {
     it('answers at once when nothing may be read', async () => {
       authorizer.deny(READ, TOPIC);
       const started = Date.now();
-      const res = await request(ApiKey.Fetch, 12, fetchBody(['alpha']));
+      const res = await raw.api(ApiKey.Fetch, 12, fetchBody(['alpha']));
       expect(res.responses[0].partitions.map((p) => p.errorCode)).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED]);
       expect(Date.now() - started).to.be.below(4000);
     });
 
     it('refuses a follower without CLUSTER_ACTION (every partition TOPIC_AUTHORIZATION_FAILED), not asking READ', async () => {
       authorizer.deny(CLUSTER_ACTION, CLUSTER);
-      const res = await request(ApiKey.Fetch, 12, fetchBody(['beta'], 1));
+      const res = await raw.api(ApiKey.Fetch, 12, fetchBody(['beta'], 1));
       expect(res.responses[0].partitions.map((p) => p.errorCode)).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED]);
       expect(authorizer.askedLines()).to.deep.equal([`CLUSTER_ACTION CLUSTER ${CLUSTER_NAME}`]);
     });
@@ -133,7 +129,7 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('leaves out of "all topics" those it may not DESCRIBE', async () => {
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
-      const res = await request(ApiKey.Metadata, 12, metadataBody(null));
+      const res = await raw.api(ApiKey.Metadata, 12, metadataBody(null));
       const names = res.topics.map((t) => t.name);
       expect(names).to.include('beta');
       expect(names).not.to.include('alpha');
@@ -141,25 +137,25 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('answers TOPIC_AUTHORIZATION_FAILED for a named topic it may not DESCRIBE (by id: no name)', async () => {
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
-      const byName = await request(ApiKey.Metadata, 12, metadataBody([{ name: 'alpha' }, { name: 'beta' }]));
+      const byName = await raw.api(ApiKey.Metadata, 12, metadataBody([{ name: 'alpha' }, { name: 'beta' }]));
       expect(byName.topics.map((t) => [t.name, t.errorCode, t.partitions.length])).to.deep.equal([
         ['alpha', ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0], ['beta', ErrorCode.NONE, 2],
       ]);
       const id = broker.current().broker.controller.topic('alpha')!.id;
-      const byId = await request(ApiKey.Metadata, 12, metadataBody([{ name: null, topicId: id }]));
+      const byId = await raw.api(ApiKey.Metadata, 12, metadataBody([{ name: null, topicId: id }]));
       expect(byId.topics.map((t) => [t.name, t.topicId, t.errorCode])).to.deep.equal([[null, id, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
     });
 
     it('never auto-creates a topic without CREATE on the cluster or the topic', async () => {
       authorizer.deny(CREATE, CLUSTER).deny(CREATE, TOPIC, 'auto-denied');
-      const res = await request(ApiKey.Metadata, 12, metadataBody([{ name: 'auto-denied' }], true));
+      const res = await raw.api(ApiKey.Metadata, 12, metadataBody([{ name: 'auto-denied' }], true));
       expect(res.topics.map((t) => [t.name, t.errorCode])).to.deep.equal([['auto-denied', ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
       expect(broker.current().broker.controller.topic('auto-denied')).to.equal(undefined);
     });
 
     it('auto-creates with CREATE on the topic alone', async () => {
       authorizer.deny(CREATE, CLUSTER);
-      const res = await request(ApiKey.Metadata, 12, metadataBody([{ name: 'auto-allowed' }], true));
+      const res = await raw.api(ApiKey.Metadata, 12, metadataBody([{ name: 'auto-allowed' }], true));
       expect(res.topics[0].errorCode).to.equal(ErrorCode.NONE);
       expect(broker.current().broker.controller.topic('auto-allowed')).not.to.equal(undefined);
     });
@@ -168,7 +164,7 @@ describe('authorization: topics, records and the cluster', function () {
   describe('ListOffsets, OffsetForLeaderEpoch, DeleteRecords, DescribeProducers', () => {
     it('ListOffsets needs DESCRIBE on the topic', async () => {
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
-      const res = await request(ApiKey.ListOffsets, 7, {
+      const res = await raw.api(ApiKey.ListOffsets, 7, {
         replicaId: -1, isolationLevel: 0,
         topics: ['alpha', 'beta'].map((name) => ({ name, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] })),
       });
@@ -176,7 +172,7 @@ describe('authorization: topics, records and the cluster', function () {
     });
 
     it('OffsetForLeaderEpoch needs CLUSTER_ACTION or DESCRIBE on the topic', async () => {
-      const ask = () => request(ApiKey.OffsetForLeaderEpoch, 4, {
+      const ask = () => raw.api(ApiKey.OffsetForLeaderEpoch, 4, {
         replicaId: -1, topics: [{ topic: 'alpha', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }],
       });
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
@@ -187,7 +183,7 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('DeleteRecords needs DELETE on the topic', async () => {
       authorizer.deny(DELETE, TOPIC, 'alpha');
-      const res = await request(ApiKey.DeleteRecords, 2, {
+      const res = await raw.api(ApiKey.DeleteRecords, 2, {
         topics: [{ name: 'alpha', partitions: [{ partitionIndex: 0, offset: -1n }] }], timeoutMs: 1000,
       });
       expect(res.topics[0].partitions[0].errorCode).to.equal(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
@@ -195,7 +191,7 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('DescribeProducers needs DESCRIBE on the topic', async () => {
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
-      const res = await request(ApiKey.DescribeProducers, 0, {
+      const res = await raw.api(ApiKey.DescribeProducers, 0, {
         topics: ['alpha', 'beta'].map((name) => ({ name, partitionIndexes: [0] })),
       });
       expect(res.topics.map((t) => t.partitions[0].errorCode)).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.NONE]);
@@ -203,9 +199,9 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('DescribeTopicPartitions hides undescribable topics, answering named ones TOPIC_AUTHORIZATION_FAILED', async () => {
       authorizer.deny(DESCRIBE, TOPIC, 'alpha');
-      const all = await request(ApiKey.DescribeTopicPartitions, 0, { topics: [], responsePartitionLimit: 2000, cursor: null });
+      const all = await raw.api(ApiKey.DescribeTopicPartitions, 0, { topics: [], responsePartitionLimit: 2000, cursor: null });
       expect(all.topics.map((t) => t.name)).not.to.include('alpha');
-      const named = await request(ApiKey.DescribeTopicPartitions, 0, {
+      const named = await raw.api(ApiKey.DescribeTopicPartitions, 0, {
         topics: [{ name: 'alpha' }, { name: 'beta' }], responsePartitionLimit: 2000, cursor: null,
       });
       expect(named.topics.map((t) => [t.name, t.errorCode, t.topicId])).to.deep.equal([
@@ -221,16 +217,16 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('CreateTopics needs CREATE on the cluster or the topic', async () => {
       authorizer.deny(CREATE, CLUSTER).deny(CREATE, TOPIC, 'made-denied');
-      const denied = await request(ApiKey.CreateTopics, 7, createBody('made-denied'));
+      const denied = await raw.api(ApiKey.CreateTopics, 7, createBody('made-denied'));
       expect([denied.topics[0].errorCode, denied.topics[0].errorMessage]).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.']);
       expect(broker.current().broker.controller.topic('made-denied')).to.equal(undefined);
-      const allowed = await request(ApiKey.CreateTopics, 7, createBody('made-allowed'));
+      const allowed = await raw.api(ApiKey.CreateTopics, 7, createBody('made-allowed'));
       expect(allowed.topics[0].errorCode).to.equal(ErrorCode.NONE);
     });
 
     it('CreateTopics answers configs only with DESCRIBE_CONFIGS on the topic', async () => {
       authorizer.deny(DESCRIBE_CONFIGS, TOPIC, 'made-quiet');
-      const res = await request(ApiKey.CreateTopics, 7, createBody('made-quiet'));
+      const res = await raw.api(ApiKey.CreateTopics, 7, createBody('made-quiet'));
       expect(res.topics[0].errorCode).to.equal(ErrorCode.NONE);
       expect(res.topics[0].topicConfigErrorCode).to.equal(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       expect(res.topics[0].configs).to.deep.equal([]);
@@ -238,24 +234,24 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('CreatePartitions needs ALTER on the topic', async () => {
       authorizer.deny(ALTER, TOPIC, 'alpha');
-      const res = await request(ApiKey.CreatePartitions, 3, { topics: [{ name: 'alpha', count: 5, assignments: null }], timeoutMs: 1000, validateOnly: false });
+      const res = await raw.api(ApiKey.CreatePartitions, 3, { topics: [{ name: 'alpha', count: 5, assignments: null }], timeoutMs: 1000, validateOnly: false });
       expect(res.results[0].errorCode).to.equal(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       expect(broker.current().broker.controller.topic('alpha')!.partitions.length).to.equal(2);
     });
 
     it('DeleteTopics needs DESCRIBE (else no name is given for an id) and DELETE', async () => {
-      await request(ApiKey.CreateTopics, 7, createBody('doomed'));
+      await raw.api(ApiKey.CreateTopics, 7, createBody('doomed'));
       const id = broker.current().broker.controller.topic('doomed')!.id;
       authorizer.deny(DESCRIBE, TOPIC, 'doomed');
-      const byId = await request(ApiKey.DeleteTopics, 6, { topics: [{ name: null, topicId: id }], timeoutMs: 1000 });
+      const byId = await raw.api(ApiKey.DeleteTopics, 6, { topics: [{ name: null, topicId: id }], timeoutMs: 1000 });
       expect(byId.responses.map((r) => [r.name, r.topicId, r.errorCode])).to.deep.equal([[null, id, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
       authorizer.reset();
       authorizer.deny(DELETE, TOPIC, 'doomed');
-      const byName = await request(ApiKey.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 1000 });
+      const byName = await raw.api(ApiKey.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 1000 });
       expect(byName.responses.map((r) => [r.name, r.errorCode])).to.deep.equal([['doomed', ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
       expect(broker.current().broker.controller.topic('doomed')).not.to.equal(undefined);
       authorizer.reset();
-      const deleted = await request(ApiKey.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 1000 });
+      const deleted = await raw.api(ApiKey.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 1000 });
       expect(deleted.responses[0].errorCode).to.equal(ErrorCode.NONE);
     });
   });
@@ -266,7 +262,7 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('DescribeConfigs needs DESCRIBE_CONFIGS on the topic, or the cluster for a broker', async () => {
       authorizer.deny(DESCRIBE_CONFIGS, TOPIC, 'alpha').deny(DESCRIBE_CONFIGS, CLUSTER);
-      const res = await request(ApiKey.DescribeConfigs, 4, {
+      const res = await raw.api(ApiKey.DescribeConfigs, 4, {
         resources: [
           { resourceType: TOPIC_CONFIG, resourceName: 'alpha', configurationKeys: null },
           { resourceType: TOPIC_CONFIG, resourceName: 'beta', configurationKeys: null },
@@ -282,12 +278,12 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('IncrementalAlterConfigs and AlterConfigs need ALTER_CONFIGS on the topic', async () => {
       authorizer.deny(ALTER_CONFIGS, TOPIC, 'alpha');
-      const incremental = await request(ApiKey.IncrementalAlterConfigs, 1, {
+      const incremental = await raw.api(ApiKey.IncrementalAlterConfigs, 1, {
         resources: [{ resourceType: TOPIC_CONFIG, resourceName: 'alpha', configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }],
         validateOnly: false,
       });
       expect([incremental.responses[0].errorCode, incremental.responses[0].errorMessage]).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, null]);
-      const legacy = await request(ApiKey.AlterConfigs, 2, {
+      const legacy = await raw.api(ApiKey.AlterConfigs, 2, {
         resources: [{ resourceType: TOPIC_CONFIG, resourceName: 'alpha', configs: [{ name: 'retention.ms', value: '1000' }] }],
         validateOnly: false,
       });
@@ -299,27 +295,27 @@ describe('authorization: topics, records and the cluster', function () {
   describe('cluster operations', () => {
     it('DescribeLogDirs needs DESCRIBE on the cluster', async () => {
       authorizer.deny(DESCRIBE, CLUSTER);
-      const res = await request(ApiKey.DescribeLogDirs, 4, { topics: null });
+      const res = await raw.api(ApiKey.DescribeLogDirs, 4, { topics: null });
       expect([res.errorCode, res.results.length]).to.deep.equal([ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 0]);
     });
 
     it('AlterReplicaLogDirs needs ALTER on the cluster', async () => {
       authorizer.deny(ALTER, CLUSTER);
-      const res = await request(ApiKey.AlterReplicaLogDirs, 2, { dirs: [{ path: '/nowhere', topics: [{ name: 'alpha', partitions: [0] }] }] });
+      const res = await raw.api(ApiKey.AlterReplicaLogDirs, 2, { dirs: [{ path: '/nowhere', topics: [{ name: 'alpha', partitions: [0] }] }] });
       expect(res.results[0].partitions[0].errorCode).to.equal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     });
 
     it('ElectLeaders, AlterPartitionReassignments and UpdateFeatures need ALTER on the cluster', async () => {
       authorizer.deny(ALTER, CLUSTER);
-      const elect = await request(ApiKey.ElectLeaders, 2, { electionType: 0, topicPartitions: [{ topic: 'alpha', partitions: [0] }], timeoutMs: 1000 });
+      const elect = await raw.api(ApiKey.ElectLeaders, 2, { electionType: 0, topicPartitions: [{ topic: 'alpha', partitions: [0] }], timeoutMs: 1000 });
       expect([elect.errorCode, elect.replicaElectionResults[0].partitionResult[0].errorCode])
         .to.deep.equal([ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED]);
-      const reassign = await request(ApiKey.AlterPartitionReassignments, 0, {
+      const reassign = await raw.api(ApiKey.AlterPartitionReassignments, 0, {
         timeoutMs: 1000, topics: [{ name: 'alpha', partitions: [{ partitionIndex: 0, replicas: null }] }],
       });
       expect([reassign.errorCode, reassign.responses[0].partitions[0].errorCode])
         .to.deep.equal([ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED]);
-      const features = await request(ApiKey.UpdateFeatures, 1, {
+      const features = await raw.api(ApiKey.UpdateFeatures, 1, {
         timeoutMs: 1000, featureUpdates: [{ feature: 'group.version', maxVersionLevel: 1, upgradeType: 1, allowDowngrade: false }], validateOnly: true,
       });
       expect(features.errorCode).to.equal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
@@ -327,9 +323,9 @@ describe('authorization: topics, records and the cluster', function () {
 
     it('ListPartitionReassignments needs DESCRIBE, ListConfigResources DESCRIBE_CONFIGS on the cluster', async () => {
       authorizer.deny(DESCRIBE, CLUSTER).deny(DESCRIBE_CONFIGS, CLUSTER);
-      const listed = await request(ApiKey.ListPartitionReassignments, 0, { timeoutMs: 1000, topics: null });
+      const listed = await raw.api(ApiKey.ListPartitionReassignments, 0, { timeoutMs: 1000, topics: null });
       expect(listed.errorCode).to.equal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-      const resources = await request(ApiKey.ListConfigResources, 1, { resourceTypes: [] });
+      const resources = await raw.api(ApiKey.ListConfigResources, 1, { resourceTypes: [] });
       expect([resources.errorCode, resources.configResources.length]).to.deep.equal([ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 0]);
     });
   });
