@@ -129,5 +129,8 @@ function transactionalIdDenied(
   transactionalId: string | null, topics: ProduceRequest['topicData'], authorize: RequestContext['authorize'],
 ): boolean {
   if (transactionalId !== null && authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return false;
-  return topics.some((t) => t.partitionData.some((p) => p.records !== null && hasTransactionalBatch(p.records)));
+  for (const t of topics) {
+    for (const p of t.partitionData) if (p.records !== null && hasTransactionalBatch(p.records)) return true;
+  }
+  return false;
 }
