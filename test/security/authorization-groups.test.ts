@@ -151,6 +151,28 @@ describe('authorization: groups and transactions', function () {
     });
   });
 
+  it('StreamsGroupHeartbeat needs READ on the group and DESCRIBE on the topology\'s topics; StreamsGroupDescribe DESCRIBE on the group', async () => {
+    const beat = () => raw.api(ApiKey.StreamsGroupHeartbeat, 0, {
+      groupId: 'app', memberId: 'm1', memberEpoch: 0, endpointInformationEpoch: 0, rebalanceTimeoutMs: 30000, processId: 'p1',
+      topology: { epoch: 1, subtopologies: [{
+        subtopologyId: '0', sourceTopics: ['orders'], sourceTopicRegex: [], stateChangelogTopics: [], repartitionSinkTopics: [],
+        repartitionSourceTopics: [], copartitionGroups: [],
+      }] },
+      activeTasks: [], standbyTasks: [], warmupTasks: [], clientTags: [],
+    });
+    authorizer.deny(READ, GROUP, 'app');
+    expect((await beat()).errorCode).to.equal(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    authorizer.reset();
+    authorizer.deny(DESCRIBE, TOPIC, 'orders');
+    const refused = await beat();
+    expect([refused.errorCode, refused.errorMessage]).to.deep.equal([ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Unauthorized topics: orders']);
+    authorizer.reset();
+    expect((await beat()).errorCode).to.equal(ErrorCode.NONE);
+    authorizer.deny(DESCRIBE, GROUP, 'app');
+    const described = await raw.api(ApiKey.StreamsGroupDescribe, 0, { groupIds: ['app'], includeAuthorizedOperations: false });
+    expect(described.groups[0].errorCode).to.equal(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+  });
+
   describe('transaction APIs', () => {
     const initProducerId = (transactionalId: string | null) => raw.api(ApiKey.InitProducerId, 4, {
       transactionalId, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1,
