@@ -27,7 +27,7 @@ describe('authorization as kafkajs sees it', function () {
   before(async () => {
     kafka = new Kafka({
       brokers: [broker.current().bootstrap], clientId: 'authz-test', logLevel: logLevel.NOTHING,
-      retry: { retries: 3, initialRetryTime: 50, maxRetryTime: 200 },
+      retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 500 },
     });
     const admin = kafka.admin();
     await admin.connect();
