@@ -26,6 +26,9 @@ import { resolveTopicConfig, validateTopicConfigs } from '../config/topic-config
 import type { TopicRecord } from './metadata-store';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
+import {
+  alterationEntity, entityKey, entityText, planAlteration, type QuotaAlteration, type QuotaEntity, type QuotaTable, type QuotaValues,
+} from './client-quotas';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
 import {
@@ -503,6 +506,49 @@ export class Controller {
       if (refusal !== null) return fail(ErrorCode.INVALID_REQUEST, refusal);
       if (validateOnly) return OK;
       return (await this.backend.setBrokerConfigs(resource, configs)) === STALE ? STALE : OK;
+    });
+  }
+
+  /** Every client quota entity with its values (DescribeClientQuotas, enforcement). */
+  clientQuotas(): QuotaTable {
+    return this.backend.clientQuotas();
+  }
+
+  /** Calls `listener` after client quotas changed, through any broker. */
+  onClientQuotasChanged(listener: () => void): void {
+    this.backend.onClientQuotasChanged(listener);
+  }
+
+  /**
+   * AlterClientQuotas as Kafka's ClientQuotaControlManager: each alteration checked against the values
+   * now, the valid ones written together, in turn with the other operations. One outcome per entity,
+   * in the order first named; a key given twice or an entity named twice is refused (Kafka then answers
+   * "Ignoring duplicate entity" for it, having applied its first alteration).
+   */
+  alterClientQuotas(alterations: readonly QuotaAlteration[], validateOnly: boolean): Promise<{ entity: Record<string, string | null>; outcome: Outcome }[] | Outcome> {
+    return this.inTurn(async () => {
+      const table = this.backend.clientQuotas();
+      const results = new Map<string, { entity: Record<string, string | null>; outcome: Outcome }>();
+      const changes = new Map<string, QuotaValues>();
+      for (const a of alterations) {
+        const entity = alterationEntity(a.entity);
+        const id = JSON.stringify(Object.entries(entity).sort(([x], [y]) => (x < y ? -1 : 1)));
+        const keys = a.ops.map((op) => op.key);
+        const repeated = keys.find((k, i) => keys.indexOf(k) !== i);
+        if (repeated !== undefined || results.has(id)) {
+          results.set(id, { entity, outcome: fail(ErrorCode.INVALID_REQUEST, `Ignoring duplicate entity ${entityText(entity)}`) });
+          continue;
+        }
+        const planned = planAlteration(entity, a.ops, table.get(entityKey(entity as QuotaEntity)));
+        if ('errorCode' in planned) {
+          results.set(id, { entity, outcome: planned });
+          continue;
+        }
+        changes.set(planned.key, planned.values);
+        results.set(id, { entity, outcome: OK });
+      }
+      if (!validateOnly && changes.size > 0 && (await this.backend.setClientQuotas(changes)) === STALE) return STALE;
+      return [...results.values()];
     });
   }
 

@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * the finalized feature levels) in the data directory.
+ * client quotas, the finalized feature levels) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -34,6 +34,7 @@ import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
+import type { QuotaTable, QuotaValues } from './client-quotas';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -147,6 +148,8 @@ interface SnapshotState {
   finalizedFeatures?: FeatureLevels;
   /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
   brokerConfigs?: Record<string, Record<string, string>>;
+  /** Client quota entity key (client-quotas.ts entityKey) -> its quota values; absent without any. */
+  clientQuotas?: Record<string, Record<string, number>>;
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -175,6 +178,7 @@ export class MetadataStore {
   private readonly byId = new Map<string, TopicRecord>();
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
+  private readonly quotasByEntity = new Map<string, QuotaValues>();
   private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
@@ -270,6 +274,7 @@ export class MetadataStore {
       }
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
+      for (const [entity, values] of Object.entries(snapshot.clientQuotas ?? {})) store.quotasByEntity.set(entity, Object.freeze(values));
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
@@ -446,6 +451,21 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Every client quota entity with its values (AlterClientQuotas, DescribeClientQuotas, enforcement). */
+  get clientQuotas(): QuotaTable {
+    return this.quotasByEntity;
+  }
+
+  /** Replaces the values of these client quota entities (validated first); an empty set removes the entity. */
+  setClientQuotas(changes: ReadonlyMap<string, QuotaValues>): void {
+    this.checkWritable();
+    for (const [entity, values] of changes) {
+      if (Object.keys(values).length === 0) this.quotasByEntity.delete(entity);
+      else this.quotasByEntity.set(entity, Object.freeze({ ...values }));
+    }
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -518,9 +538,10 @@ export class MetadataStore {
   private snapshotState(): SnapshotState {
     const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
     const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
+    const clientQuotas = Object.fromEntries([...this.quotasByEntity].sort(([a], [b]) => (a < b ? -1 : 1)).map(([e, v]) => [e, { ...v }]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs,
+      finalizedFeatures: this.features, brokerConfigs, clientQuotas,
     };
   }
 
@@ -566,6 +587,7 @@ function stateBody(state: SnapshotState): string {
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
+    ...(Object.keys(state.clientQuotas ?? {}).length > 0 ? { clientQuotas: state.clientQuotas } : {}),
   });
 }
 
@@ -594,6 +616,7 @@ function readSnapshot(file: string): SnapshotState {
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
+  if (s.clientQuotas !== undefined && (typeof s.clientQuotas !== 'object' || s.clientQuotas === null)) throw bad('bad client quotas');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

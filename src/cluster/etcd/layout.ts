@@ -16,6 +16,8 @@
  *                                        the id URI-encoded, as a group id may hold '/'
  *   /configs/brokers/<id>                a broker's dynamic configs (BROKER config resource "<id>"), raw strings
  *   /configs/brokers/<default>           the cluster-wide dynamic broker configs (BROKER config resource "")
+ *   /quotas/<entity>                     a client quota entity's values, {key: number}; <entity> is its
+ *                                        path (users/<u>/clients/<c>, clients/<default>: client-quotas.ts)
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -86,6 +88,10 @@ export const groupConfigsKey = (groupId: string): string => `/group_configs/${en
 /** The key of a BROKER config resource: "" (the cluster-wide default) is `<default>`, as Kafka's ZooKeeper layout had it. */
 export const brokerConfigsKey = (resource: string): string => `/configs/brokers/${resource === '' ? '<default>' : resource}`;
 
+/** The key of a client quota entity (its entityKey, client-quotas.ts). */
+export const clientQuotaKey = (entity: string): string => `/quotas/${entity}`;
+const CLIENT_QUOTA_PREFIX = '/quotas/';
+
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
@@ -95,7 +101,8 @@ export type MetadataKey =
   | { kind: 'topic'; name: string }
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
-  | { kind: 'brokerConfigs'; resource: string };
+  | { kind: 'brokerConfigs'; resource: string }
+  | { kind: 'clientQuota'; entity: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
@@ -118,6 +125,7 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   m = BROKER_CONFIGS_RE.exec(key);
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
+  if (key.startsWith(CLIENT_QUOTA_PREFIX)) return { kind: 'clientQuota', entity: key.slice(CLIENT_QUOTA_PREFIX.length) };
   return null;
 }
 

@@ -11,6 +11,7 @@
 import { EventEmitter } from 'events';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from '../../common/logger';
+import type { QuotaTable, QuotaValues } from '../client-quotas';
 import {
   decodePartitionState,
   parseMetadataKey,
@@ -39,6 +40,10 @@ export class MetadataCache extends EventEmitter {
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** Client quota entity -> its values and its key's mod revision; replaced (not changed) on every change. */
+  private quotas: ReadonlyMap<string, { values: QuotaValues; modRevision: number }> = new Map();
+  /** The quota values alone, made again after a change (readers compare it by identity). */
+  private quotaTable: QuotaTable | null = null;
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -133,6 +138,17 @@ export class MetadataCache extends EventEmitter {
     return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
   }
 
+  /** Every client quota entity with its values; the same object until one changes. */
+  clientQuotas(): QuotaTable {
+    this.quotaTable ??= new Map([...this.quotas].map(([entity, q]) => [entity, q.values]));
+    return this.quotaTable;
+  }
+
+  /** The mod revision of an entity's quota key (0: none), for a write conditioned on it being unchanged. */
+  clientQuotaModRevision(entity: string): number {
+    return this.quotas.get(entity)?.modRevision ?? 0;
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -175,6 +191,8 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
+    this.quotas = new Map();
+    this.quotaTable = null;
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -256,6 +274,14 @@ export class MetadataCache extends EventEmitter {
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
           else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
+        case 'clientQuota': {
+          const quotas = new Map(this.quotas);
+          if (value === null) quotas.delete(what.entity);
+          else quotas.set(what.entity, { values: Object.freeze(JSON.parse(value) as Record<string, number>), modRevision: Number(kv.mod_revision) });
+          this.quotas = quotas;
+          this.quotaTable = null;
+          break;
+        }
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
