@@ -19,6 +19,7 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { ClientQuotas } from './cluster/client-quota-manager';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -98,6 +99,8 @@ export class Broker {
   private readonly transactionsStarter: TransactionCoordinatorStarter;
   /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
   readonly authorizer: Authorizer = ALLOW_EVERYTHING;
+  /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
+  readonly quotas: ClientQuotas;
 
   constructor(
     readonly config: BrokerConfig,
@@ -124,6 +127,10 @@ export class Broker {
     this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
+    this.quotas = new ClientQuotas({
+      samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds'),
+    }, () => controller.clientQuotas());
+    controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -314,7 +321,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),
-  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer });
+  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer,
+    quotas: broker.quotas });
   const listen = config.listener;
   const port = await listener.listen(listen.host, mode.port);
   mode.listening(port);
