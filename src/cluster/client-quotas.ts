@@ -31,6 +31,8 @@ type KeyType = 'long' | 'double' | 'int';
 const USER_AND_CLIENT_KEYS: Readonly<Record<string, KeyType>> = {
   [PRODUCER_BYTE_RATE]: 'long', [CONSUMER_BYTE_RATE]: 'long', [REQUEST_PERCENTAGE]: 'double', [CONTROLLER_MUTATION_RATE]: 'double',
 };
+/** Long.MAX_VALUE as a double (2^63), what Kafka compares a long quota with. */
+const LONG_MAX = 2 ** 63;
 const IP_KEYS: Readonly<Record<string, KeyType>> = { connection_creation_rate: 'int' };
 
 const DEFAULT_NAME = '<default>';
@@ -135,7 +137,7 @@ function checkValue(keys: Readonly<Record<string, KeyType>>, key: string, value:
   if (!(value > 0)) return invalid(`Quota ${key} must be greater than 0`);
   if (type === 'double') return undefined;
   if (type === 'int' && value > 2147483647) return invalid(`Proposed value for ${key} is too large for an INT.`);
-  if (type === 'long' && value > 9223372036854775807) return invalid(`Proposed value for ${key} is too large for a LONG.`);
+  if (type === 'long' && value > LONG_MAX) return invalid(`Proposed value for ${key} is too large for a LONG.`);
   if (Math.abs(value % 1) > 1e-6) return invalid(`${key} cannot be a fractional value.`);
   return undefined;
 }

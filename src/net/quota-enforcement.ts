@@ -59,7 +59,7 @@ export function recordAndThrottle(quotas: ClientQuotas, r: AnsweredRequest): num
   const user = r.session.principal.name;
   const clientId = r.clientId ?? '';
   const percent = r.threadMs / 10; // ms on one thread, as percent-seconds (Kafka's nanosToPercentage)
-  let throttleMs = 0;
+  let throttleMs: number;
   switch (r.apiKey) {
     case ApiKey.Produce: {
       const produce = r.request as ProduceRequest;
