@@ -12,6 +12,7 @@ import type { AlterClientQuotasResponse } from '../../src/protocol/generated/Alt
 import type { DescribeClientQuotasResponse } from '../../src/protocol/generated/DescribeClientQuotasResponse';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
+import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
 import { buildBatchSync } from '../../src/records/build-batch';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { withBroker } from '../helpers/broker';
@@ -106,10 +107,15 @@ describe('client quotas on a broker', function () {
       const client = await RawClient.connect(broker.current().port);
       const res = await alter(client, [
         { entity: [{ entityType: 'client-id', entityName: 'throttled' }], ops: [set('producer_byte_rate', 100_000)] },
-        { entity: [{ entityType: 'client-id', entityName: 'raw-test' }], ops: [set('producer_byte_rate', 10_000)] },
+        { entity: [{ entityType: 'client-id', entityName: 'raw-test' }], ops: [set('producer_byte_rate', 10_000), set('consumer_byte_rate', 1000)] },
       ]);
       expect(res.entries.map((e) => e.errorCode)).to.deep.equal([0, 0]);
       client.close();
+    });
+    const fetch = (client: RawClient) => client.request<FetchResponse>(ApiKey.Fetch, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'quota-raw', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, logStartOffset: -1n }] }],
+      forgottenTopicsData: [], rackId: '',
     });
 
     it('holds a kafkajs producer to its producer_byte_rate, within 10%, telling it throttle_time_ms', async function () {
@@ -166,8 +172,29 @@ describe('client quotas on a broker', function () {
       expect(v8.throttleTimeMs).to.be.greaterThan(500);
       at = Date.now();
       await client.request<MetadataResponse>(ApiKey.Metadata, 8, { topics: [], allowAutoTopicCreation: false });
+      // Meanwhile another connection is served at once.
+      const bystander = await RawClient.connect(broker.current().port);
+      const bystanderAt = Date.now();
+      await bystander.request<MetadataResponse>(ApiKey.Metadata, 8, { topics: [], allowAutoTopicCreation: false });
+      expect(Date.now() - bystanderAt).to.be.below(300);
+      bystander.close();
+      await client.request<MetadataResponse>(ApiKey.Metadata, 8, { topics: [], allowAutoTopicCreation: false });
       expect(Date.now() - at).to.be.at.least((v8.throttleTimeMs ?? 0) - 100); // not read before the mute ends
       client.close();
+    });
+
+    it('answers a consumer over its consumer_byte_rate with an empty Fetch and the throttle time', async () => {
+      const client = await RawClient.connect(broker.current().port); // raw-test: 1000 B/s
+      const first = await fetch(client);
+      // ~30 KB read over 2 s against 1000 B/s: the records are not sent, and not counted.
+      expect(first.responses).to.deep.equal([]);
+      expect(first.throttleTimeMs).to.be.within(25_000, 35_000);
+      client.close();
+      // The first connection is muted; another of the same client id is throttled as much, not twice as much.
+      const again = await RawClient.connect(broker.current().port);
+      const second = await fetch(again);
+      expect(second.throttleTimeMs).to.be.within(first.throttleTimeMs! - 1000, first.throttleTimeMs! + 1000);
+      again.close();
     });
   });
 
