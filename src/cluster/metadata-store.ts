@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * client quotas, the finalized feature levels) in the data directory.
+ * client quotas, the finalized feature levels, the users' SCRAM credentials) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -35,6 +35,7 @@ import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
 import type { QuotaTable, QuotaValues } from './client-quotas';
+import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -150,6 +151,8 @@ interface SnapshotState {
   brokerConfigs?: Record<string, Record<string, string>>;
   /** Client quota entity key (client-quotas.ts entityKey) -> its quota values; absent without any. */
   clientQuotas?: Record<string, Record<string, number>>;
+  /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
+  scramCredentials?: Record<string, StoredScramCredentials>;
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -168,6 +171,7 @@ export interface OpenOptions {
 
 /** The same (frozen) object for every resource without configs: readers may compare by identity. */
 const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_CREDENTIALS: UserScramCredentials = Object.freeze({});
 
 export class MetadataStore {
   readonly dataDir: string;
@@ -179,6 +183,7 @@ export class MetadataStore {
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
   private readonly quotasByEntity = new Map<string, QuotaValues>();
+  private readonly scramCredentialsByUser = new Map<string, UserScramCredentials>();
   private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
@@ -275,6 +280,13 @@ export class MetadataStore {
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
       for (const [entity, values] of Object.entries(snapshot.clientQuotas ?? {})) store.quotasByEntity.set(entity, Object.freeze(values));
+      for (const [user, stored] of Object.entries(snapshot.scramCredentials ?? {})) {
+        try {
+          store.scramCredentialsByUser.set(user, loadScramCredentials(stored));
+        } catch (e) {
+          throw new MetadataStoreError(`Metadata snapshot ${snapFile} is unreadable (${(e as Error).message}); refusing to start`);
+        }
+      }
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
@@ -334,6 +346,16 @@ export class MetadataStore {
   /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
   brokerConfigs(resource: string): Readonly<Record<string, string>> {
     return this.brokerConfigsByResource.get(resource) ?? NO_CONFIGS;
+  }
+
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.scramCredentialsByUser.get(user) ?? NO_CREDENTIALS;
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return [...this.scramCredentialsByUser.keys()].sort();
   }
 
   /** Aliases of topic / topicById / topics. */
@@ -466,6 +488,16 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Replaces these users' SCRAM credentials, all at once (validate them first); a user left without any is forgotten. */
+  setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): void {
+    this.checkWritable();
+    for (const [user, credentials] of changes) {
+      if (Object.keys(credentials).length === 0) this.scramCredentialsByUser.delete(user);
+      else this.scramCredentialsByUser.set(user, Object.freeze({ ...credentials }));
+    }
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -539,9 +571,10 @@ export class MetadataStore {
     const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
     const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
     const clientQuotas = Object.fromEntries([...this.quotasByEntity].sort(([a], [b]) => (a < b ? -1 : 1)).map(([e, v]) => [e, { ...v }]));
+    const scramCredentials = Object.fromEntries(this.scramUsers().map((user) => [user, storeScramCredentials(this.scramCredentials(user))]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs, clientQuotas,
+      finalizedFeatures: this.features, brokerConfigs, clientQuotas, scramCredentials,
     };
   }
 
@@ -588,6 +621,7 @@ function stateBody(state: SnapshotState): string {
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
     ...(Object.keys(state.clientQuotas ?? {}).length > 0 ? { clientQuotas: state.clientQuotas } : {}),
+    ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
   });
 }
 
@@ -617,6 +651,7 @@ function readSnapshot(file: string): SnapshotState {
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
   if (s.clientQuotas !== undefined && (typeof s.clientQuotas !== 'object' || s.clientQuotas === null)) throw bad('bad client quotas');
+  if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

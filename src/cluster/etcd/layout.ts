@@ -91,6 +91,8 @@ export const brokerConfigsKey = (resource: string): string => `/configs/brokers/
 /** The key of a client quota entity (its entityKey, client-quotas.ts). */
 export const clientQuotaKey = (entity: string): string => `/quotas/${entity}`;
 const CLIENT_QUOTA_PREFIX = '/quotas/';
+/** A user's SCRAM credentials (StoredScramCredentials): the user URI-encoded, as it may hold '/'. */
+export const scramCredentialsKey = (user: string): string => `/scram/${encodeURIComponent(user)}`;
 
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
@@ -102,13 +104,15 @@ export type MetadataKey =
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
-  | { kind: 'clientQuota'; entity: string };
+  | { kind: 'clientQuota'; entity: string }
+  | { kind: 'scramCredentials'; user: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
+const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -126,6 +130,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   m = BROKER_CONFIGS_RE.exec(key);
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
   if (key.startsWith(CLIENT_QUOTA_PREFIX)) return { kind: 'clientQuota', entity: key.slice(CLIENT_QUOTA_PREFIX.length) };
+  m = SCRAM_CREDENTIALS_RE.exec(key);
+  if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
   return null;
 }
 

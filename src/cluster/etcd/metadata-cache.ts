@@ -20,9 +20,11 @@ import {
   type PartitionState,
   type TopicAssignment,
 } from './layout';
+import { loadScramCredentials, type UserScramCredentials } from '../../security/scram';
 
 /** The same (frozen) object for every resource without configs: readers may compare by identity. */
 const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_CREDENTIALS: UserScramCredentials = Object.freeze({});
 
 export class MetadataCache extends EventEmitter {
   private readonly brokersById = new Map<number, BrokerRegistration>();
@@ -44,6 +46,8 @@ export class MetadataCache extends EventEmitter {
   private quotas: ReadonlyMap<string, { values: QuotaValues; modRevision: number }> = new Map();
   /** The quota values alone, made again after a change (readers compare it by identity). */
   private quotaTable: QuotaTable | null = null;
+  /** user -> its SCRAM credentials and its key's mod revision. */
+  private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -149,6 +153,21 @@ export class MetadataCache extends EventEmitter {
     return this.quotas.get(entity)?.modRevision ?? 0;
   }
 
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.scramCredentialsByUser.get(user)?.credentials ?? NO_CREDENTIALS;
+  }
+
+  /** The mod revision of the user's credentials key (0: none), for a write conditioned on them being unchanged. */
+  scramCredentialsModRevision(user: string): number {
+    return this.scramCredentialsByUser.get(user)?.modRevision ?? 0;
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return [...this.scramCredentialsByUser.keys()].sort();
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -193,6 +212,7 @@ export class MetadataCache extends EventEmitter {
     this.brokerConfigsByResource.clear();
     this.quotas = new Map();
     this.quotaTable = null;
+    this.scramCredentialsByUser.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -282,6 +302,10 @@ export class MetadataCache extends EventEmitter {
           this.quotaTable = null;
           break;
         }
+        case 'scramCredentials':
+          if (value === null) this.scramCredentialsByUser.delete(what.user);
+          else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });
+          break;
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');
