@@ -137,9 +137,10 @@ export class Broker {
     this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
-    this.quotas = new ClientQuotas({
-      samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds'),
-    }, () => controller.clientQuotas());
+    this.quotas = new ClientQuotas(
+      { samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds') },
+      { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
+      () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);

@@ -11,9 +11,12 @@
 // request (the windows so far are kept). A measure idle for the whole span measures zero, so it is
 // dropped (swept at most once per span): memory follows the clients active in the last span.
 import { WindowedRate } from '../common/windowed-rate';
+import { TokenBucket } from '../common/token-bucket';
+import { ErrorCode, errorMessage } from '../common/errors';
 import {
-  CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE, resolveQuota, type QuotaTable,
+  CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE, resolveQuota, type QuotaTable,
 } from './client-quotas';
+import type { Outcome } from './metadata-backend';
 
 export interface QuotaWindows {
   /** quota.window.num */
@@ -86,7 +89,7 @@ export class ClientQuotaManager {
     return this.resolve(user, clientId)?.bound;
   }
 
-  private resolve(user: string, clientId: string): Resolved | null {
+  protected resolve(user: string, clientId: string): Resolved | null {
     const pair = `${user}\u0000${clientId}`;
     let r = this.resolved.get(pair);
     if (r === undefined) {
@@ -109,23 +112,85 @@ export class ClientQuotaManager {
   }
 }
 
+/**
+ * What one CreateTopics, CreatePartitions or DeleteTopics request may mutate (Kafka's
+ * ControllerMutationQuota): `charge` is called with the partitions of each topic that passed every
+ * other check, before it is written. Strict (the versions that know THROTTLING_QUOTA_EXCEEDED): once
+ * the bucket is in debt the topic is refused with it. Permissive (older versions): always allowed,
+ * the debt only throttles. `throttleTimeMs`: the time for the bucket to be out of debt at the rate.
+ */
+export interface MutationQuota {
+  charge(partitions: number): Outcome | null;
+  readonly throttleTimeMs: number;
+}
+
+const UNBOUNDED: MutationQuota = { charge: () => null, throttleTimeMs: 0 };
+const THROTTLED: Outcome = { errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: errorMessage(ErrorCode.THROTTLING_QUOTA_EXCEEDED) };
+
+/** controller_mutation_rate: partitions created or deleted per second, over Kafka's token bucket. */
+export class ControllerMutationQuotaManager extends ClientQuotaManager {
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  constructor(private readonly mutationWindows: QuotaWindows, table: () => QuotaTable, private readonly clock: () => number = Date.now) {
+    super(CONTROLLER_MUTATION_RATE, mutationWindows, table, Infinity, clock);
+  }
+
+  /** The quota of one request of (user, clientId); strict from the API version given on. */
+  forRequest(user: string, clientId: string, strict: boolean): MutationQuota {
+    const quota = this.active ? this.resolve(user, clientId) : null;
+    if (!quota) return UNBOUNDED;
+    let bucket = this.buckets.get(quota.measureKey);
+    if (!bucket) {
+      if (this.buckets.size >= MAX_CACHED_RESOLUTIONS) this.buckets.clear();
+      this.buckets.set(quota.measureKey, (bucket = new TokenBucket(this.mutationWindows.samples * this.mutationWindows.windowMs / 1000)));
+    }
+    const tokens = bucket;
+    let throttleTimeMs = 0;
+    const debtMs = (left: number) => (left < 0 ? Math.round((-left / quota.bound) * 1000) : 0);
+    return {
+      charge: (partitions) => {
+        const now = this.clock();
+        if (strict) {
+          throttleTimeMs = debtMs(tokens.measure(quota.bound, now));
+          if (throttleTimeMs > 0) return THROTTLED;
+          tokens.record(partitions, quota.bound, now);
+        } else {
+          tokens.record(partitions, quota.bound, now);
+          throttleTimeMs = debtMs(tokens.measure(quota.bound, now));
+        }
+        return null;
+      },
+      get throttleTimeMs() {
+        return throttleTimeMs;
+      },
+    };
+  }
+}
+
 /** The managers of the quotas the connection enforces (Kafka's QuotaFactory.QuotaManagers). */
 export class ClientQuotas {
   readonly produce: ClientQuotaManager;
   readonly fetch: ClientQuotaManager;
   readonly request: ClientQuotaManager;
+  /** Charged by the topic handlers; its throttle reaches the connection through their throttle_time_ms. */
+  readonly controllerMutation: ControllerMutationQuotaManager;
   /** Whether any of them has a quota: one field read per request when none is configured. */
   enabled = false;
 
-  constructor(windows: QuotaWindows, table: () => QuotaTable, now: () => number = Date.now) {
+  constructor(windows: QuotaWindows, mutationWindows: QuotaWindows, table: () => QuotaTable, now: () => number = Date.now) {
     this.produce = new ClientQuotaManager(PRODUCER_BYTE_RATE, windows, table, Infinity, now);
     this.fetch = new ClientQuotaManager(CONSUMER_BYTE_RATE, windows, table, Infinity, now);
     this.request = new ClientQuotaManager(REQUEST_PERCENTAGE, windows, table, windows.windowMs, now);
-    this.enabled = this.produce.active || this.fetch.active || this.request.active;
+    this.controllerMutation = new ControllerMutationQuotaManager(mutationWindows, table, now);
+    this.enabled = this.anyActive();
   }
 
   quotasChanged(): void {
-    for (const m of [this.produce, this.fetch, this.request]) m.quotasChanged();
-    this.enabled = this.produce.active || this.fetch.active || this.request.active;
+    for (const m of [this.produce, this.fetch, this.request, this.controllerMutation]) m.quotasChanged();
+    this.enabled = this.anyActive();
+  }
+
+  private anyActive(): boolean {
+    return this.produce.active || this.fetch.active || this.request.active || this.controllerMutation.active;
   }
 }

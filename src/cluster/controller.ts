@@ -30,6 +30,7 @@ import { validateTopicName, topicCollision, isInternalTopic } from './topic-name
 import {
   alterationEntity, entityKey, entityText, planAlteration, type QuotaAlteration, type QuotaEntity, type QuotaTable, type QuotaValues,
 } from './client-quotas';
+import type { MutationQuota } from './client-quota-manager';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
 import { planScramAlterations, type ScramAlterationResult, type ScramDeletion, type ScramUpsertion } from './scram-alterations';
@@ -167,11 +168,16 @@ export class Controller implements ScramCredentialLookup {
     return total > MAX_PARTITIONS_PER_REQUEST ? fail(ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS) : null;
   }
 
-  /** Validates and (unless validateOnly) creates a topic; the created or would-be record on success. */
-  createTopic(t: NewTopic, validateOnly: boolean): Promise<Outcome & { topic?: TopicRecord }> {
+  /**
+   * Validates and (unless validateOnly) creates a topic; the created or would-be record on success.
+   * A topic that passes every check is charged to the request's controller mutation quota, if any.
+   */
+  createTopic(t: NewTopic, validateOnly: boolean, quota?: MutationQuota): Promise<Outcome & { topic?: TopicRecord }> {
     return this.inTurn(async () => {
       const planned = this.planTopic(t);
       if ('errorCode' in planned) return planned;
+      const throttled = quota?.charge(planned.topic.partitions.length);
+      if (throttled) return throttled;
       if (validateOnly) return { ...OK, topic: planned.topic };
       const created = await this.backend.createTopic(planned.topic.name, planned.topic.partitions.map((p) => [...p.replicas]), t.configs);
       if (created === STALE) return STALE;
@@ -261,13 +267,15 @@ export class Controller implements ScramCredentialLookup {
     };
   }
 
-  deleteTopic(name: string): Promise<Outcome & { topic?: TopicRecord }> {
+  deleteTopic(name: string, quota?: MutationQuota): Promise<Outcome & { topic?: TopicRecord }> {
     return this.inTurn(async () => {
       if (!this.config.getBool('delete.topic.enable')) {
         return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
       }
       const topic = this.backend.topic(name);
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      const throttled = quota?.charge(topic.partitions.length);
+      if (throttled) return throttled;
       const deleted = await this.backend.deleteTopic(topic);
       return deleted === STALE ? STALE : { ...OK, topic: deleted };
     });
@@ -283,11 +291,12 @@ export class Controller implements ScramCredentialLookup {
     this.deletionListeners.set(name, listener);
   }
 
-  createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
-    return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly));
+  createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean, quota?: MutationQuota): Promise<Outcome> {
+    return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly, quota));
   }
 
-  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome | Stale> {
+  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean,
+    quota: MutationQuota | undefined): Promise<Outcome | Stale> {
     const topic = this.backend.topic(name);
     if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     // A group's (or transactional id's) partition is its key's hash modulo the partition count:
@@ -318,6 +327,8 @@ export class Controller implements ScramCredentialLookup {
       if ('error' in placement) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, placement.error);
       replicas = placement.replicas;
     }
+    const throttled = quota?.charge(added);
+    if (throttled) return throttled;
     if (validateOnly) return OK;
     const grown = await this.backend.addPartitions(topic, replicas);
     return grown === STALE || isOutcome(grown) ? grown : OK;

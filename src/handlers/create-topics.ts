@@ -5,6 +5,9 @@
 // - More than 10,000 partitions asked for in all (Kafka's MAX_PARTITIONS_PER_BATCH, counted as
 //   Kafka counts them, validateOnly or not): POLICY_VIOLATION for every topic, nothing created.
 // - validateOnly checks everything and creates nothing.
+// - controller_mutation_rate: each topic that passes every check is charged its partitions (Kafka's
+//   ControllerMutationQuota); from v6 a client already over it gets THROTTLING_QUOTA_EXCEEDED for
+//   the topic, before v6 it is only throttled. throttle_time_ms says how long until it is under.
 // - From v5 a successful answer carries partitions, replication factor and the topic's
 //   effective configs; from v7 its topic id.
 import { ApiKey } from '../protocol/generated';
@@ -15,6 +18,7 @@ import { ZERO_UUID } from '../protocol/primitives';
 import type { BrokerConfig } from '../config/broker-config';
 import { createTopicConfigs } from '../config/topic-config';
 import type { Controller } from '../cluster/controller';
+import type { ClientQuotas, MutationQuota } from '../cluster/client-quota-manager';
 import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
@@ -22,21 +26,26 @@ export interface CreateTopicsServices {
   /** The broker defaults a created topic's effective configs are described with. */
   readonly config: BrokerConfig;
   readonly controller: Pick<Controller, 'checkPartitionsToCreate' | 'createTopic'>;
+  readonly quotas: Pick<ClientQuotas, 'controllerMutation'>;
 }
 
-export const createTopics = defineHandler(ApiKey.CreateTopics, { minVersion: 0, maxVersion: 7 }, (s: CreateTopicsServices) => async (req) => {
+/** The first CreateTopics version whose client knows THROTTLING_QUOTA_EXCEEDED (KIP-599). */
+const STRICT_QUOTA_FROM = 6;
+
+export const createTopics = defineHandler(ApiKey.CreateTopics, { minVersion: 0, maxVersion: 7 }, (s: CreateTopicsServices) => async (req, ctx) => {
   const repeated = repeatedNames(req.topics.map((t) => t.name));
   const tooMany = s.controller.checkPartitionsToCreate(req.topics.filter((t) => !repeated.has(t.name)));
   if (tooMany) return { throttleTimeMs: 0, topics: req.topics.map((t) => failed(t.name, tooMany.errorCode, tooMany.errorMessage)) };
+  const quota = s.quotas.controllerMutation.forRequest(ctx.session.principal.name, ctx.clientId ?? '', ctx.apiVersion >= STRICT_QUOTA_FROM);
   const topics: CreatableTopicResult[] = [];
   for (const t of req.topics) {
     if (repeated.has(t.name)) topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'));
-    else topics.push(await createOne(s, t, req.validateOnly ?? false));
+    else topics.push(await createOne(s, t, req.validateOnly ?? false, quota));
   }
-  return { throttleTimeMs: 0, topics };
+  return { throttleTimeMs: quota.throttleTimeMs, topics };
 });
 
-async function createOne(s: CreateTopicsServices, t: CreatableTopic, validateOnly: boolean): Promise<CreatableTopicResult> {
+async function createOne(s: CreateTopicsServices, t: CreatableTopic, validateOnly: boolean, quota: MutationQuota): Promise<CreatableTopicResult> {
   const configs: Record<string, string> = {};
   for (const c of t.configs) {
     if (c.value === null) return failed(t.name, ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${quoteInMessage(c.name)}`);
@@ -48,7 +57,7 @@ async function createOne(s: CreateTopicsServices, t: CreatableTopic, validateOnl
     replicationFactor: t.replicationFactor,
     assignments: t.assignments,
     configs,
-  }, validateOnly);
+  }, validateOnly, quota);
   if (!outcome.topic) return failed(t.name, outcome.errorCode, outcome.errorMessage);
   const topic = outcome.topic;
   return {

@@ -6,18 +6,25 @@
 //   INVALID_REQUEST and neither is deleted. Kafka shuffles its answers; here they follow the request.
 // - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID for topics that do not exist. With
 //   delete.topic.enable off, every entry is TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3).
+// - controller_mutation_rate: each topic found is charged its partitions; from v5 a client already
+//   over it gets THROTTLING_QUOTA_EXCEEDED for the topic (as CreateTopics).
 // - The internal topics can be deleted, as in Kafka: their coordinators start over (Controller).
 import { ApiKey } from '../protocol/generated';
 import type { DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
+import type { ClientQuotas } from '../cluster/client-quota-manager';
 import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
 export interface DeleteTopicsServices {
   readonly controller: Pick<Controller, 'topic' | 'topicById' | 'deleteTopic'>;
+  readonly quotas: Pick<ClientQuotas, 'controllerMutation'>;
 }
+
+/** The first DeleteTopics version whose client knows THROTTLING_QUOTA_EXCEEDED (KIP-599). */
+const STRICT_QUOTA_FROM = 5;
 
 export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, maxVersion: 6 }, (s: DeleteTopicsServices) => async (req, ctx) => {
   const wanted = ctx.apiVersion >= 6
@@ -28,6 +35,7 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
   const repeatedId = repeatedNames(wanted.filter((w) => w.name === null && w.topicId !== ZERO_UUID).map((w) => w.topicId));
   const idsGiven = new Set(wanted.filter((w) => w.name === null).map((w) => w.topicId));
   const idsNamed = new Set(byName.map((name) => s.controller.topic(name)?.id));
+  const quota = s.quotas.controllerMutation.forRequest(ctx.session.principal.name, ctx.clientId ?? '', ctx.apiVersion >= STRICT_QUOTA_FROM);
   const answered = new Set<string>();
   const responses: DeletableTopicResult[] = [];
   const answer = (name: string | null, topicId: string, errorCode: number, errorMessage: string | null) =>
@@ -58,10 +66,10 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
       }
     }
   }
-  return { throttleTimeMs: 0, responses };
+  return { throttleTimeMs: quota.throttleTimeMs, responses };
 
   async function deleteOne(name: string, topicId: string): Promise<DeletableTopicResult> {
-    const outcome = await s.controller.deleteTopic(name);
+    const outcome = await s.controller.deleteTopic(name, quota);
     if (outcome.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && ctx.apiVersion < 3) {
       return { name, topicId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: outcome.errorMessage };
     }

@@ -7,6 +7,8 @@
 // - Produce: the request's size against producer_byte_rate (request time too, unless acks=0);
 // - Fetch from a consumer: its response's record bytes against consumer_byte_rate. A throttled
 //   fetch is answered empty and its bytes taken back, as Kafka's getThrottledResponse does.
+// - CreateTopics, CreatePartitions, DeleteTopics: the throttle their handlers found against
+//   controller_mutation_rate (cluster/client-quota-manager.ts MutationQuota), with the request time's.
 // The throttle time is the larger of the two; the response carries it in throttle_time_ms. A client
 // that speaks a version from KIP-219 on backs off itself: the response goes at once and the
 // connection reads nothing for that time. An older version's response is held back for it instead.
@@ -30,6 +32,9 @@ const CLIENT_THROTTLES_FROM: Partial<Record<number, number>> = {
 
 /** APIs Kafka never counts against request quotas (SASL, inter-broker cluster actions). */
 const EXEMPT = new Set<number>([ApiKey.SaslHandshake, ApiKey.SaslAuthenticate, ApiKey.WriteTxnMarkers]);
+
+/** APIs whose handlers charge the controller mutation quota and put its throttle in their response. */
+const MUTATIONS = new Set<number>([ApiKey.CreateTopics, ApiKey.CreatePartitions, ApiKey.DeleteTopics]);
 
 export function clientThrottles(apiKey: number, apiVersion: number): boolean {
   return apiVersion >= (CLIENT_THROTTLES_FROM[apiKey] ?? 0);
@@ -83,6 +88,8 @@ export function recordAndThrottle(quotas: ClientQuotas, r: AnsweredRequest): num
     }
     default:
       throttleMs = quotas.request.active ? quotas.request.recordAndGetThrottleMs(user, clientId, percent) : 0;
+      // The topic handlers answered their controller mutation quota's throttle (ControllerMutationQuota).
+      if (MUTATIONS.has(r.apiKey)) throttleMs = Math.max(throttleMs, (r.response as { throttleTimeMs: number }).throttleTimeMs);
   }
   if (throttleMs > 0 && r.response !== null && typeof r.response === 'object' && 'throttleTimeMs' in r.response) {
     const response = r.response as { throttleTimeMs: number };

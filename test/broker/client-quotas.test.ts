@@ -13,6 +13,7 @@ import type { DescribeClientQuotasResponse } from '../../src/protocol/generated/
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
 import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse';
 import { buildBatchSync } from '../../src/records/build-batch';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { withBroker } from '../helpers/broker';
@@ -107,7 +108,7 @@ describe('client quotas on a broker', function () {
       const client = await RawClient.connect(broker.current().port);
       const res = await alter(client, [
         { entity: [{ entityType: 'client-id', entityName: 'throttled' }], ops: [set('producer_byte_rate', 100_000)] },
-        { entity: [{ entityType: 'client-id', entityName: 'raw-test' }], ops: [set('producer_byte_rate', 10_000), set('consumer_byte_rate', 1000)] },
+        { entity: [{ entityType: 'client-id', entityName: 'raw-test' }], ops: [set('producer_byte_rate', 10_000), set('consumer_byte_rate', 1000), set('controller_mutation_rate', 1)] },
       ]);
       expect(res.entries.map((e) => e.errorCode)).to.deep.equal([0, 0]);
       client.close();
@@ -195,6 +196,27 @@ describe('client quotas on a broker', function () {
       const second = await fetch(again);
       expect(second.throttleTimeMs).to.be.within(first.throttleTimeMs! - 1000, first.throttleTimeMs! + 1000);
       again.close();
+    });
+
+    it('refuses topics over controller_mutation_rate from CreateTopics v6 and only throttles older versions', async () => {
+      const topic = (name: string, numPartitions: number) => ({ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] });
+      // raw-test: 1 partition per second, a bucket of 11 (controller.quota.window.num windows of a second).
+      let client = await RawClient.connect(broker.current().port);
+      const strict = await client.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
+        topics: [topic('mutation-1', 20), topic('mutation-2', 1)], timeoutMs: 5000, validateOnly: false,
+      });
+      expect(strict.topics.map((t) => [t.name, t.errorCode, t.errorMessage])).to.deep.equal([
+        ['mutation-1', 0, null], ['mutation-2', 89, 'The throttling quota has been exceeded.'],
+      ]);
+      expect(strict.throttleTimeMs).to.be.within(8000, 9000); // 9 partitions of debt at 1 per second, less what refilled meanwhile
+      client.close();
+      client = await RawClient.connect(broker.current().port);
+      const permissive = await client.request<CreateTopicsResponse>(ApiKey.CreateTopics, 5, {
+        topics: [topic('mutation-3', 1)], timeoutMs: 5000, validateOnly: false,
+      });
+      expect(permissive.topics.map((t) => t.errorCode)).to.deep.equal([0]);
+      expect(permissive.throttleTimeMs).to.be.within(8500, 10_000); // one more partition of debt
+      client.close();
     });
   });
 

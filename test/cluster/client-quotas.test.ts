@@ -3,7 +3,8 @@
 // describe-filter rules (src/cluster/client-quotas.ts, client-quota-manager.ts).
 import { expect } from 'chai';
 import { WindowedRate } from '../../src/common/windowed-rate';
-import { ClientQuotaManager, ClientQuotas } from '../../src/cluster/client-quota-manager';
+import { ClientQuotaManager, ClientQuotas, ControllerMutationQuotaManager } from '../../src/cluster/client-quota-manager';
+import { TokenBucket } from '../../src/common/token-bucket';
 import {
   MatchType, describeQuotas, entityKey, parseEntityKey, planAlteration, resolveQuota, type QuotaEntity, type QuotaTable,
 } from '../../src/cluster/client-quotas';
@@ -80,11 +81,38 @@ describe('cluster/client quotas', () => {
 
     it('is enabled only while some quota the connection enforces is set', () => {
       quotas = new Map();
-      const all = new ClientQuotas({ samples: 11, windowMs: 1000 }, () => quotas, () => now);
+      const all = new ClientQuotas({ samples: 11, windowMs: 1000 }, { samples: 11, windowMs: 1000 }, () => quotas, () => now);
       expect(all.enabled).to.equal(false);
       quotas = table([[{ user: null }, { consumer_byte_rate: 10 }]]);
       all.quotasChanged();
       expect([all.enabled, all.fetch.active, all.produce.active]).to.deep.equal([true, true, false]);
+    });
+  });
+
+  describe('the controller mutation quota (Kafka TokenBucket)', () => {
+    it('starts full at rate * window span, refills at the rate, and goes into debt', () => {
+      const bucket = new TokenBucket(11); // 11 windows of a second
+      expect(bucket.measure(2, 1_000_000)).to.equal(22);
+      bucket.record(30, 2, 1_000_000);
+      expect(bucket.measure(2, 1_000_000)).to.equal(-8);
+      expect(bucket.measure(2, 1_002_000)).to.equal(-4);
+      expect(bucket.measure(2, 1_100_000)).to.equal(22);
+    });
+
+    it('refuses when in debt if strict, throttles for the debt at the rate, and only throttles if permissive', () => {
+      let now = 1_000_000;
+      const quotas = table([[{ 'client-id': 'c1' }, { controller_mutation_rate: 2 }]]);
+      const m = new ControllerMutationQuotaManager({ samples: 11, windowMs: 1000 }, () => quotas, () => now);
+      const strict = m.forRequest('ANONYMOUS', 'c1', true);
+      expect(strict.charge(30)).to.equal(null); // 22 credits: allowed, 8 in debt
+      expect(strict.throttleTimeMs).to.equal(0);
+      expect(strict.charge(1)).to.deep.equal({ errorCode: 89, errorMessage: 'The throttling quota has been exceeded.' });
+      expect(strict.throttleTimeMs).to.equal(4000); // 8 credits at 2 per second
+      now += 1000;
+      const permissive = m.forRequest('ANONYMOUS', 'c1', false);
+      expect(permissive.charge(4)).to.equal(null);
+      expect(permissive.throttleTimeMs).to.equal(5000); // 8 - 2 refilled + 4, at 2 per second
+      expect(m.forRequest('ANONYMOUS', 'other', true).charge(1000)).to.equal(null); // no quota
     });
   });
 

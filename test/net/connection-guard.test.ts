@@ -33,7 +33,7 @@ async function serve(handlers: ApiHandler[], limits: Partial<ListenerLimits> = {
     },
   });
   const listener = new Listener(new Router(handlers), { ...LIMITS, ...limits }, createLogger({ level: 'debug', format: 'json', destination }),
-    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING, quotas: new ClientQuotas({ samples: 11, windowMs: 1000 }, () => new Map()) });
+    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING, quotas: new ClientQuotas({ samples: 11, windowMs: 1000 }, { samples: 11, windowMs: 1000 }, () => new Map()) });
   const port = await listener.listen('127.0.0.1', 0);
   return { listener, port, lines };
 }
