@@ -21,6 +21,7 @@ import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
 import { ClientQuotas } from './cluster/client-quota-manager';
 import { serverTls } from './security/tls';
+import { parseSuperUsers, StandardAuthorizer } from './security/standard-authorizer';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -108,7 +109,9 @@ export class Broker {
   readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
   /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
-  readonly authorizer: Authorizer = ALLOW_EVERYTHING;
+  readonly authorizer: Authorizer;
+  /** Where CreateAcls and DeleteAcls write, once an authorizer is configured; null: they answer SECURITY_DISABLED. */
+  readonly aclStore: Controller | null;
   /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
   readonly quotas: ClientQuotas;
 
@@ -137,6 +140,9 @@ export class Broker {
     this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
+    const authorizer = startAuthorizer(config, controller, log);
+    this.authorizer = authorizer ?? ALLOW_EVERYTHING;
+    this.aclStore = authorizer ? controller : null;
     this.quotas = new ClientQuotas(
       { samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds') },
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
@@ -171,6 +177,23 @@ export class Broker {
   get nodeId(): number {
     return this.config.nodeId;
   }
+}
+
+/**
+ * The StandardAuthorizer when authorizer.class.name names it (the config refuses any other class),
+ * fed the cluster's ACLs now and after every change, wherever it was made; null without one.
+ */
+function startAuthorizer(config: BrokerConfig, controller: Controller, log: Logger): StandardAuthorizer | null {
+  if (config.getString('authorizer.class.name') === '') return null;
+  const authorizer = new StandardAuthorizer({
+    superUsers: parseSuperUsers(config.getString('super.users')),
+    allowEveryoneIfNoAclFound: config.getBool('allow.everyone.if.no.acl.found'),
+    logger: log,
+  });
+  const apply = () => authorizer.setAcls(controller.acls());
+  controller.onAclsChanged(apply);
+  apply();
+  return authorizer;
 }
 
 /** How a broker of one mode starts and stops what the other has not. */

@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * client quotas, the finalized feature levels, the users' SCRAM credentials) in the data directory.
+ * client quotas, the finalized feature levels, the users' SCRAM credentials, the ACLs) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -36,6 +36,7 @@ import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
 import type { QuotaTable, QuotaValues } from './client-quotas';
 import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
+import { isAclBinding, type AclBinding } from '../security/acl-binding';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -153,6 +154,8 @@ interface SnapshotState {
   clientQuotas?: Record<string, Record<string, number>>;
   /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
   scramCredentials?: Record<string, StoredScramCredentials>;
+  /** The ACLs (CreateAcls); absent without any. */
+  acls?: AclBinding[];
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -185,6 +188,8 @@ export class MetadataStore {
   private readonly quotasByEntity = new Map<string, QuotaValues>();
   private readonly scramCredentialsByUser = new Map<string, UserScramCredentials>();
   private features: FeatureLevels | undefined;
+  /** Replaced, never changed in place: readers may compare by identity. */
+  private aclList: readonly AclBinding[] = Object.freeze([]);
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -288,6 +293,7 @@ export class MetadataStore {
         }
       }
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
+      if (snapshot.acls) store.aclList = Object.freeze(snapshot.acls.map((a) => Object.freeze(a)));
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -498,6 +504,18 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** The ACLs, the same array until they change. */
+  acls(): readonly AclBinding[] {
+    return this.aclList;
+  }
+
+  /** Replaces the ACLs (validated and without duplicates: see LocalMetadata.changeAcls). */
+  setAcls(acls: readonly AclBinding[]): void {
+    this.checkWritable();
+    this.aclList = Object.freeze(acls.map((a) => Object.freeze({ ...a })));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -574,7 +592,7 @@ export class MetadataStore {
     const scramCredentials = Object.fromEntries(this.scramUsers().map((user) => [user, storeScramCredentials(this.scramCredentials(user))]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs, clientQuotas, scramCredentials,
+      finalizedFeatures: this.features, brokerConfigs, clientQuotas, scramCredentials, acls: [...this.aclList],
     };
   }
 
@@ -622,6 +640,7 @@ function stateBody(state: SnapshotState): string {
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
     ...(Object.keys(state.clientQuotas ?? {}).length > 0 ? { clientQuotas: state.clientQuotas } : {}),
     ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
+    ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
   });
 }
 
@@ -652,6 +671,7 @@ function readSnapshot(file: string): SnapshotState {
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
   if (s.clientQuotas !== undefined && (typeof s.clientQuotas !== 'object' || s.clientQuotas === null)) throw bad('bad client quotas');
   if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
+  if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

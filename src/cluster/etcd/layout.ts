@@ -18,6 +18,8 @@
  *   /configs/brokers/<default>           the cluster-wide dynamic broker configs (BROKER config resource "")
  *   /quotas/<entity>                     a client quota entity's values, {key: number}; <entity> is its
  *                                        path (users/<u>/clients/<c>, clients/<default>: client-quotas.ts)
+ *   /acls/<binding>                      one ACL (CreateAcls): its AclBinding, the key its fields URI-encoded,
+ *                                        so that creating an ACL twice writes one key and deleting it is one delete
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -26,6 +28,7 @@
  * new keys, so no write meant for the old topic can match an epoch of the new one.
  */
 import type { Endpoint } from '../../config/broker-config';
+import { bindingKey, type AclBinding } from '../../security/acl-binding';
 
 export interface BrokerRegistration {
   brokerId: number;
@@ -87,6 +90,8 @@ export const partitionStateKey = (topicId: string, partition: number): string =>
 export const groupConfigsKey = (groupId: string): string => `/group_configs/${encodeURIComponent(groupId)}`;
 /** The key of a BROKER config resource: "" (the cluster-wide default) is `<default>`, as Kafka's ZooKeeper layout had it. */
 export const brokerConfigsKey = (resource: string): string => `/configs/brokers/${resource === '' ? '<default>' : resource}`;
+/** An ACL's key: the binding itself, so that equal bindings share it. */
+export const aclKey = (binding: AclBinding): string => `/acls/${encodeURIComponent(bindingKey(binding))}`;
 
 /** The key of a client quota entity (its entityKey, client-quotas.ts). */
 export const clientQuotaKey = (entity: string): string => `/quotas/${entity}`;
@@ -105,7 +110,8 @@ export type MetadataKey =
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
   | { kind: 'clientQuota'; entity: string }
-  | { kind: 'scramCredentials'; user: string };
+  | { kind: 'scramCredentials'; user: string }
+  | { kind: 'acl'; key: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
@@ -113,6 +119,7 @@ const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
 const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
+const ACL_RE = /^\/acls\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -132,6 +139,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (key.startsWith(CLIENT_QUOTA_PREFIX)) return { kind: 'clientQuota', entity: key.slice(CLIENT_QUOTA_PREFIX.length) };
   m = SCRAM_CREDENTIALS_RE.exec(key);
   if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
+  m = ACL_RE.exec(key);
+  if (m) return { kind: 'acl', key: m[1] };
   return null;
 }
 
