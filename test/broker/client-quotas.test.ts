@@ -1,5 +1,5 @@
 // Client quotas on a broker: DescribeClientQuotas (48) and AlterClientQuotas (49) over the wire with
-// Kafka's errors, kept across a restart; kafka-configs (Kafka 4.4's tool) on clients and users; and
+// Kafka's errors, kept across a restart, refused without DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster; kafka-configs (Kafka 4.4's tool) on clients and users; and
 // enforcement: a kafkajs producer held to its producer_byte_rate and told throttle_time_ms, a Produce
 // of a version before KIP-219 answered only after its throttle, the connection muted meanwhile.
 import { expect } from 'chai';
@@ -16,6 +16,7 @@ import type { FetchResponse } from '../../src/protocol/generated/FetchResponse';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse';
 import { buildBatchSync } from '../../src/records/build-batch';
 import { startBroker, type RunningBroker } from '../../src/broker';
+import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
 import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
@@ -96,6 +97,24 @@ describe('client quotas on a broker', function () {
       running = await startBroker({ dataDir, logLevel: 'silent' });
       client = await RawClient.connect(running.port);
       expect(await describeAll(client)).to.deep.equal(kept);
+      client.close();
+    });
+  });
+
+  describe('authorization', () => {
+    // The StandardAuthorizer on, no ACLs: the anonymous client may neither describe nor alter.
+    const broker = withBroker({ config: { 'authorizer.class.name': STANDARD_AUTHORIZER_CLASS } });
+
+    it('needs DESCRIBE_CONFIGS on the cluster to describe and ALTER_CONFIGS to alter', async () => {
+      const client = await RawClient.connect(broker.current().port);
+      const described = await client.request<DescribeClientQuotasResponse>(ApiKey.DescribeClientQuotas, 1, { components: [], strict: false });
+      expect([described.errorCode, described.errorMessage, described.entries]).to.deep.equal([31, 'Cluster authorization failed.', null]);
+      const altered = await alter(client, [
+        { entity: [{ entityType: 'user', entityName: 'u' }], ops: [set('producer_byte_rate', 1)] },
+        { entity: [{ entityType: 'client-id', entityName: 'c' }], ops: [set('producer_byte_rate', 1)] },
+      ]);
+      expect(altered.entries.map((e) => [e.errorCode, e.errorMessage])).to.deep.equal([[31, 'Cluster authorization failed.'], [31, 'Cluster authorization failed.']]);
+      expect(broker.current().broker.controller.clientQuotas().size).to.equal(0);
       client.close();
     });
   });
