@@ -1,7 +1,9 @@
 // Client quotas on a broker: DescribeClientQuotas (48) and AlterClientQuotas (49) over the wire with
-// Kafka's errors, kept across a restart, refused without DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster; kafka-configs (Kafka 4.4's tool) on clients and users; and
-// enforcement: a kafkajs producer held to its producer_byte_rate and told throttle_time_ms, a Produce
-// of a version before KIP-219 answered only after its throttle, the connection muted meanwhile.
+// Kafka's errors, kept across a restart, refused without DESCRIBE_CONFIGS / ALTER_CONFIGS on the
+// cluster; kafka-configs (Kafka 4.4's tool) on clients and users; and enforcement: a kafkajs producer
+// held to its producer_byte_rate and told throttle_time_ms, a Produce of a version before KIP-219
+// answered only after its throttle (the connection muted meanwhile, a bystander served), a consumer's
+// throttled Fetch answered empty, CreateTopics against controller_mutation_rate (strict and permissive).
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
