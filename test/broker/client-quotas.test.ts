@@ -3,7 +3,8 @@
 // cluster; kafka-configs (Kafka 4.4's tool) on clients and users; and enforcement: a kafkajs producer
 // held to its producer_byte_rate and told throttle_time_ms, a Produce of a version before KIP-219
 // answered only after its throttle (the connection muted meanwhile, a bystander served), a consumer's
-// throttled Fetch answered empty, CreateTopics against controller_mutation_rate (strict and permissive).
+// throttled Fetch answered empty, CreateTopics against controller_mutation_rate (strict and permissive),
+// a SASL user's quota applying to that user only.
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -238,6 +239,39 @@ describe('client quotas on a broker', function () {
       expect(permissive.topics.map((t) => t.errorCode)).to.deep.equal([0]);
       expect(permissive.throttleTimeMs).to.be.within(8500, 10_000); // one more partition of debt
       client.close();
+    });
+  });
+
+  describe('per SASL user', () => {
+    const broker = withBroker({
+      config: {
+        listeners: 'SASL_PLAINTEXT://127.0.0.1:0', 'sasl.enabled.mechanisms': 'PLAIN',
+        'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+          + 'username="alice" password="a" user_alice="a" user_bob="b";',
+      },
+    });
+    const login = async (user: string, password: string) => {
+      const client = await RawClient.connect(broker.current().port);
+      await client.request(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' });
+      const auth = await client.request<{ errorCode: number }>(ApiKey.SaslAuthenticate, 2, { authBytes: Buffer.from(`\0${user}\0${password}`) });
+      expect(auth.errorCode).to.equal(0);
+      return client;
+    };
+
+    it('throttles the authenticated user its quota names, and not another', async () => {
+      const alice = await login('alice', 'a');
+      const altered = await alter(alice, [{ entity: [{ entityType: 'user', entityName: 'alice' }], ops: [set('producer_byte_rate', 1000)] }]);
+      expect(altered.entries[0].errorCode).to.equal(0);
+      await alice.request<MetadataResponse>(ApiKey.Metadata, 8, { topics: [{ name: 'quota-users' }], allowAutoTopicCreation: true });
+      const produce = (client: RawClient) => client.request<ProduceResponse>(ApiKey.Produce, 8, {
+        transactionalId: null, acks: 1, timeoutMs: 5000,
+        topicData: [{ name: 'quota-users', partitionData: [{ index: 0, records: buildBatchSync({ records: [{ value: Buffer.alloc(20_000, 1) }] }) }] }],
+      });
+      expect((await produce(alice)).throttleTimeMs).to.be.greaterThan(0);
+      const bob = await login('bob', 'b');
+      expect((await produce(bob)).throttleTimeMs).to.equal(0);
+      alice.close();
+      bob.close();
     });
   });
 
