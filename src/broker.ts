@@ -17,8 +17,11 @@ import { ReplicaManager } from './replica/replica-manager';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
-import { Listener } from './net/listener';
+import { Listener, ListenerShared } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { ClientQuotas } from './cluster/client-quota-manager';
+import { isSaslProtocol, saslListenerSettings } from './security/sasl-config';
+import type { ScramCredentialLookup } from './security/sasl';
 import { serverTls } from './security/tls';
 import { parseSuperUsers, StandardAuthorizer } from './security/standard-authorizer';
 import { Router } from './net/router';
@@ -113,6 +116,8 @@ export class Broker {
   readonly authorizer: Authorizer;
   /** Where CreateAcls and DeleteAcls write, once an authorizer is configured; null: they answer SECURITY_DISABLED. */
   readonly aclStore: Controller | null;
+  /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
+  readonly quotas: ClientQuotas;
 
   constructor(
     readonly config: BrokerConfig,
@@ -144,6 +149,11 @@ export class Broker {
     const authorizer = startAuthorizer(config, controller, log);
     this.authorizer = authorizerOverride ?? authorizer ?? ALLOW_EVERYTHING;
     this.aclStore = authorizer ? controller : null;
+    this.quotas = new ClientQuotas(
+      { samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds') },
+      { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
+      () => controller.clientQuotas());
+    controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -327,6 +337,12 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   // TLS settings are checked (key stores read) before anything starts: a bad one fails the start, as in Kafka.
   const serverTlsOf = new Map(config.listeners.map((l) =>
     [l.name, l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL' ? serverTls(config, l.name) : null]));
+  // So are each SASL listener's mechanisms and JAAS configs. SCRAM logins read the controller's
+  // credentials, set below once it exists (before any listener opens).
+  let scramCredentials: ScramCredentialLookup | null = null;
+  const scramLookup: ScramCredentialLookup = { scramCredential: (user, mechanism) => scramCredentials?.scramCredential(user, mechanism) ?? null };
+  const saslOf = new Map(config.listeners.map((l) =>
+    [l.name, isSaslProtocol(l.securityProtocol) ? saslListenerSettings(config, l.name, scramLookup) : undefined]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
@@ -338,6 +354,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   }
   const { replicas } = mode.parts;
   const broker = new Broker(config, log, mode.parts, opts.authorizer);
+  scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
   const coordinatorsStarted = replicas.loaded.then(() => mode.start(broker), () => undefined)
@@ -359,11 +376,13 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     handshakeTimeoutMs: Math.min(TLS_HANDSHAKE_TIMEOUT_MS, config.getLong('connections.max.idle.ms')),
   };
   const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
+  const shared = new ListenerShared(limits);
   const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer }, serverTlsOf.get(l.name));
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name) },
+        serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
       listeners.set(l.name, { listener, host: l.host === '' ? advertised?.host ?? DEFAULT_ADVERTISED_HOST : l.host, port });

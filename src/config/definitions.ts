@@ -344,7 +344,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   {
     name: 'listener.security.protocol.map', type: 'string', dynamic: true, perBrokerOnly: true,
     default: 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
-    doc: 'Listener name to security protocol pairs (Fjord serves PLAINTEXT only)',
+    doc: 'Listener name to security protocol pairs (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)',
   },
   { name: 'log.dirs', type: 'list', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
   { name: 'log.dir', type: 'list', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },
@@ -393,6 +393,24 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'num.recovery.threads.per.data.dir', type: 'int', default: '2', validator: atLeast(1), dynamic: true, doc: 'Log recovery threads per directory', noEffect: true },
   { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests waiting for their turn, broker-wide, before reads pause' },
   { name: 'queued.max.request.bytes', type: 'long', default: '-1', doc: 'Bytes of requests in the broker (partial frames included) before reads pause; -1: no limit' },
+
+  // SASL (src/security, src/net/sasl-authenticator.ts). Each is also read with a listener prefix
+  // (listener.name.<listener>.), the jaas, callback handler and reauth keys with a listener and
+  // mechanism prefix (listener.name.<listener>.<mechanism>.), as Kafka's ChannelBuilders reads them.
+  { name: 'sasl.enabled.mechanisms', type: 'list', default: 'GSSAPI', dynamic: true, doc: 'SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER; GSSAPI is not supported)' },
+  { name: 'sasl.jaas.config', type: 'password', default: null, dynamic: true, doc: 'JAAS login module and options, e.g. PlainLoginModule with user_NAME="password" entries' },
+  { name: 'sasl.mechanism.inter.broker.protocol', type: 'string', default: 'GSSAPI', dynamic: true, doc: 'Mechanism brokers authenticate to each other with on a SASL inter-broker listener' },
+  { name: 'sasl.server.callback.handler.class', type: 'class', default: null, doc: 'Server callback handler; OAuthBearerValidatorCallbackHandler turns on JWT validation against a JWKS' },
+  { name: 'sasl.server.max.receive.size', type: 'int', default: '524288', doc: 'Largest frame accepted before authentication completes' },
+  { name: 'connections.max.reauth.ms', type: 'long', default: '0', doc: 'Most time an authenticated SASL session lasts before the client must re-authenticate (KIP-368); 0: forever' },
+  { name: 'connection.failed.authentication.delay.ms', type: 'int', default: '100', validator: atLeast(0), doc: 'Delay before the answer to a failed authentication, after which the connection closes' },
+  { name: 'sasl.oauthbearer.jwks.endpoint.url', type: 'string', default: null, doc: 'JWKS (file:// or https://) whose keys verify OAUTHBEARER JWTs' },
+  { name: 'sasl.oauthbearer.jwks.endpoint.refresh.ms', type: 'long', default: '3600000', doc: 'How often an https JWKS is fetched again' },
+  { name: 'sasl.oauthbearer.expected.audience', type: 'list', default: '', doc: 'A JWT must name one of these in aud (empty: aud is not checked)' },
+  { name: 'sasl.oauthbearer.expected.issuer', type: 'string', default: null, doc: 'A JWT must have this iss (unset: not checked)' },
+  { name: 'sasl.oauthbearer.sub.claim.name', type: 'string', default: 'sub', doc: 'JWT claim that names the principal' },
+  { name: 'sasl.oauthbearer.scope.claim.name', type: 'string', default: 'scope', doc: 'JWT claim that holds the scopes' },
+  { name: 'sasl.oauthbearer.clock.skew.seconds', type: 'int', default: '30', doc: 'Clock difference tolerated when checking exp, nbf and iat' },
 
   // TLS (SSL and SASL_SSL listeners; each may be given per listener with the listener.name.<listener>. prefix)
   { name: 'ssl.keystore.type', type: 'string', default: 'JKS', dynamic: true, doc: 'Key store format: PEM or PKCS12 (JKS is refused)' },
@@ -482,6 +500,12 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // the windows the replication throttle rates (above) are measured over (KIP-73)
   { name: 'replication.quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the replication throttle rates are measured over' },
   { name: 'replication.quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one replication throttle window' },
+  // the windows client quotas are measured over (producer_byte_rate, consumer_byte_rate, request_percentage)
+  { name: 'quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the client quota rates are measured over' },
+  { name: 'quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one client quota window' },
+  // and the controller mutation quota's (controller_mutation_rate: a token bucket of num * size seconds)
+  { name: 'controller.quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the controller mutation quota is measured over' },
+  { name: 'controller.quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one controller mutation quota window' },
 
   // group coordinator
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },

@@ -9,6 +9,8 @@
 // - Authorization (ControllerApis.deleteTopics): a topic the principal may not DESCRIBE is
 //   TOPIC_AUTHORIZATION_FAILED before anything else, with no name when it was given by id (the id
 //   does not reveal it); one it may DESCRIBE but not DELETE is TOPIC_AUTHORIZATION_FAILED too.
+// - controller_mutation_rate: each topic found is charged its partitions; from v5 a client already
+//   over it gets THROTTLING_QUOTA_EXCEEDED for the topic (as CreateTopics).
 // - The internal topics can be deleted, as in Kafka: their coordinators start over (Controller).
 import { ApiKey } from '../protocol/generated';
 import type { DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
@@ -16,12 +18,17 @@ import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import { AclOperation, ResourceType } from '../security/acl';
+import type { ClientQuotas } from '../cluster/client-quota-manager';
 import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
 export interface DeleteTopicsServices {
   readonly controller: Pick<Controller, 'topic' | 'topicById' | 'deleteTopic'>;
+  readonly quotas: Pick<ClientQuotas, 'controllerMutation'>;
 }
+
+/** The first DeleteTopics version whose client knows THROTTLING_QUOTA_EXCEEDED (KIP-599). */
+const STRICT_QUOTA_FROM = 5;
 
 export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, maxVersion: 6 }, (s: DeleteTopicsServices) => async (req, ctx) => {
   const wanted = ctx.apiVersion >= 6
@@ -32,6 +39,7 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
   const repeatedId = repeatedNames(wanted.filter((w) => w.name === null && w.topicId !== ZERO_UUID).map((w) => w.topicId));
   const idsGiven = new Set(wanted.filter((w) => w.name === null).map((w) => w.topicId));
   const idsNamed = new Set(byName.map((name) => s.controller.topic(name)?.id));
+  const quota = s.quotas.controllerMutation.forRequest(ctx.session.principal.name, ctx.clientId ?? '', ctx.apiVersion >= STRICT_QUOTA_FROM);
   const answered = new Set<string>();
   const responses: DeletableTopicResult[] = [];
   const answer = (name: string | null, topicId: string, errorCode: number, message: string | null) =>
@@ -72,10 +80,10 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
       }
     }
   }
-  return { throttleTimeMs: 0, responses };
+  return { throttleTimeMs: quota.throttleTimeMs, responses };
 
   async function deleteOne(name: string, topicId: string): Promise<DeletableTopicResult> {
-    const outcome = await s.controller.deleteTopic(name);
+    const outcome = await s.controller.deleteTopic(name, quota);
     if (outcome.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && ctx.apiVersion < 3) {
       return { name, topicId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: outcome.errorMessage };
     }

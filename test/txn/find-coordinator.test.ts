@@ -7,8 +7,8 @@ import type { PartitionRecord, TopicRecord } from '../../src/cluster/metadata-st
 import { ErrorCode } from '../../src/common/errors';
 import { findCoordinator, type FindCoordinatorServices } from '../../src/handlers/find-coordinator';
 import type { RequestContext } from '../../src/handlers/handler';
-import { allowAllRequest } from '../helpers/request-context';
 import { ApiKey } from '../../src/protocol/generated';
+import { allowAllRequest } from '../helpers/request-context';
 
 const SELF = 1;
 const TRANSACTION_KEY_TYPE = 1;
@@ -30,7 +30,7 @@ describe('txn: FindCoordinator for transactional ids', () => {
     startTransactions: async () => void starts++,
   };
   const handler = findCoordinator.bind(services);
-  const ctx = { apiKey: ApiKey.FindCoordinator, apiVersion: 4, ...allowAllRequest } as RequestContext;
+  const ctx = { ...allowAllRequest, apiKey: ApiKey.FindCoordinator, apiVersion: 4 } as RequestContext;
 
   /** The answer for each id, as "errorCode nodeId host:port". */
   async function ask(...ids: string[]): Promise<string[]> {
