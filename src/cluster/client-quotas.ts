@@ -7,7 +7,7 @@
 // - the validation of an alteration (AlterClientQuotas), with Kafka's errors and messages;
 // - the filter of DescribeClientQuotas (match types, strict);
 // - which entity's value applies to a request's (user, client-id), in Kafka's precedence order.
-import { ErrorCode } from '../common/errors';
+import { ErrorCode, quoteInMessage } from '../common/errors';
 import { isIP } from 'node:net';
 
 export const USER = 'user';
@@ -64,7 +64,7 @@ export function parseEntityKey(key: string): QuotaEntity | undefined {
 
 /** An entity as Kafka's ClientQuotaEntity prints in messages. */
 export function entityText(entity: QuotaEntity): string {
-  const entries = Object.entries(entity).map(([type, name]) => `${type}=${name}`);
+  const entries = Object.entries(entity).map(([type, name]) => `${quoteInMessage(type)}=${name === null ? null : quoteInMessage(name)}`);
   return `ClientQuotaEntity(entries={${entries.join(', ')}})`;
 }
 
@@ -102,8 +102,8 @@ export function planAlteration(entity: Record<string, string | null>, ops: Quota
   const types = Object.keys(entity);
   if (types.length === 0) return invalid('Invalid empty client quota entity');
   for (const type of types) {
-    if (type !== USER && type !== CLIENT_ID && type !== IP) return invalid(`Unhandled client quota entity type: ${type}`);
-    if (entity[type] === '') return invalid(`Empty ${type} not supported`);
+    if (type !== USER && type !== CLIENT_ID && type !== IP) return invalid(`Unhandled client quota entity type: ${quoteInMessage(type)}`);
+    if (entity[type] === '') return invalid(`Empty ${quoteInMessage(type)} not supported`);
   }
   const valid = entity as QuotaEntity;
   let keys: Readonly<Record<string, KeyType>>;
@@ -112,7 +112,7 @@ export function planAlteration(entity: Record<string, string | null>, ops: Quota
       return invalid('Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId');
     }
     const ip = valid[IP];
-    if (ip !== null && isIP(ip) === 0) return invalid(`${ip} is not a valid IP or resolvable host.`);
+    if (ip !== null && isIP(ip) === 0) return invalid(`${quoteInMessage(ip)} is not a valid IP or resolvable host.`);
     keys = IP_KEYS;
   } else {
     keys = USER_AND_CLIENT_KEYS;
@@ -133,7 +133,7 @@ export function planAlteration(entity: Record<string, string | null>, ops: Quota
 /** Kafka's validateQuotaKeyValue. */
 function checkValue(keys: Readonly<Record<string, KeyType>>, key: string, value: number): QuotaError | undefined {
   const type = Object.hasOwn(keys, key) ? keys[key] : undefined;
-  if (type === undefined) return invalid(`Invalid configuration key ${key}`);
+  if (type === undefined) return invalid(`Invalid configuration key ${quoteInMessage(key)}`);
   if (!(value > 0)) return invalid(`Quota ${key} must be greater than 0`);
   if (type === 'double') return undefined;
   if (type === 'int' && value > 2147483647) return invalid(`Proposed value for ${key} is too large for an INT.`);
@@ -158,9 +158,9 @@ export function describeQuotas(table: QuotaTable, components: readonly QuotaFilt
   const typed = new Set<string>();
   for (const c of components) {
     if (c.entityType === '') return invalid('Invalid empty entity type.');
-    if (exact.has(c.entityType) || typed.has(c.entityType)) return invalid(`Entity type ${c.entityType} cannot appear more than once in the filter.`);
+    if (exact.has(c.entityType) || typed.has(c.entityType)) return invalid(`Entity type ${quoteInMessage(c.entityType)} cannot appear more than once in the filter.`);
     if (c.entityType !== USER && c.entityType !== CLIENT_ID && c.entityType !== IP) {
-      return { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: `Unsupported entity type ${c.entityType}` };
+      return { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: `Unsupported entity type ${quoteInMessage(c.entityType)}` };
     }
     switch (c.matchType) {
       case MatchType.EXACT:
