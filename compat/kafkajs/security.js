@@ -7,7 +7,7 @@ const { TRANSPORTS, kafkajsConfig, errorType, env } = require('../lib/security-c
 
 const RECORDS = 20;
 const kafkaAs = (transport, user, tls = true) => new Kafka({ clientId: 'fjord-compat-kafkajs', logLevel: logLevel.NOTHING,
-  retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 1000 }, ...kafkajsConfig(transport, user, tls) });
+  retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2000 }, ...kafkajsConfig(transport, user, tls) });
 
 /**
  * Runs a group consumer of `topic` until it has `count` values or crashes or `ms` pass; resolves { values, error }

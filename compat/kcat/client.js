@@ -217,11 +217,15 @@ const cleanupAdapter = (bootstrap) => ({
 
 // ----- the security rows (../security/rows.js): kcat with librdkafka's security settings (-X), alice as the user.
 
+// kcat 1.7.1 (Debian) is built on librdkafka 2.0.2, whose SCRAM exchange Kafka 4.4 refuses ("Authentication failed
+// during authentication due to invalid credentials", where librdkafka 2.16, confluent-kafka's, passes): no SCRAM here.
+const KCAT_TRANSPORTS = security.TRANSPORTS.filter((t) => !t.startsWith('SCRAM-'));
+
 async function secureProduceConsume(bootstrap) {
   const admin = setupClient(bootstrap).admin();
   await admin.connect();
   try {
-    for (const t of security.TRANSPORTS) {
+    for (const t of KCAT_TRANSPORTS) {
       const topic = `secure-kcat-${t.toLowerCase()}`;
       await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
       const config = security.librdkafkaConfig(t, 'alice');
@@ -233,7 +237,7 @@ async function secureProduceConsume(bootstrap) {
   } finally {
     await admin.disconnect();
   }
-  return `produced and consumed 20 records over ${security.TRANSPORTS.join(', ')}`;
+  return `produced and consumed 20 records over ${KCAT_TRANSPORTS.join(', ')}`;
 }
 
 /** acl-denials (FJORD_SEC_PHASE denied, then allowed): alice over SASL_PLAINTEXT with PLAIN. */
