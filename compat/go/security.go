@@ -231,7 +231,7 @@ func quotaThrottle(ctx context.Context, bootstrap string, adm *kadm.Client) erro
 	}
 	hook := &throttleHook{}
 	cl, err := kgo.NewClient(seeds(bootstrap), kgo.ClientID("quota-franz-go"), kgo.WithHooks(hook), kgo.MaxBufferedBytes(1<<20),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchMaxBytes(64<<10), // as Java's batch.size here
 		kgo.ProducerBatchCompression(kgo.NoCompression())) // the quota counts bytes on the wire: kgo compresses (snappy) by default
 	if err != nil {
 		return err

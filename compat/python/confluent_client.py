@@ -408,11 +408,11 @@ def secure_produce_consume(bootstrap, admin):
     for t in security.TRANSPORTS:
         topic = f"secure-confluent-{t.lower()}"
         admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=15)[topic].result(timeout=30)
-        # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may describe
-        conf = {**security.librdkafka_config(t, "alice"), "group.id": f"secure-confluent-{t.lower()}"}
+        conf = security.librdkafka_config(t, "alice")
         sent = security.sent_values(t)
         produce(security.endpoint(t), topic, [(f"k{i}".encode(), v, None, None) for i, v in enumerate(sent)], **conf)
-        read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf)]
+        # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may describe
+        read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf, **{"group.id": f"secure-confluent-{t.lower()}"})]
         check(read == sent, f"{t}: read back {read}, expected {sent}")
     return f"produced and consumed {security.RECORDS} records over {', '.join(security.TRANSPORTS)}"
 
@@ -427,18 +427,18 @@ def kafka_error_code(f):
 
 def acl_denials(bootstrap, admin):
     """FJORD_SEC_PHASE denied, then allowed: alice over SASL_PLAINTEXT with PLAIN."""
-    b, topic = security.endpoint("PLAIN", False), "acl-confluent"
+    b, conf, topic = security.endpoint("PLAIN", False), security.librdkafka_config("PLAIN", "alice", False), "acl-confluent-kafka"
     # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may read
-    conf = {**security.librdkafka_config("PLAIN", "alice", False), "group.id": "acl-ok-confluent"}
+    consume_conf = {**conf, "group.id": "acl-ok-confluent"}
     if security.env("FJORD_SEC_PHASE") == "allowed":
-        read = [r[3] for r in consume_all(b, topic, 1, **conf)]
+        read = [r[3] for r in consume_all(b, topic, 1, **consume_conf)]
         check(read[:5] == [f"r{i}".encode() for i in range(5)], f"read {read} after the READ grant")
         return f"after the READ grant: {topic} read group-less"
-    code = kafka_error_code(lambda: consume_all(b, topic, 1, **conf))
+    code = kafka_error_code(lambda: consume_all(b, topic, 1, **consume_conf))
     check(code == KafkaError.TOPIC_AUTHORIZATION_FAILED, f"group-less read of {topic} without READ: {code}, expected TOPIC_AUTHORIZATION_FAILED")
 
     def join_denied_group():
-        consumer = Consumer({"bootstrap.servers": b, **conf, "group.id": "acl-denied-confluent", "auto.offset.reset": "earliest"})
+        consumer = Consumer({"bootstrap.servers": b, "group.id": "acl-denied-confluent", "auto.offset.reset": "earliest", **conf})
         try:
             consumer.subscribe([topic])
             deadline = time.monotonic() + 15
