@@ -220,9 +220,8 @@ func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _
 }
 
 // quotaThrottle: a producer (client id quota-franz-go, over PLAINTEXT) sends 10 KiB records as fast as it can for
-// 24 s; over the last 11 s (one whole quota window of Kafka's, 11 x 1 s, after the first, in which a first burst
-// goes unthrottled and is then paid back) its acknowledged bytes per second must be within 10% of
-// producer_byte_rate, and the broker must have answered with throttle times.
+// 26 s; over the last 20 s (after the first burst the broker lets through and its pay-back) its acknowledged bytes
+// per second must be within 10% of producer_byte_rate, and the broker must have answered with throttle times.
 func quotaThrottle(ctx context.Context, bootstrap string, adm *kadm.Client) error {
 	quota, _ := strconv.ParseFloat(secEnv("FJORD_SEC_QUOTA_BYTE_RATE"), 64)
 	topic := "quota-franz-go"
@@ -243,8 +242,8 @@ func quotaThrottle(ctx context.Context, bootstrap string, adm *kadm.Client) erro
 	start := time.Now()
 	var measureStart time.Time
 	var ackedAtMeasureStart int64 = -1
-	for time.Since(start) < 24*time.Second && failed.Load() == nil {
-		if ackedAtMeasureStart < 0 && time.Since(start) >= 13*time.Second {
+	for time.Since(start) < 26*time.Second && failed.Load() == nil {
+		if ackedAtMeasureStart < 0 && time.Since(start) >= 6*time.Second {
 			measureStart, ackedAtMeasureStart = time.Now(), acked.Load()
 		}
 		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
@@ -260,7 +259,7 @@ func quotaThrottle(ctx context.Context, bootstrap string, adm *kadm.Client) erro
 		return fmt.Errorf("produce: %v", e)
 	}
 	hook.mu.Lock()
-	summary := fmt.Sprintf("%.0f bytes/s acknowledged over the last 11 s under producer_byte_rate=%.0f (%.1f%%); %d throttled responses, at most %v",
+	summary := fmt.Sprintf("%.0f bytes/s acknowledged over the last 20 s under producer_byte_rate=%.0f (%.1f%%); %d throttled responses, at most %v",
 		rate, quota, 100*rate/quota, hook.count, hook.max)
 	hook.mu.Unlock()
 	if rate < 0.9*quota || rate > 1.1*quota {

@@ -101,17 +101,18 @@ function adminCommandConfig(dir) {
 }
 
 /**
- * Starts a broker (Fjord, or Kafka 4.4 when FJORD_SECURE_BROKER=kafka) with every listener on free ports, in dir.
+ * Starts a broker (Fjord, or Kafka 4.4 when FJORD_SECURE_BROKER=kafka) with every listener on free ports, in dir,
+ * and the row's own server.properties lines (`properties`).
  * Resolves { kind, bootstrap (PLAINTEXT), endpoints { NAME: host:port }, certs, env (FJORD_SEC_* for the client
  * programs), tool(mainClass, ...args) (a Kafka tool as admin over SASL_PLAINTEXT), tail(), stop() }.
  */
-async function startSecureBroker(dir, { log = () => {} } = {}) {
+async function startSecureBroker(dir, { log = () => {}, properties = [] } = {}) {
   const kind = process.env.FJORD_SECURE_BROKER === 'kafka' ? 'kafka' : 'fjord';
   const certs = makeCerts(path.join(dir, 'certs'));
   const ports = {};
   for (const name of LISTENERS) ports[name] = await freePort();
   const endpoints = Object.fromEntries(Object.entries(ports).map(([n, p]) => [n, `127.0.0.1:${p}`]));
-  const lines = securityProperties(certs);
+  const lines = [...securityProperties(certs), ...properties];
   let stop;
   let logFile;
   if (kind === 'kafka') {
