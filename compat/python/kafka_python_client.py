@@ -430,7 +430,17 @@ def acl_denials(bootstrap, admin):
             consumer.close()
     e = error_of(join_denied_group)
     check(isinstance(e, kafka_errors.GroupAuthorizationFailedError), f"group acl-denied-kafka-python: {e!r}, expected GroupAuthorizationFailedError")
-    return "consume: TopicAuthorizationFailedError; subscribe: GroupAuthorizationFailedError"
+
+    def init_transactions():
+        producer = KafkaProducer(bootstrap_servers=b, transactional_id="acl-txn-kafka-python", **conf)
+        try:
+            producer.init_transactions()
+        finally:
+            producer.close(5)
+    e = error_of(init_transactions)
+    check(isinstance(e, kafka_errors.TransactionalIdAuthorizationFailedError),
+          f"init_transactions with id acl-txn-kafka-python: {e!r}, expected TransactionalIdAuthorizationFailedError")
+    return "consume: TopicAuthorizationFailedError; subscribe: GroupAuthorizationFailedError; init_transactions: TransactionalIdAuthorizationFailedError"
 
 
 def run(bootstrap, scenario):
