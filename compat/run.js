@@ -230,7 +230,7 @@ function parseArgs(argv) {
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
   const selectors = [...new Set([...ONCE.map((o) => o.select), ...ONCE_ON_BROKER.map((o) => o.select), ...PREFIXES, 'security'])];
-  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS, ...SECURE_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
+  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS, ...SECURE_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS, ...SECURE_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -239,7 +239,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${[...ONCE_ON_BROKER, ...ONCE].map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; security (one broker per row): ${SECURE_SCENARIOS.join(', ')}; run once: ${[...ONCE_ON_BROKER, ...ONCE].map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*; security: the security rows`,
   );
   process.exit(error ? 2 : 0);
 }
