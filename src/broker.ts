@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
-import { BrokerConfig } from './config/broker-config';
+import { BrokerConfig, DEFAULT_ADVERTISED_HOST, formatListeners } from './config/broker-config';
 import { MetadataStore } from './cluster/metadata-store';
 import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
@@ -19,6 +19,7 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { serverTls } from './security/tls';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -51,7 +52,10 @@ export interface RunningBroker {
   /** host:port as clients should dial it. */
   bootstrap: string;
   broker: Broker;
+  /** The first listener's (the one host, port and bootstrap name). */
   listener: Listener;
+  /** Every listener by name, with the address it is bound to (host as clients dial it). */
+  listeners: ReadonlyMap<string, { listener: Listener; host: string; port: number }>;
   close(): Promise<void>;
 }
 
@@ -60,6 +64,12 @@ export interface RunningBroker {
  * time; a few more let pipelined Produce requests overlap (clients send up to 5).
  */
 const MAX_IN_FLIGHT_PER_CONNECTION = 100;
+
+/**
+ * How long a TLS handshake may take (or connections.max.idle.ms if lower). Kafka bounds it only by
+ * connections.max.idle.ms (10 minutes); a stalled handshake holds a socket and its counts, so less.
+ */
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** How long a fetch session must sit unused before a full cache may evict it (Kafka's default). */
 const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
@@ -158,10 +168,10 @@ export class Broker {
 /** How a broker of one mode starts and stops what the other has not. */
 interface BrokerMode {
   parts: BrokerParts;
-  /** The port to listen on. */
-  port: number;
-  /** The listener is open on `port` (the one picked when 0 was asked). */
-  listening(port: number): void;
+  /** The port each listener listens on, by listener name. */
+  ports: ReadonlyMap<string, number>;
+  /** The listener of this name is open on `port` (the one picked when 0 was asked). */
+  listening(listenerName: string, port: number): void;
   /** Once the logs are loaded: starts the coordinators (and in a cluster, following the metadata). */
   start(broker: Broker): Promise<void>;
   /** Before the coordinators close: stops what drives them. */
@@ -175,14 +185,15 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   try {
     const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId);
-    const advertised = config.advertisedListener;
-    const self = { nodeId: config.nodeId, host: advertised.host, port: advertised.port, rack: null };
-    const controller = new Controller(new LocalMetadata(store, self, replicas), config);
+    // Its endpoint of each advertised listener; the inter-broker one stands for it where no listener is named.
+    const endpoints = new Map(config.advertisedListeners.map((ep) => [ep.name, { nodeId: config.nodeId, host: ep.host, port: ep.port, rack: null }]));
+    const self = endpoints.get(config.interBrokerListener.name)!;
+    const controller = new Controller(new LocalMetadata(store, self, replicas, endpoints), config);
     const producerIds = await ProducerIdManager.open(config.dataDir);
     const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
       parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
-      port: config.listener.port,
+      ports: new Map(config.listeners.map((l) => [l.name, l.port])),
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
       start: async (broker) => {
@@ -190,8 +201,9 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
         await broker.startTransactions(true);
       },
       // Advertised port 0 means the listener's, known once it listens.
-      listening: (port) => {
-        if (self.port === 0) self.port = port;
+      listening: (listenerName, port) => {
+        const endpoint = endpoints.get(listenerName);
+        if (endpoint && endpoint.port === 0) endpoint.port = port;
       },
       stop: async () => undefined,
       close: () => store.close(),
@@ -221,7 +233,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
   const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
     parts: { ...joined, features },
-    port: joined.port,
+    ports: joined.ports,
     listening: () => undefined,
     start: async (broker) => {
       // The group coordinator takes elections once it has __consumer_offsets (its partition count).
@@ -285,6 +297,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
 
   // Several brokers of a cluster may share a process (tests, startCluster): their lines say whose they are.
   if (config.etcdConnect) log = log.child({ nodeId: config.nodeId });
+  // TLS settings are checked (key stores read) before anything starts: a bad one fails the start, as in Kafka.
+  const serverTlsOf = new Map(config.listeners.map((l) =>
+    [l.name, l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL' ? serverTls(config, l.name) : null]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
@@ -300,7 +315,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
   const coordinatorsStarted = replicas.loaded.then(() => mode.start(broker), () => undefined)
     .catch((err) => log.error({ err }, 'the coordinators could not start'));
-  const listener = new Listener(broker.router, {
+  const limits = {
     maxRequestBytes: config.getInt('socket.request.max.bytes'),
     idleMs: config.getLong('connections.max.idle.ms'),
     maxInFlight: MAX_IN_FLIGHT_PER_CONNECTION,
@@ -314,16 +329,24 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxQueuedRequests: config.getInt('queued.max.requests'),
     maxQueuedBytes: config.getLong('queued.max.request.bytes'),
-  }, log, { listenerName: config.listener.name, securityProtocol: config.listener.securityProtocol, authorizer: broker.authorizer });
-  const listen = config.listener;
-  const port = await listener.listen(listen.host, mode.port);
-  mode.listening(port);
-  log.info({ port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
+    handshakeTimeoutMs: Math.min(TLS_HANDSHAKE_TIMEOUT_MS, config.getLong('connections.max.idle.ms')),
+  };
+  const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
+  const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
   try {
+    for (const l of config.listeners) {
+      const listener = new Listener(broker.router, limits, log,
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer }, serverTlsOf.get(l.name));
+      const port = await listener.listen(l.host, mode.ports.get(l.name)!);
+      const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
+      listeners.set(l.name, { listener, host: l.host === '' ? advertised?.host ?? DEFAULT_ADVERTISED_HOST : l.host, port });
+      mode.listening(l.name, port);
+      log.info({ listener: l.name, securityProtocol: l.securityProtocol, port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
+    }
     await replicas.loaded;
   } catch (e) {
-    // A log could not be loaded: stop as close() does, and fail the start.
-    await listener.close();
+    // A port taken or a log that could not be loaded: stop as close() does, and fail the start.
+    await closeListeners();
     await mode.stop();
     broker.groups.close();
     await coordinatorsStarted;
@@ -334,10 +357,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     throw e;
   }
 
-  const advertised = config.advertisedListener;
-  const host = listen.host === '' ? advertised.host : listen.host;
-  log.info({ host, port, advertised: `${advertised.host}:${advertised.port || port}`, nodeId: config.nodeId, clusterId: broker.clusterId,
-    dataDir: config.dataDir, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'broker listening');
+  const { listener, host, port } = listeners.get(config.listener.name)!;
+  log.info({ host, port, advertised: formatListeners(config.advertisedListeners.map((ep) => ({ ...ep, port: ep.port || listeners.get(ep.name)!.port }))),
+    nodeId: config.nodeId, clusterId: broker.clusterId, dataDir: config.dataDir, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'broker listening');
 
   let closing: Promise<void> | undefined;
   return {
@@ -346,9 +368,10 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     bootstrap: `${host}:${port}`,
     broker,
     listener,
+    listeners,
     close() {
       closing ??= (async () => {
-        await listener.close();
+        await closeListeners();
         await mode.stop();
         broker.groups.close();
         await coordinatorsStarted;

@@ -35,6 +35,7 @@ import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { freePort } from './local-etcd';
+import { clientTls } from './security/tls';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {
@@ -195,26 +196,30 @@ export interface ClusterParts {
   producerIds: ProducerIdManager;
   remoteMarkers: RemoteTxnMarkerChannel;
   remotePartitionAdds: RemoteAddPartitionsToTxn;
-  /** The port to listen on (a free one picked when 0 was asked: it is registered before listening). */
-  port: number;
+  /** The port each listener listens on, by name (a free one picked when 0 was asked: it is registered before listening). */
+  ports: ReadonlyMap<string, number>;
   /** Stops the active controller's work; then the rest closes with the broker. */
   stopController(): Promise<void>;
 }
 
 /**
- * Joins the cluster in config.etcdConnect: registers this broker (its advertised listener) in etcd,
+ * Joins the cluster in config.etcdConnect: registers this broker (every advertised listener) in etcd,
  * takes the cluster's id, and builds the controller, the replica manager with its fetchers, the
  * producer id blocks and the transaction markers' channel to other brokers on the etcd metadata.
  */
 export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
   const nodeId = config.nodeId;
-  const advertised = config.advertisedListener;
-  // The registration names the port before the listener opens: a free one is picked for port 0.
-  const port = config.listener.port === 0 ? await freePort(config.listener.host) : config.listener.port;
+  // Every connection to another broker goes to its inter-broker listener, over TLS if that is SSL or SASL_SSL.
+  const { securityProtocol } = config.interBrokerListener;
+  const secure = securityProtocol === 'SSL' || securityProtocol === 'SASL_SSL';
+  const interBroker = { tls: secure ? clientTls(config, config.interBrokerListener.name) : undefined };
+  // The registration names the ports before the listeners open: a free one is picked for port 0.
+  const ports = new Map<string, number>();
+  for (const l of config.listeners) ports.set(l.name, l.port === 0 ? await freePort(l.host) : l.port);
   const connect = config.etcdConnect!;
   const etcd = await EtcdCluster.start({
     connect, nodeId, logger: log,
-    endpoints: [{ ...advertised, port: advertised.port === 0 ? port : advertised.port }],
+    endpoints: config.advertisedListeners.map((ep) => ({ ...ep, port: ep.port === 0 ? ports.get(ep.name)! : ep.port })),
     rack: (config.get('broker.rack') as string | null), sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
     supportedFeatures: [...SUPPORTED_FEATURES],
   }).catch((err: Error) => {
@@ -224,14 +229,14 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   });
   try {
     const clusterId = await etcd.clusterId(generateClusterId());
-    const metadata = new EtcdMetadata(etcd, { listenerName: advertised.name, logger: log.child({ component: 'controller' }) });
+    const metadata = new EtcdMetadata(etcd, { listenerName: config.interBrokerListener.name, logger: log.child({ component: 'controller' }) });
     const controller = new Controller(metadata, config);
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
     const quotas = replicationQuotasOf(config);
     const fetchers = new ReplicaFetcherManager({
       brokerId: nodeId, quota: quotas.follower,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
-        clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
+        ...interBroker, clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
       }),
       config: {
@@ -250,11 +255,12 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     }, clusterId);
     clusterController.start();
     return {
-      etcd, clusterId, controller, replicas, port,
+      etcd, clusterId, controller, replicas, ports,
       producerIds: new ProducerIdManager(() => etcd.reserveProducerIdBlock(PRODUCER_ID_BLOCK_SIZE)),
-      remoteMarkers: new RemoteTxnMarkerChannel(controller, { clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      remoteMarkers: new RemoteTxnMarkerChannel(controller,
+        { ...interBroker, clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
-        { clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+        { ...interBroker, clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

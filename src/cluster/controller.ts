@@ -1,8 +1,9 @@
 // The one place where topics are created, deleted, grown, reconfigured and reassigned, where leaders
 // are elected on request, and where groups' configs and the dynamic broker configs are set (the latter
-// applied to this broker's BrokerConfig). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
-// AlterConfigs...) call it and turn its results into their own response shapes; the rules and
-// Kafka's error codes live here.
+// applied to this broker's BrokerConfig), and the users' SCRAM credentials (which SCRAM logins read
+// here). Handlers (CreateTopics, Metadata's auto-creation, DeleteTopics, CreatePartitions,
+// AlterConfigs...) call it and turn its results into their own response shapes; the rules and Kafka's
+// error codes live here.
 //
 // Operations that change topics (create, delete, create partitions, alter configs) run one at a
 // time, in the order they arrive, as Kafka's controller applies them from its event queue: each
@@ -28,6 +29,9 @@ import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, t
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
+import { planScramAlterations, type ScramAlterationResult, type ScramDeletion, type ScramUpsertion } from './scram-alterations';
+import type { ScramCredential, ScramCredentialLookup, ScramMechanism } from '../security/sasl';
+import type { UserScramCredentials } from '../security/scram';
 import {
   reassignmentInProgress, revertReassignment, startReassignment, targetReplicationFactor, type ReplicaAssignment,
 } from './partition-reassignment';
@@ -87,7 +91,7 @@ export interface OngoingReassignment {
   partitions: { partition: number; replicas: number[]; adding: number[]; removing: number[] }[];
 }
 
-export class Controller {
+export class Controller implements ScramCredentialLookup {
   /** Settles when the last queued operation has finished (whether it succeeded or threw). */
   private queueTail: Promise<unknown> = Promise.resolve();
   /** Called once a topic of that name has been deleted (see onTopicDeleted): the coordinators' internal topics. */
@@ -111,8 +115,9 @@ export class Controller {
     this.config.setDynamicConfigs(this.backend.brokerConfigs(String(this.config.nodeId)), this.backend.brokerConfigs(''));
   }
 
-  brokers(): BrokerEndpoint[] {
-    return this.backend.brokers();
+  /** See MetadataBackend.brokers: by default the inter-broker endpoints; given a listener, that listener's. */
+  brokers(listenerName?: string): BrokerEndpoint[] {
+    return this.backend.brokers(listenerName);
   }
 
   get controllerId(): number {
@@ -175,13 +180,13 @@ export class Controller {
    * Runs `op` once every operation queued before it has finished; again (up to STALE_RETRIES
    * times) while it answers STALE, having lost a race to another broker.
    */
-  private inTurn<T>(op: () => Promise<T | Stale>): Promise<T | Outcome> {
+  private inTurn<T>(op: () => Promise<T | Stale>, what = 'The topic'): Promise<T | Outcome> {
     const attempts = async (): Promise<T | Outcome> => {
       for (let i = 0; i < STALE_RETRIES; i++) {
         const result = await op();
         if (result !== STALE) return result;
       }
-      return fail(ErrorCode.REQUEST_TIMED_OUT, 'The topic kept changing under this request; try again.');
+      return fail(ErrorCode.REQUEST_TIMED_OUT, `${what} kept changing under this request; try again.`);
     };
     const result = this.queueTail.then(attempts);
     this.queueTail = result.catch(() => undefined);
@@ -504,6 +509,37 @@ export class Controller {
       if (validateOnly) return OK;
       return (await this.backend.setBrokerConfigs(resource, configs)) === STALE ? STALE : OK;
     });
+  }
+
+  /** A user's credential for a mechanism as the metadata holds it now: what each SCRAM authentication reads. */
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null {
+    return this.backend.scramCredentials(user)[mechanism] ?? null;
+  }
+
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.backend.scramCredentials(user);
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return this.backend.scramUsers();
+  }
+
+  /**
+   * AlterUserScramCredentials: Kafka's checks (scram-alterations.ts) on the credentials as they are,
+   * then every accepted change in one write, in turn with the other operations (checked again when
+   * another broker changed one of the users first). A result per user, in Kafka's order.
+   */
+  async alterUserScramCredentials(deletions: readonly ScramDeletion[], upsertions: readonly ScramUpsertion[]): Promise<ScramAlterationResult[]> {
+    const users = [...new Set([...deletions, ...upsertions].map((a) => a.name))].sort();
+    const outcome = await this.inTurn(async () => {
+      const plan = planScramAlterations(deletions, upsertions, (user) => this.backend.scramCredentials(user));
+      if (plan.changes.size > 0 && (await this.backend.setScramCredentials(plan.changes)) === STALE) return STALE;
+      return plan.results;
+    }, 'The users\' credentials');
+    // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
+    return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
   }
 
   /** Kafka's validateManualPartitionAssignment for each list, with the replication factor the topic has. */

@@ -9,6 +9,7 @@
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
 import type { ReplicaAssignment } from './partition-reassignment';
+import type { UserScramCredentials } from '../security/scram';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -38,8 +39,11 @@ export const STALE = 'stale';
 export type Stale = typeof STALE;
 
 export interface MetadataBackend {
-  /** The brokers that may hold replicas (live, in a cluster), by node id. */
-  brokers(): BrokerEndpoint[];
+  /**
+   * The brokers that may hold replicas (live, in a cluster), by node id, with their endpoint of the
+   * inter-broker listener. Given a listener name: only those that have that listener, with its endpoint.
+   */
+  brokers(listenerName?: string): BrokerEndpoint[];
   /** The controller's node id, -1 while there is none. */
   readonly controllerId: number;
   topic(name: string): TopicRecord | undefined;
@@ -68,6 +72,15 @@ export interface MetadataBackend {
   setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` after any dynamic broker configs may have changed (whichever broker wrote them). */
   onBrokerConfigsChanged(listener: () => void): void;
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials;
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[];
+  /**
+   * Replaces these users' credentials in one write (a user left without any is removed), if every one
+   * of them is still as read in the same synchronous stretch.
+   */
+  setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true | Stale>;
   /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
   /**
@@ -89,10 +102,14 @@ export class LocalMetadata implements MetadataBackend {
     private readonly store: MetadataStore,
     private readonly self: BrokerEndpoint,
     private readonly storage: TopicStorage,
+    /** This broker's endpoint of each of its listeners; without it, `self` stands for every listener. */
+    private readonly listeners?: ReadonlyMap<string, BrokerEndpoint>,
   ) {}
 
-  brokers(): BrokerEndpoint[] {
-    return [this.self];
+  brokers(listenerName?: string): BrokerEndpoint[] {
+    if (listenerName === undefined || this.listeners === undefined) return [this.self];
+    const endpoint = this.listeners.get(listenerName);
+    return endpoint ? [endpoint] : [];
   }
 
   get controllerId(): number {
@@ -179,6 +196,20 @@ export class LocalMetadata implements MetadataBackend {
 
   onBrokerConfigsChanged(listener: () => void): void {
     this.brokerConfigsChanged = listener;
+  }
+
+  scramCredentials(user: string): UserScramCredentials {
+    return this.store.scramCredentials(user);
+  }
+
+  scramUsers(): string[] {
+    return this.store.scramUsers();
+  }
+
+  async setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true> {
+    this.store.setScramCredentials(changes);
+    await this.store.persist();
+    return true;
   }
 
   /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */

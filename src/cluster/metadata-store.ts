@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * the finalized feature levels) in the data directory.
+ * the finalized feature levels, the users' SCRAM credentials) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -34,6 +34,7 @@ import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
+import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -147,6 +148,8 @@ interface SnapshotState {
   finalizedFeatures?: FeatureLevels;
   /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
   brokerConfigs?: Record<string, Record<string, string>>;
+  /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
+  scramCredentials?: Record<string, StoredScramCredentials>;
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -165,6 +168,7 @@ export interface OpenOptions {
 
 /** The same (frozen) object for every resource without configs: readers may compare by identity. */
 const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_CREDENTIALS: UserScramCredentials = Object.freeze({});
 
 export class MetadataStore {
   readonly dataDir: string;
@@ -175,6 +179,7 @@ export class MetadataStore {
   private readonly byId = new Map<string, TopicRecord>();
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
+  private readonly scramCredentialsByUser = new Map<string, UserScramCredentials>();
   private features: FeatureLevels | undefined;
   private _version = 0;
   private persistedVersion = 0;
@@ -270,6 +275,13 @@ export class MetadataStore {
       }
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
+      for (const [user, stored] of Object.entries(snapshot.scramCredentials ?? {})) {
+        try {
+          store.scramCredentialsByUser.set(user, loadScramCredentials(stored));
+        } catch (e) {
+          throw new MetadataStoreError(`Metadata snapshot ${snapFile} is unreadable (${(e as Error).message}); refusing to start`);
+        }
+      }
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
@@ -329,6 +341,16 @@ export class MetadataStore {
   /** A BROKER config resource's dynamic configs ("" the cluster-wide default, else a node id; empty: none). */
   brokerConfigs(resource: string): Readonly<Record<string, string>> {
     return this.brokerConfigsByResource.get(resource) ?? NO_CONFIGS;
+  }
+
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.scramCredentialsByUser.get(user) ?? NO_CREDENTIALS;
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return [...this.scramCredentialsByUser.keys()].sort();
   }
 
   /** Aliases of topic / topicById / topics. */
@@ -446,6 +468,16 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Replaces these users' SCRAM credentials, all at once (validate them first); a user left without any is forgotten. */
+  setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): void {
+    this.checkWritable();
+    for (const [user, credentials] of changes) {
+      if (Object.keys(credentials).length === 0) this.scramCredentialsByUser.delete(user);
+      else this.scramCredentialsByUser.set(user, Object.freeze({ ...credentials }));
+    }
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -518,9 +550,10 @@ export class MetadataStore {
   private snapshotState(): SnapshotState {
     const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
     const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
+    const scramCredentials = Object.fromEntries(this.scramUsers().map((user) => [user, storeScramCredentials(this.scramCredentials(user))]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs,
+      finalizedFeatures: this.features, brokerConfigs, scramCredentials,
     };
   }
 
@@ -566,6 +599,7 @@ function stateBody(state: SnapshotState): string {
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
+    ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
   });
 }
 
@@ -594,6 +628,7 @@ function readSnapshot(file: string): SnapshotState {
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
+  if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

@@ -184,6 +184,24 @@ export function parseConnectionOverrides(raw: string): Map<string, number> {
   return out;
 }
 
+/**
+ * The inter-broker listener, as Kafka's KafkaConfig picks and checks it: inter.broker.listener.name,
+ * else the listener named after security.inter.broker.protocol; it must be advertised. Fjord only
+ * relaxes the default: with neither set and no PLAINTEXT listener, the first advertised listener.
+ */
+function interBrokerListenerOf(name: string | null, protocol: string | null, advertised: readonly Endpoint[]): Endpoint {
+  if (name !== null && protocol !== null) {
+    throw new ConfigError('Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.', 'inter.broker.listener.name', name);
+  }
+  const wanted = (name ?? protocol ?? 'PLAINTEXT').toUpperCase();
+  const found = advertised.find((ep) => ep.name === wanted);
+  if (found) return found;
+  if (name === null && protocol === null) return advertised[0];
+  throw new ConfigError('requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. ' +
+    `The valid options based on currently configured listeners are ${advertised.map((ep) => ep.name).join(',')}`,
+  name === null ? 'security.inter.broker.protocol' : 'inter.broker.listener.name', wanted);
+}
+
 function isWildcardHost(h: string): boolean {
   return h === '' || h === '0.0.0.0' || h === '::' || h === '[::]';
 }
@@ -302,6 +320,8 @@ export class BrokerConfig {
   /** Advertised endpoints; port 0 means "the port actually bound". */
   readonly advertisedListeners: readonly Endpoint[];
   readonly advertisedListener: Endpoint;
+  /** The advertised listener brokers reach each other on (inter.broker.listener.name; see interBrokerListenerOf). */
+  readonly interBrokerListener: Endpoint;
   /** Absolute log directories (log.dirs, else log.dir). */
   readonly logDirs: readonly string[];
   /** logDirs[0]: where meta.properties and the metadata store live. */
@@ -342,7 +362,8 @@ export class BrokerConfig {
 
     this.values = typedValues(originals, new Set());
     for (const k of originals.keys()) {
-      if (!BROKER_CONFIGS.has(k) || BROKER_CONFIGS.get(k)!.dynamicOnly) {
+      const name = k.replace(LISTENER_PREFIX_RE, '');
+      if (!BROKER_CONFIGS.has(name) || BROKER_CONFIGS.get(name)!.dynamicOnly) {
         this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
       }
     }
@@ -376,12 +397,6 @@ export class BrokerConfig {
     if (client.length === 0) {
       throw invalidValue('listeners', listenersRaw, 'at least one non-controller listener is required');
     }
-    for (const ep of client) {
-      if (ep.securityProtocol !== 'PLAINTEXT') {
-        throw invalidValue('listeners', listenersRaw,
-          `listener ${ep.name} uses ${ep.securityProtocol}; Fjord supports PLAINTEXT only`);
-      }
-    }
     this.listeners = client;
     this.listener = client[0];
 
@@ -409,6 +424,8 @@ export class BrokerConfig {
     }
     this.advertisedListeners = advertised;
     this.advertisedListener = advertised.find((ep) => ep.name === this.listener.name) ?? advertised[0];
+    this.interBrokerListener = interBrokerListenerOf(this.valueString('inter.broker.listener.name'),
+      this.originals.has('security.inter.broker.protocol') ? this.getString('security.inter.broker.protocol') : null, advertised);
 
     // ---- directories
     const cwd = opts.cwd ?? process.cwd();
@@ -562,6 +579,15 @@ export class BrokerConfig {
     throw new Error(`Config ${name} is of type ${k.type}, not list`);
   }
 
+  /**
+   * A static config as one listener sees it: `listener.name.<listener, lower case>.<name>` when set
+   * (parsed and checked as <name>), else <name>. TLS and SASL settings are read this way.
+   */
+  listenerValue(listenerName: string, name: string): ConfigValue {
+    const raw = this.originals.get(`listener.name.${listenerName.toLowerCase()}.${name}`);
+    return raw === undefined ? this.get(name) : parseValue(this.key(name), raw);
+  }
+
   /** Whether the key was given explicitly (file, --set or flag). */
   isSet(name: string): boolean {
     return this.originals.has(name);
@@ -626,8 +652,8 @@ export class BrokerConfig {
       const out = new Map<string, string>();
       for (const [k, v] of Object.entries(layer)) {
         const def = BROKER_CONFIGS.get(k);
-        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly)
-          : !LISTENER_SECURITY_CONFIGS.includes(k) && !LISTENER_PREFIX_RE.test(k);
+        // TLS settings are read at start only (see validateDynamicConfigs).
+        let ok = def ? !!def.dynamic && (perBrokerLevel || !def.perBrokerOnly) && !k.startsWith('ssl.') : !LISTENER_PREFIX_RE.test(k);
         if (ok && def) {
           try {
             parseValue(def, v);
@@ -668,10 +694,10 @@ export class BrokerConfig {
     if (unprefixed.length > 0) {
       return `These security configs can be dynamically updated only per-listener using the listener prefix: [${unprefixed.join(', ')}]`;
     }
-    // Kafka keeps these (passwords encrypted); Fjord's listeners are PLAINTEXT, with nothing to configure per listener.
-    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n));
+    // Kafka reloads key stores and TLS settings live (passwords kept encrypted); Fjord builds its TLS contexts at start.
+    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n) || n.startsWith('ssl.'));
     if (perListener.length > 0) {
-      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord serves PLAINTEXT listeners only)`;
+      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord reads listener and TLS configs at start only)`;
     }
     for (const n of names) {
       const def = BROKER_CONFIGS.get(n);

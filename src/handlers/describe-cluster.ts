@@ -1,5 +1,6 @@
 // DescribeCluster (key 60), versions 0-2.
-// - The brokers (this one), the cluster id and the controller id (also this broker).
+// - The brokers, the cluster id and the controller id. Each broker with its endpoint of the listener
+//   the request came in on; brokers without that listener are left out (Kafka's getAliveBrokerNodes).
 // - EndpointType (v1+): 1 = brokers, 2 = controllers; Fjord's broker is its own controller,
 //   so both answer with this node. Any other value is INVALID_REQUEST.
 // - IncludeFencedBrokers / IsFenced (v2, KIP-1073): Kafka adds registered brokers its controller
@@ -16,7 +17,7 @@ export interface DescribeClusterServices {
   readonly controller: Pick<Controller, 'controllerId' | 'brokers'>;
 }
 
-export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 2 }, (s: DescribeClusterServices) => (req) => {
+export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersion: 0, maxVersion: 2 }, (s: DescribeClusterServices) => (req, ctx) => {
   const endpointType = req.endpointType ?? 1;
   const base = { throttleTimeMs: 0, endpointType, clusterId: s.clusterId, controllerId: s.controller.controllerId };
   if (endpointType !== 1 && endpointType !== 2) {
@@ -26,7 +27,7 @@ export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersio
     ...base,
     errorCode: ErrorCode.NONE,
     errorMessage: null,
-    brokers: s.controller.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
+    brokers: s.controller.brokers(ctx.session.listenerName).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
     clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
   };
 });

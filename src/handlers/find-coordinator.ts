@@ -6,7 +6,8 @@
 // - COORDINATOR_NOT_AVAILABLE, which clients retry, while the topic does not exist, the partition
 //   has no leader or its leader is not a live broker, and (unlike Kafka, so that the coordinator
 //   named is ready when it is this broker) while this broker leads the partition but has not
-//   loaded it yet. Any other key type is
+//   loaded it yet, or when the leader has no endpoint on the listener the request came in on (the
+//   answer names the coordinator's endpoint of that listener, as Kafka's). Any other key type is
 //   INVALID_REQUEST for every key.
 // - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
 //   entry per key (KIP-699).
@@ -38,7 +39,7 @@ export interface FindCoordinatorServices {
 export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersion: 0, maxVersion: 6 }, (s: FindCoordinatorServices) => (req, ctx) => {
   const keyType = req.keyType ?? GROUP_KEY_TYPE;
   const answer = (key: string): Answer =>
-    keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(s, key, keyType) : failed(ErrorCode.INVALID_REQUEST);
+    keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(s, key, keyType, ctx.session.listenerName) : failed(ErrorCode.INVALID_REQUEST);
   if (ctx.apiVersion >= 4) {
     return {
       throttleTimeMs: 0, errorCode: ErrorCode.NONE, nodeId: 0, host: '', port: 0, // (not in v4+)
@@ -48,19 +49,20 @@ export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersio
   return { throttleTimeMs: 0, ...answer(req.key), coordinators: [] };
 });
 
-function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number): Answer {
-  if (keyType === GROUP_KEY_TYPE) return leaderOf(s, GROUP_METADATA_TOPIC_NAME, key, (p) => s.groups.isLoaded(p));
+function coordinatorFor(s: FindCoordinatorServices, key: string, keyType: number, listenerName: string): Answer {
+  if (keyType === GROUP_KEY_TYPE) return leaderOf(s, GROUP_METADATA_TOPIC_NAME, key, listenerName, (p) => s.groups.isLoaded(p));
   // The first ask for a transaction coordinator creates __transaction_state, as in Kafka.
   if (!s.controller.topic(TRANSACTION_STATE_TOPIC_NAME)) void s.startTransactions();
-  return leaderOf(s, TRANSACTION_STATE_TOPIC_NAME, key, (p) => s.transactions.isLoaded(p));
+  return leaderOf(s, TRANSACTION_STATE_TOPIC_NAME, key, listenerName, (p) => s.transactions.isLoaded(p));
 }
 
 /** The leader of the key's partition of an internal topic, from the metadata (see the file comment). */
-function leaderOf(s: FindCoordinatorServices, topicName: string, key: string, isLoaded: (partition: number) => boolean): Answer {
+function leaderOf(s: FindCoordinatorServices, topicName: string, key: string, listenerName: string,
+  isLoaded: (partition: number) => boolean): Answer {
   const topic = s.controller.topic(topicName);
   const partition = topic ? coordinatorPartitionFor(key, topic.partitions.length) : -1;
   const leader = topic?.partitions[partition]?.leader ?? -1;
-  const node = s.controller.brokers().find((b) => b.nodeId === leader);
+  const node = s.controller.brokers(listenerName).find((b) => b.nodeId === leader);
   if (!node || (leader === s.nodeId && !isLoaded(partition))) return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: 'NONE' };
 }

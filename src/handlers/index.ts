@@ -56,6 +56,9 @@ import { listConfigResources } from './list-config-resources';
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
 import { deleteAcls } from './delete-acls';
+// SCRAM users (src/security/scram.ts), kept with the cluster metadata.
+import { describeUserScramCredentials } from './describe-user-scram-credentials';
+import { alterUserScramCredentials } from './alter-user-scram-credentials';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
@@ -68,6 +71,7 @@ const definitions = [
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
   describeAcls, createAcls, deleteAcls,
+  describeUserScramCredentials, alterUserScramCredentials,
 ] as const;
 
 // A handler that needs no services has them as `unknown`, which would swallow the whole union (and

@@ -7,6 +7,9 @@
 //   (always at v0-3), with num.partitions and default.replication.factor.
 // - Errors per topic: INVALID_TOPIC_EXCEPTION for bad names, UNKNOWN_TOPIC_OR_PARTITION,
 //   UNKNOWN_TOPIC_ID for unknown ids.
+// - Brokers are listed with their endpoint of the listener the request came in on; brokers without
+//   that listener are left out, and a partition whose leader is one of them answers leader -1 with
+//   LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE below v6), as Kafka's MetadataCache.
 // - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
 // - v13's top-level error code (KIP-1102, e.g. REBOOTSTRAP_REQUIRED) is NONE, as Kafka's broker
 //   answers: nothing here asks a client to bootstrap again.
@@ -16,7 +19,7 @@ import type { MetadataResponse, MetadataResponseTopic } from '../protocol/genera
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { BrokerConfig } from '../config/broker-config';
-import type { Controller } from '../cluster/controller';
+import type { BrokerEndpoint, Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
@@ -45,9 +48,13 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
     }
   }
   const controller = s.controller;
+  // After the topics: an auto-creation may have waited for brokers to come and go.
+  const brokers = controller.brokers(ctx.session.listenerName);
+  const live = controller.brokers();
+  if (live.length !== brokers.length) hideLeadersWithoutListener(topics, brokers, live, v >= 6 ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE);
   return {
     throttleTimeMs: 0,
-    brokers: controller.brokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+    brokers: brokers.map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
     clusterId: s.clusterId,
     controllerId: controller.controllerId,
     topics,
@@ -74,6 +81,19 @@ async function lookupTopic(
   // Lost a race with another creator: answer with whatever exists now.
   const raced = s.controller.topic(name);
   return raced ? describeTopic(raced, withOps) : topicError(created.errorCode, name);
+}
+
+/** Partitions led by a live broker that lacks the request's listener: no leader, `errorCode`. */
+function hideLeadersWithoutListener(topics: MetadataResponseTopic[], withListener: BrokerEndpoint[], live: BrokerEndpoint[], errorCode: number): void {
+  const reachable = new Set(withListener.map((b) => b.nodeId));
+  const unreachable = new Set(live.filter((b) => !reachable.has(b.nodeId)).map((b) => b.nodeId));
+  for (const t of topics) {
+    for (const p of t.partitions) {
+      if (!unreachable.has(p.leaderId)) continue;
+      p.leaderId = -1;
+      p.errorCode = errorCode;
+    }
+  }
 }
 
 /** Kafka's error response for the whole request: no brokers, every topic answered with INVALID_REQUEST. */

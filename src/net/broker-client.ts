@@ -12,15 +12,23 @@
 //   connection, as NetworkClient disconnects on a request timeout (a late answer could not be matched
 //   safely). A dropped connection, a response over maxResponseBytes or one that cannot be decoded
 //   closes it too, and every pending request fails with BrokerConnectionError.
+// - Over TLS when the options carry `tls` (the inter-broker listener is SSL or SASL_SSL): the peer's
+//   certificate is checked against the trust store (and its host name, per
+//   ssl.endpoint.identification.algorithm); our key store is the client certificate.
+// - `authenticate`, when given, runs once versions are negotiated and before connect() resolves: the
+//   seam for SASL on a SASL_PLAINTEXT or SASL_SSL inter-broker listener (SaslHandshake and
+//   SaslAuthenticate through request()); its rejection fails the connect.
 // There is no reconnect loop here: a closed client stays closed, and its caller (a replica fetcher,
 // say) decides when to connect again and with what backoff.
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { Reader, Writer, ProtocolError, UnsupportedVersionError } from '../protocol/primitives';
 import {
   ApiKey, apiSpecs, decodeResponseHeader, encodeRequestFrame, responseHeaderVersion, type ApiRequestMap, type ApiResponseMap,
 } from '../protocol/generated';
 import { ErrorCode, errorName } from '../common/errors';
 import { packageVersion } from '../common/package-version';
+import type { ClientTls } from '../security/tls';
 
 export interface BrokerClientOptions {
   host: string;
@@ -33,6 +41,10 @@ export interface BrokerClientOptions {
   requestTimeoutMs: number;
   /** A response frame larger than this closes the connection. */
   maxResponseBytes?: number;
+  /** TLS to the peer (an SSL or SASL_SSL listener); plain TCP without it. */
+  tls?: ClientTls;
+  /** Authenticates the new connection (SASL) after version negotiation; see the file comment. */
+  authenticate?: (client: BrokerClient) => Promise<void>;
 }
 
 /** Kafka's socket.request.max.bytes default (100 MiB), plus room for a response's headers. */
@@ -110,6 +122,14 @@ export class BrokerClient {
     } catch (err) {
       client.close('version negotiation failed');
       throw err;
+    }
+    if (opts.authenticate) {
+      try {
+        await opts.authenticate(client);
+      } catch (err) {
+        client.close('authentication failed');
+        throw err;
+      }
     }
     return client;
   }
@@ -268,9 +288,13 @@ export class BrokerClient {
 }
 
 /** Opens the TCP connection, failing after connectTimeoutMs. */
-function openSocket({ host, port, connectTimeoutMs }: BrokerClientOptions): Promise<net.Socket> {
+function openSocket({ host, port, connectTimeoutMs, tls: secure }: BrokerClientOptions): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
+    const socket = secure ? tls.connect({
+      host, port, secureContext: secure.secureContext,
+      servername: net.isIP(host) === 0 ? host : undefined,
+      checkServerIdentity: secure.checkHostName ? tls.checkServerIdentity : () => undefined,
+    }) : net.connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new BrokerConnectionError(`${host}:${port}: not connected within ${connectTimeoutMs} ms`));
@@ -280,7 +304,7 @@ function openSocket({ host, port, connectTimeoutMs }: BrokerClientOptions): Prom
       clearTimeout(timer);
       reject(new BrokerConnectionError(`${host}:${port}: connection failed: ${err.message}`));
     });
-    socket.once('connect', () => {
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       resolve(socket);
     });

@@ -2,16 +2,10 @@
 // the partition adds of transaction version 2 writes): opened on first use, reused, opened again after
 // it is lost or the broker's endpoint changes, and opened once however many callers ask at the same time.
 import type { BrokerEndpoint } from '../cluster/controller';
-import { BrokerClient } from './broker-client';
+import { BrokerClient, type BrokerClientOptions } from './broker-client';
 
-export interface BrokerConnectionsOptions {
-  /** Our client id in the requests' headers. */
-  clientId: string;
-  /** socket.connection.setup.timeout.ms */
-  connectTimeoutMs: number;
-  /** request.timeout.ms */
-  requestTimeoutMs: number;
-}
+/** The clients' options but the peer's address: clientId, timeouts, TLS and authentication. */
+export type BrokerConnectionsOptions = Omit<BrokerClientOptions, 'host' | 'port'>;
 
 interface Connection {
   readonly endpoint: BrokerEndpoint;
@@ -42,8 +36,7 @@ export class BrokerConnections {
     if (conn.client && !conn.client.isClosed) return Promise.resolve(conn.client);
     const opened = conn;
     opened.connecting ??= BrokerClient.connect({
-      host: endpoint.host, port: endpoint.port, clientId: this.opts.clientId,
-      connectTimeoutMs: this.opts.connectTimeoutMs, requestTimeoutMs: this.opts.requestTimeoutMs,
+      ...this.opts, host: endpoint.host, port: endpoint.port,
     }).then((client) => {
       // Closed meanwhile (or the broker moved): this connection has no one to serve.
       if (this.closed || this.byNode.get(endpoint.nodeId) !== opened) client.close('no longer sending to this broker');

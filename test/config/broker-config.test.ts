@@ -219,7 +219,10 @@ describe('config/broker-config', () => {
       [{ listeners: 'nonsense' }, 'Invalid value nonsense for configuration listeners: Unable to parse nonsense to a broker endpoint (expected NAME://host:port)'],
       [{ listeners: 'PLAINTEXT://:99999' }, 'Invalid value PLAINTEXT://:99999 for configuration listeners: port 99999 of PLAINTEXT://:99999 must be between 0 and 65535'],
       [{ listeners: 'FOO://:1' }, 'Invalid value FOO://:1 for configuration listeners: No security protocol defined for listener FOO (see listener.security.protocol.map)'],
-      [{ listeners: 'SSL://:1' }, 'Invalid value SSL://:1 for configuration listeners: listener SSL uses SSL; Fjord supports PLAINTEXT only'],
+      [{ 'inter.broker.listener.name': 'INTERNAL' }, 'requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. ' +
+        'The valid options based on currently configured listeners are PLAINTEXT'],
+      [{ 'inter.broker.listener.name': 'PLAINTEXT', 'security.inter.broker.protocol': 'PLAINTEXT' },
+        'Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.'],
       [{ listeners: 'PLAINTEXT://:1,PLAINTEXT://:2' }, 'Invalid value PLAINTEXT://:1,PLAINTEXT://:2 for configuration listeners: Each listener must have a different name'],
       [{ 'advertised.listeners': 'PLAINTEXT://0.0.0.0:9092' }, 'Invalid value PLAINTEXT://0.0.0.0:9092 for configuration advertised.listeners: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.'],
       [{ 'node.id': '-1' }, 'Invalid value -1 for configuration node.id: Value must be at least 0'],

@@ -1,6 +1,7 @@
 // A bare-socket Kafka client for tests: sends frames we build (valid or hostile) and reads
 // size-prefixed responses, so tests can see exactly what the broker does with bytes on the wire.
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { Reader, Writer } from '../../src/protocol/primitives';
 import { getApiSpec, encodeRequestHeader, decodeResponseHeader, requestHeaderVersion, responseHeaderVersion } from '../../src/protocol/generated';
 
@@ -27,6 +28,14 @@ export class RawClient {
   static connect(port: number, host = '127.0.0.1'): Promise<RawClient> {
     return new Promise((resolve, reject) => {
       const s = net.connect({ port, host }, () => resolve(new RawClient(s)));
+      s.once('error', reject);
+    });
+  }
+
+  /** Over TLS; rejects if the handshake fails. */
+  static connectTls(port: number, options: tls.ConnectionOptions, host = '127.0.0.1'): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = tls.connect({ port, host, ...options }, () => resolve(new RawClient(s)));
       s.once('error', reject);
     });
   }

@@ -19,7 +19,7 @@ function coordinator(host: string): FindCoordinatorResponse {
 
 const LIMITS: ListenerLimits = {
   maxRequestBytes: 1 << 20, idleMs: 60_000, maxInFlight: 100, maxConnections: 10_000, maxConnectionsPerIp: 10_000,
-  maxConnectionsPerIpOverrides: new Map(), maxQueuedRequests: 500, maxQueuedBytes: -1,
+  maxConnectionsPerIpOverrides: new Map(), maxQueuedRequests: 500, maxQueuedBytes: -1, handshakeTimeoutMs: 10_000,
 };
 
 /** A listener on a free port serving `handlers`, with its log lines collected. */

@@ -42,6 +42,7 @@ import {
   encodePartitionState,
   groupConfigsKey,
   brokerConfigsKey,
+  scramCredentialsKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -51,6 +52,7 @@ import {
   type TopicAssignment,
 } from './layout';
 import { MetadataCache } from './metadata-cache';
+import { storeScramCredentials, type UserScramCredentials } from '../../security/scram';
 
 export interface EtcdClusterOptions {
   connect: EtcdConnect;
@@ -311,6 +313,23 @@ export class EtcdCluster extends EventEmitter {
    */
   putBrokerConfigs(resource: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
     return this.putConfigs(brokerConfigsKey(resource), configs, expectedModRevision);
+  }
+
+  /**
+   * AlterUserScramCredentials from any broker: each user's credentials (none: the key deleted), in one
+   * transaction, if every user's key is still at its `expectedModRevision` (0: absent). Resolves
+   * whether it was written, the cache up to date either way.
+   */
+  async putScramCredentials(writes: { user: string; credentials: UserScramCredentials; expectedModRevision: number }[]): Promise<boolean> {
+    if (writes.length === 0) return true;
+    const [first, ...rest] = writes.map((w) => ({ ...w, key: scramCredentialsKey(w.user) }));
+    let txn = this.kv.if(first.key, 'Mod', '==', first.expectedModRevision);
+    for (const w of rest) txn = txn.and(w.key, 'Mod', '==', w.expectedModRevision);
+    const res = await txn.then(...[first, ...rest].map((w) => (Object.keys(w.credentials).length > 0
+      ? this.kv.put(w.key).value(JSON.stringify(storeScramCredentials(w.credentials)))
+      : this.kv.delete().key(w.key)))).commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
   }
 
   /** A config key's new overrides (none: the key deleted), if it is still at `expectedModRevision`. */

@@ -23,9 +23,10 @@ import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
 import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
+import type { UserScramCredentials } from '../../security/scram';
 
 export interface EtcdMetadataOptions {
-  /** The listener whose endpoint brokers() reports (the one clients use); else each broker's first. */
+  /** The listener whose endpoint brokers() reports by default (the inter-broker one); else each broker's first. */
   listenerName?: string;
   /** How long a creation or growth waits for the controller's partition states (default 10 s). */
   partitionStateTimeoutMs?: number;
@@ -53,10 +54,12 @@ export class EtcdMetadata implements MetadataBackend {
     cluster.cache.on('change', () => this.onCacheChange());
   }
 
-  brokers(): BrokerEndpoint[] {
+  brokers(listenerName?: string): BrokerEndpoint[] {
     const brokers: BrokerEndpoint[] = [];
     for (const b of this.cluster.cache.brokers()) {
-      const endpoint = b.endpoints.find((e) => e.name === this.options.listenerName) ?? b.endpoints[0];
+      const endpoint = listenerName === undefined
+        ? b.endpoints.find((e) => e.name === this.options.listenerName) ?? b.endpoints[0]
+        : b.endpoints.find((e) => e.name === listenerName);
       if (endpoint) brokers.push({ nodeId: b.brokerId, host: endpoint.host, port: endpoint.port, rack: b.rack });
     }
     return brokers;
@@ -148,6 +151,19 @@ export class EtcdMetadata implements MetadataBackend {
   /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */
   onBrokerConfigsChanged(listener: () => void): void {
     this.cluster.cache.on('change', listener);
+  }
+
+  scramCredentials(user: string): UserScramCredentials {
+    return this.cluster.cache.scramCredentials(user);
+  }
+
+  scramUsers(): string[] {
+    return this.cluster.cache.scramUsers();
+  }
+
+  async setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true | Stale> {
+    const writes = [...changes].map(([user, credentials]) => ({ user, credentials, expectedModRevision: this.cluster.cache.scramCredentialsModRevision(user) }));
+    return (await this.cluster.putScramCredentials(writes)) ? true : STALE;
   }
 
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined {

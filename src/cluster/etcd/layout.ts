@@ -86,6 +86,9 @@ export const groupConfigsKey = (groupId: string): string => `/group_configs/${en
 /** The key of a BROKER config resource: "" (the cluster-wide default) is `<default>`, as Kafka's ZooKeeper layout had it. */
 export const brokerConfigsKey = (resource: string): string => `/configs/brokers/${resource === '' ? '<default>' : resource}`;
 
+/** A user's SCRAM credentials (StoredScramCredentials): the user URI-encoded, as it may hold '/'. */
+export const scramCredentialsKey = (user: string): string => `/scram/${encodeURIComponent(user)}`;
+
 /** What one key of the layout is (topic names and ids never hold '/', so the patterns are unambiguous). */
 export type MetadataKey =
   | { kind: 'broker'; brokerId: number }
@@ -95,13 +98,15 @@ export type MetadataKey =
   | { kind: 'topic'; name: string }
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
-  | { kind: 'brokerConfigs'; resource: string };
+  | { kind: 'brokerConfigs'; resource: string }
+  | { kind: 'scramCredentials'; user: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
 const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
+const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -118,6 +123,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   m = BROKER_CONFIGS_RE.exec(key);
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
+  m = SCRAM_CREDENTIALS_RE.exec(key);
+  if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
   return null;
 }
 

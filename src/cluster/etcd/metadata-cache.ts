@@ -19,9 +19,11 @@ import {
   type PartitionState,
   type TopicAssignment,
 } from './layout';
+import { loadScramCredentials, type UserScramCredentials } from '../../security/scram';
 
 /** The same (frozen) object for every resource without configs: readers may compare by identity. */
 const NO_CONFIGS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_CREDENTIALS: UserScramCredentials = Object.freeze({});
 
 export class MetadataCache extends EventEmitter {
   private readonly brokersById = new Map<number, BrokerRegistration>();
@@ -39,6 +41,8 @@ export class MetadataCache extends EventEmitter {
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** user -> its SCRAM credentials and its key's mod revision. */
+  private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -133,6 +137,21 @@ export class MetadataCache extends EventEmitter {
     return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
   }
 
+  /** A user's SCRAM credentials by mechanism (empty: none). */
+  scramCredentials(user: string): UserScramCredentials {
+    return this.scramCredentialsByUser.get(user)?.credentials ?? NO_CREDENTIALS;
+  }
+
+  /** The mod revision of the user's credentials key (0: none), for a write conditioned on them being unchanged. */
+  scramCredentialsModRevision(user: string): number {
+    return this.scramCredentialsByUser.get(user)?.modRevision ?? 0;
+  }
+
+  /** The users that have SCRAM credentials, sorted. */
+  scramUsers(): string[] {
+    return [...this.scramCredentialsByUser.keys()].sort();
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -175,6 +194,7 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
+    this.scramCredentialsByUser.clear();
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -255,6 +275,10 @@ export class MetadataCache extends EventEmitter {
         case 'brokerConfigs':
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
           else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
+          break;
+        case 'scramCredentials':
+          if (value === null) this.scramCredentialsByUser.delete(what.user);
+          else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });
           break;
       }
     } catch (err) {
