@@ -143,6 +143,7 @@ func secureProduceConsume(ctx context.Context, _ string, adm *kadm.Client) error
 		if err != nil || strings.Join(got, "|") != strings.Join(sent, "|") {
 			return fmt.Errorf("%s: read back %q (error %v), expected %q", t, got, err, sent)
 		}
+		fmt.Printf("%s: 20 records produced and read back\n", t) // progress, shown if a later transport times out
 	}
 	fmt.Printf("produced and consumed 20 records over %s\n", strings.Join(securityTransports, ", "))
 	return nil

@@ -75,6 +75,7 @@ async function secureProduceConsume(bootstrap, admin) {
     const { values, error } = await consumeInGroup(kafka, `secure-kafkajs-${t.toLowerCase()}`, topic, RECORDS);
     if (error) throw new Error(`${t}: consume failed: ${error.message}`, { cause: error });
     check(JSON.stringify(values) === JSON.stringify(sent), `${t}: read back ${JSON.stringify(values)}, expected ${JSON.stringify(sent)}`);
+    console.log(`${t}: ${RECORDS} records produced and read back`); // progress, shown if a later transport times out
   }
   return `produced and consumed ${RECORDS} records over ${TRANSPORTS.join(', ')}`;
 }

@@ -233,6 +233,7 @@ async function secureProduceConsume(bootstrap) {
       kcat.produce(security.endpoint(t), topic, sent.map((v, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(v) })), { config: { ...config, acks: 'all' } });
       const read = kcat.consumeAll(security.endpoint(t), topic, config).map((r) => r.value.toString());
       check(JSON.stringify(read) === JSON.stringify(sent), `${t}: read back ${JSON.stringify(read)}, expected ${JSON.stringify(sent)}`);
+      console.log(`${t}: 20 records produced and read back`); // progress, shown if a later transport times out
     }
   } finally {
     await admin.disconnect();

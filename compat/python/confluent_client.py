@@ -414,6 +414,7 @@ def secure_produce_consume(bootstrap, admin):
         # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may describe
         read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf, **{"group.id": f"secure-confluent-{t.lower()}"})]
         check(read == sent, f"{t}: read back {read}, expected {sent}")
+        print(f"{t}: {security.RECORDS} records produced and read back", flush=True)  # progress, shown if a later transport times out
     return f"produced and consumed {security.RECORDS} records over {', '.join(security.TRANSPORTS)}"
 
 

@@ -400,6 +400,7 @@ def secure_produce_consume(bootstrap, admin):
         produce(security.endpoint(t), topic, [(f"k{i}".encode(), v, None, None) for i, v in enumerate(sent)], **conf)
         read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf)]
         check(read == sent, f"{t}: read back {read}, expected {sent}")
+        print(f"{t}: {security.RECORDS} records produced and read back", flush=True)  # progress, shown if a later transport times out
     return f"produced and consumed {security.RECORDS} records over {', '.join(security.TRANSPORTS)}"
 
 

@@ -87,7 +87,8 @@ const ROWS = {
 /**
  * Runs one security row for `clients` (those with a program for it; the others are the caller's n/a): starts the
  * broker, sets it up, runs the cells, stops it. runCell(client, env) runs a client's program. Resolves
- * Map(client name -> { status, message }); a broker or setup failure fails every cell with its message.
+ * Map(client name -> { status, message }). A broker that does not start fails every cell; a failed setup step fails
+ * every cell too, but the cells still run and their outcome follows the setup's error (what works without it).
  */
 async function runSecureRow(scenario, clients, runCell, log) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `fjord-${scenario}-`));
@@ -97,14 +98,15 @@ async function runSecureRow(scenario, clients, runCell, log) {
     broker = await startSecureBroker(dir, { log, properties: ROWS[scenario].properties });
     log(`${scenario}: ${broker.kind} at ${Object.entries(broker.endpoints).map(([n, e]) => `${n} ${e}`).join(', ')}`);
     const row = ROWS[scenario];
-    await row.setup(broker, clients);
+    const setupError = await row.setup(broker, clients).then(() => null, (e) => e);
     for (const c of clients) {
-      const result = await row.cell(broker, c, (env) => runCell(c, { ...broker.env, ...env }));
+      let result = await row.cell(broker, c, (env) => runCell(c, { ...broker.env, ...env })).catch((e) => ({ status: 'FAIL', message: e.message }));
+      if (setupError) result = { status: 'FAIL', message: `${scenario} setup failed: ${setupError.message}\nthe cell anyway: ${result.status === 'pass' ? 'pass' : result.message}` };
       if (result.status === 'FAIL') result.message += `\n${broker.tail()}`;
       results.set(c.name, result);
     }
   } catch (e) {
-    const message = `${scenario} setup failed: ${e.message}${broker ? `\n${broker.tail()}` : ''}`;
+    const message = `${scenario}: the broker did not start: ${e.message}${broker ? `\n${broker.tail()}` : ''}`;
     for (const c of clients) if (!results.has(c.name)) results.set(c.name, { status: 'FAIL', message });
   } finally {
     if (broker) await broker.stop();

@@ -160,6 +160,7 @@ final class Security {
         read.addAll(poll(consumer, 1, 1000)); // anything after them
       }
       Client.check(read.equals(sent), t + ": read back " + read + ", expected " + sent);
+      System.out.println(t + ": " + RECORDS + " records produced and read back"); // progress, shown if a later transport times out
       done.add(t);
     }
     return "produced and consumed " + RECORDS + " records over " + String.join(", ", done);
