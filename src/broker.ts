@@ -20,6 +20,7 @@ import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
 import { serverTls } from './security/tls';
+import { parseSuperUsers, StandardAuthorizer } from './security/standard-authorizer';
 import { Router } from './net/router';
 import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
@@ -107,7 +108,9 @@ export class Broker {
   readonly partitionAdds: TxnPartitionAdds;
   private readonly transactionsStarter: TransactionCoordinatorStarter;
   /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
-  readonly authorizer: Authorizer = ALLOW_EVERYTHING;
+  readonly authorizer: Authorizer;
+  /** Where CreateAcls and DeleteAcls write, once an authorizer is configured; null: they answer SECURITY_DISABLED. */
+  readonly aclStore: Controller | null;
 
   constructor(
     readonly config: BrokerConfig,
@@ -134,6 +137,9 @@ export class Broker {
     this.partitionAdds = createTxnPartitionAdds(this.transactions, config.nodeId, controller, parts.remotePartitionAdds);
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
+    const authorizer = startAuthorizer(config, controller, log);
+    this.authorizer = authorizer ?? ALLOW_EVERYTHING;
+    this.aclStore = authorizer ? controller : null;
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -163,6 +169,23 @@ export class Broker {
   get nodeId(): number {
     return this.config.nodeId;
   }
+}
+
+/**
+ * The StandardAuthorizer when authorizer.class.name names it (the config refuses any other class),
+ * fed the cluster's ACLs now and after every change, wherever it was made; null without one.
+ */
+function startAuthorizer(config: BrokerConfig, controller: Controller, log: Logger): StandardAuthorizer | null {
+  if (config.getString('authorizer.class.name') === '') return null;
+  const authorizer = new StandardAuthorizer({
+    superUsers: parseSuperUsers(config.getString('super.users')),
+    allowEveryoneIfNoAclFound: config.getBool('allow.everyone.if.no.acl.found'),
+    logger: log,
+  });
+  const apply = () => authorizer.setAcls(controller.acls());
+  controller.onAclsChanged(apply);
+  apply();
+  return authorizer;
 }
 
 /** How a broker of one mode starts and stops what the other has not. */

@@ -25,6 +25,7 @@ import { MIN_SEGMENT_BYTES } from '../config/definitions';
 import { consumerGroupConfig, validateGroupConfigs, type ConsumerGroupConfig } from '../config/group-config';
 import { resolveTopicConfig, validateTopicConfigs } from '../config/topic-config';
 import type { TopicRecord } from './metadata-store';
+import { bindingKey, filterMatches, type AclBinding, type AclBindingFilter } from '../security/acl-binding';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
@@ -540,6 +541,42 @@ export class Controller implements ScramCredentialLookup {
     }, 'The users\' credentials');
     // Only when another broker kept changing these users: each gets the one error, as Kafka's whole-request failures.
     return isOutcome(outcome) ? users.map((user) => ({ user, ...outcome })) : outcome;
+  }
+
+  /** The cluster's ACLs (the same array until they change). */
+  acls(): readonly AclBinding[] {
+    return this.backend.acls();
+  }
+
+  /** Calls `listener` once the ACLs may have changed, wherever they were written. */
+  onAclsChanged(listener: () => void): void {
+    this.backend.onAclsChanged(listener);
+  }
+
+  /**
+   * Stores new ACLs (validated by the caller: see invalidNewAcl), in turn with the other changes; an
+   * ACL already there is left as it is and counts as created, as Kafka's AclControlManager does.
+   */
+  createAcls(bindings: readonly AclBinding[]): Promise<void> {
+    return this.inTurn(async () => {
+      const present = new Set(this.backend.acls().map(bindingKey));
+      const added = bindings.filter((b) => !present.has(bindingKey(b)));
+      if (added.length > 0) await this.backend.changeAcls(added, []);
+    }).then(() => undefined);
+  }
+
+  /**
+   * Deletes the ACLs each filter matches (validated by the caller: see invalidFilter), all at once, in
+   * turn with the other changes; what each filter matched, as DeleteAcls answers per filter.
+   */
+  deleteAcls(filters: readonly AclBindingFilter[]): Promise<AclBinding[][]> {
+    let matched: AclBinding[][] = [];
+    return this.inTurn(async () => {
+      const current = this.backend.acls();
+      matched = filters.map((f) => current.filter((b) => filterMatches(f, b)));
+      const doomed = new Map(matched.flat().map((b) => [bindingKey(b), b]));
+      if (doomed.size > 0) await this.backend.changeAcls([], [...doomed.values()]);
+    }).then(() => matched);
   }
 
   /** Kafka's validateManualPartitionAssignment for each list, with the replication factor the topic has. */

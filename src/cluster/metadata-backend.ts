@@ -10,6 +10,7 @@ import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
 import type { ReplicaAssignment } from './partition-reassignment';
 import type { UserScramCredentials } from '../security/scram';
+import { bindingKey, type AclBinding } from '../security/acl-binding';
 
 export interface BrokerEndpoint {
   nodeId: number;
@@ -81,6 +82,12 @@ export interface MetadataBackend {
    * of them is still as read in the same synchronous stretch.
    */
   setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): Promise<true | Stale>;
+  /** The cluster's ACLs: the same array until they change. */
+  acls(): readonly AclBinding[];
+  /** Adds and removes ACLs (adding one already there, or removing one not there, does nothing). */
+  changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void>;
+  /** Calls `listener` after the ACLs may have changed (whichever broker wrote them). */
+  onAclsChanged(listener: () => void): void;
   /** A partition's leader, ISR and partition epoch, as elections compute from; undefined while it has none. */
   partitionState(topic: TopicRecord, partition: number): PartitionState | undefined;
   /**
@@ -97,6 +104,7 @@ export interface MetadataBackend {
 export class LocalMetadata implements MetadataBackend {
   private deleted: (name: string) => void = () => undefined;
   private brokerConfigsChanged: () => void = () => undefined;
+  private aclsChanged: () => void = () => undefined;
 
   constructor(
     private readonly store: MetadataStore,
@@ -210,6 +218,23 @@ export class LocalMetadata implements MetadataBackend {
     this.store.setScramCredentials(changes);
     await this.store.persist();
     return true;
+  }
+
+  acls(): readonly AclBinding[] {
+    return this.store.acls();
+  }
+
+  async changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
+    const removed = new Set(remove.map(bindingKey));
+    const next = new Map(this.store.acls().filter((a) => !removed.has(bindingKey(a))).map((a) => [bindingKey(a), a]));
+    for (const a of add) if (!next.has(bindingKey(a))) next.set(bindingKey(a), a);
+    this.store.setAcls([...next.values()]);
+    await this.store.persist();
+    this.aclsChanged();
+  }
+
+  onAclsChanged(listener: () => void): void {
+    this.aclsChanged = listener;
   }
 
   /** The store keeps no partition epochs: a single broker's partitions never change leader or ISR. */

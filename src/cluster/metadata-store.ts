@@ -1,6 +1,7 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
  * the finalized feature levels, the users' SCRAM credentials) in the data directory.
+ * the finalized feature levels, the ACLs) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -35,6 +36,7 @@ import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
 import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
+import { isAclBinding, type AclBinding } from '../security/acl-binding';
 
 export const META_PROPERTIES_FILE = 'meta.properties';
 export const SNAPSHOT_FILE = 'fjord-metadata.json';
@@ -150,6 +152,8 @@ interface SnapshotState {
   brokerConfigs?: Record<string, Record<string, string>>;
   /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
   scramCredentials?: Record<string, StoredScramCredentials>;
+  /** The ACLs (CreateAcls); absent without any. */
+  acls?: AclBinding[];
 }
 
 /** Finalized feature levels by feature name (src/cluster/features.ts). */
@@ -181,6 +185,8 @@ export class MetadataStore {
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
   private readonly scramCredentialsByUser = new Map<string, UserScramCredentials>();
   private features: FeatureLevels | undefined;
+  /** Replaced, never changed in place: readers may compare by identity. */
+  private aclList: readonly AclBinding[] = Object.freeze([]);
   private _version = 0;
   private persistedVersion = 0;
   private loop: Promise<void> | null = null;
@@ -283,6 +289,7 @@ export class MetadataStore {
         }
       }
       store.features = snapshot.finalizedFeatures && Object.freeze({ ...snapshot.finalizedFeatures });
+      if (snapshot.acls) store.aclList = Object.freeze(snapshot.acls.map((a) => Object.freeze(a)));
       store._version = snapshot.version;
       store.persistedVersion = snapshot.version;
     }
@@ -478,6 +485,18 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** The ACLs, the same array until they change. */
+  acls(): readonly AclBinding[] {
+    return this.aclList;
+  }
+
+  /** Replaces the ACLs (validated and without duplicates: see LocalMetadata.changeAcls). */
+  setAcls(acls: readonly AclBinding[]): void {
+    this.checkWritable();
+    this.aclList = Object.freeze(acls.map((a) => Object.freeze({ ...a })));
+    this.changed();
+  }
+
   /** Sets one partition's leader epoch. */
   setLeaderEpoch(name: string, partition: number, leaderEpoch: number): TopicRecord {
     this.checkWritable();
@@ -553,7 +572,7 @@ export class MetadataStore {
     const scramCredentials = Object.fromEntries(this.scramUsers().map((user) => [user, storeScramCredentials(this.scramCredentials(user))]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs, scramCredentials,
+      finalizedFeatures: this.features, brokerConfigs, scramCredentials, acls: [...this.aclList],
     };
   }
 
@@ -600,6 +619,7 @@ function stateBody(state: SnapshotState): string {
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
     ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
+    ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
   });
 }
 
@@ -629,6 +649,7 @@ function readSnapshot(file: string): SnapshotState {
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
   if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
+  if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||
     !Object.values(s.finalizedFeatures).every(Number.isInteger))) {
     throw bad('bad finalized features');

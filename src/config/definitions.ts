@@ -10,6 +10,9 @@
  */
 import { quoteInMessage } from '../common/errors';
 
+/** The authorizer.class.name that turns Fjord's authorizer on, as a Kafka server.properties names it. */
+export const STANDARD_AUTHORIZER_CLASS = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
+
 /** DescribeConfigsResponse.ConfigSource ids. */
 export enum ConfigSource {
   UNKNOWN = 0,
@@ -345,6 +348,17 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   },
   { name: 'log.dirs', type: 'list', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
   { name: 'log.dir', type: 'list', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },
+
+  // authorization (src/security/standard-authorizer.ts); super.users and allow.everyone.if.no.acl.found
+  // are the authorizer's own configs, which Kafka's DescribeConfigs does not list either
+  {
+    name: 'authorizer.class.name', type: 'string', default: '',
+    validator: custom(`"" or ${STANDARD_AUTHORIZER_CLASS}`, (v) => (v === '' || v === STANDARD_AUTHORIZER_CLASS ? null
+      : `Fjord's authorizer is ${STANDARD_AUTHORIZER_CLASS} (empty: no authorizer); no other class can be loaded`)),
+    doc: 'The authorizer that checks every request against the ACLs; empty: none, everything is allowed',
+  },
+  { name: 'super.users', type: 'string', default: '', internal: true, doc: 'Principals (User:name) allowed everything, separated by semicolons' },
+  { name: 'allow.everyone.if.no.acl.found', type: 'boolean', default: 'false', internal: true, doc: 'Allow everyone on resources that have no ACL' },
 
   // topics
   { name: 'num.partitions', type: 'int', default: '1', validator: atLeast(1), doc: 'Default partition count for new topics' },

@@ -6,12 +6,13 @@
 //   classic group's ("Group X is not a consumer group."); NOT_COORDINATOR and
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
 // - v1: each member's type (0: it joined with JoinGroup, the classic protocol; 1: with ConsumerGroupHeartbeat).
-// - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+// - Authorized operations when asked (what the authorizer allows of those a group supports), else Integer.MIN_VALUE.
 // - UNSUPPORTED_VERSION for every group while the consumer protocol is off (group.version 0, or
 //   no `consumer` in group.coordinator.rebalance.protocols), as Kafka.
 import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
-import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType } from '../security/acl';
 import type { GroupCoordinator } from '../group';
 import { consumerProtocolEnabled, type ConsumerProtocolServices } from './consumer-group-heartbeat';
 import { defineHandler } from './handler';
@@ -21,7 +22,7 @@ export interface ConsumerGroupDescribeServices extends ConsumerProtocolServices 
 }
 
 export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe, { minVersion: 0, maxVersion: 1 },
-  (s: ConsumerGroupDescribeServices) => (req) => ({
+  (s: ConsumerGroupDescribeServices) => (req, ctx) => ({
     throttleTimeMs: 0,
     groups: req.groupIds.map((groupId) => {
       if (!consumerProtocolEnabled(s)) {
@@ -36,7 +37,8 @@ export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe,
         members: d.members.map((m) => ({
           ...m, assignment: { topicPartitions: m.assignment }, targetAssignment: { topicPartitions: m.targetAssignment },
         })),
-        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
+        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0
+          ? authorizedOperations(ctx, ResourceType.GROUP, groupId) : NOT_REQUESTED,
       };
     }),
   }));

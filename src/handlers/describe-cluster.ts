@@ -8,7 +8,8 @@
 //   registry, a single broker is always in), so every broker listed is unfenced and none is added.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
-import { CLUSTER_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType, CLUSTER_RESOURCE_NAME } from '../security/acl';
 import type { Controller } from '../cluster/controller';
 import { defineHandler } from './handler';
 
@@ -28,6 +29,7 @@ export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersio
     errorCode: ErrorCode.NONE,
     errorMessage: null,
     brokers: s.controller.brokers(ctx.session.listenerName).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
-    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations
+      ? authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : NOT_REQUESTED,
   };
 });

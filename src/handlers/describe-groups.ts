@@ -6,10 +6,11 @@
 //   quoted in part, so that the message fits a protocol string). So is a consumer group's id
 //   (KIP-848: not a classic group), from v6 with "Group <id> is not a classic group.". Other errors
 //   carry the coordinator's message when it has one, else none (Kafka 4.4 sends none with NOT_COORDINATOR).
-// - v3+: authorized operations when asked (no ACLs: everything a group supports), else
+// - v3+: authorized operations when asked (what the authorizer allows of those a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.
 import { ApiKey } from '../protocol/generated';
-import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType } from '../security/acl';
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { GroupCoordinator } from '../group';
 import { GroupState } from '../group/group';
@@ -39,7 +40,7 @@ export const describeGroups = defineHandler(ApiKey.DescribeGroups, { minVersion:
           memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
           memberMetadata: m.metadata, memberAssignment: m.assignment,
         })),
-        authorizedOperations: withOps ? GROUP_OPERATIONS : NOT_REQUESTED,
+        authorizedOperations: withOps ? authorizedOperations(ctx, ResourceType.GROUP, groupId) : NOT_REQUESTED,
       };
     }),
   };

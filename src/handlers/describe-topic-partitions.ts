@@ -16,7 +16,7 @@
 // - A cursor whose topic is not among the named topics, or with a negative partition, is
 //   INVALID_REQUEST for every named topic (Kafka's InvalidRequestException for the request).
 // - Authorized operations are always filled (Kafka ignores IncludeTopicAuthorizedOperations
-//   here); without ACLs, everything a topic supports.
+//   here): those the authorizer allows the principal on the topic.
 import { ApiKey } from '../protocol/generated';
 import type {
   DescribeTopicPartitionsResponse, DescribeTopicPartitionsResponseTopic as ResponseTopic,
@@ -27,7 +27,8 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
-import { TOPIC_OPERATIONS } from '../cluster/acl-operations';
+import { authorizedOperations } from './shared/authorized-operations';
+import { ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface DescribeTopicPartitionsServices {
@@ -36,7 +37,8 @@ export interface DescribeTopicPartitionsServices {
 }
 
 export const describeTopicPartitions = defineHandler(ApiKey.DescribeTopicPartitions, { minVersion: 0, maxVersion: 0 },
-  (s: DescribeTopicPartitionsServices) => (req): DescribeTopicPartitionsResponse => {
+  (s: DescribeTopicPartitionsServices) => (req, ctx): DescribeTopicPartitionsResponse => {
+    const ops = (name: string) => authorizedOperations(ctx, ResourceType.TOPIC, name);
     const cursor = req.cursor ?? null;
     const fromTopic = cursor?.topicName ?? '';
     const allTopics = req.topics.length === 0;
@@ -54,25 +56,25 @@ export const describeTopicPartitions = defineHandler(ApiKey.DescribeTopicPartiti
       if (room === 0) return { throttleTimeMs: 0, topics, nextCursor: { topicName: name, partitionIndex: 0 } };
       const topic = s.controller.topic(name);
       if (!topic) {
-        if (!allTopics) topics.push(unknownTopic(name));
+        if (!allTopics) topics.push(unknownTopic(name, ops(name)));
         continue;
       }
       const first = name === cursor?.topicName ? cursor.partitionIndex : 0;
       const end = Math.min(topic.partitions.length, first + room);
-      topics.push(describeTopic(topic, first, end));
+      topics.push(describeTopic(topic, first, end, ops(name)));
       room -= Math.max(end - first, 0);
       if (end < topic.partitions.length) return { throttleTimeMs: 0, topics, nextCursor: { topicName: name, partitionIndex: end } };
     }
     return { throttleTimeMs: 0, topics, nextCursor: null };
   });
 
-function unknownTopic(name: string): ResponseTopic {
+function unknownTopic(name: string, topicAuthorizedOperations: number): ResponseTopic {
   const errorCode = validateTopicName(name) ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-  return { errorCode, name, topicId: ZERO_UUID, isInternal: isInternalTopic(name), partitions: [], topicAuthorizedOperations: TOPIC_OPERATIONS };
+  return { errorCode, name, topicId: ZERO_UUID, isInternal: isInternalTopic(name), partitions: [], topicAuthorizedOperations };
 }
 
 /** The topic with its partitions [first, end). */
-function describeTopic(t: TopicRecord, first: number, end: number): ResponseTopic {
+function describeTopic(t: TopicRecord, first: number, end: number, topicAuthorizedOperations: number): ResponseTopic {
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,
@@ -89,6 +91,6 @@ function describeTopic(t: TopicRecord, first: number, end: number): ResponseTopi
       lastKnownElr: [],
       offlineReplicas: [],
     })),
-    topicAuthorizedOperations: TOPIC_OPERATIONS,
+    topicAuthorizedOperations,
   };
 }

@@ -16,8 +16,12 @@ export interface RequestContext {
   readonly peer: string;
   /** Who sent it: principal, client address, listener. */
   readonly session: Session;
-  /** The broker's Authorizer asked for this request's session (Kafka's AuthHelper.authorize). */
-  authorize(operation: AclOperation, resourceType: ResourceType, resourceName: string): boolean;
+  /**
+   * The broker's Authorizer asked for this request's session (Kafka's AuthHelper.authorize).
+   * `logging`: false flags log the decision at trace only (authorized operations, filtering).
+   */
+  authorize(operation: AclOperation, resourceType: ResourceType, resourceName: string,
+    logging?: { logIfAllowed?: boolean; logIfDenied?: boolean }): boolean;
   /** The same for "some resource of this type" (Kafka's authorizeByResourceType). */
   authorizeByResourceType(operation: AclOperation, resourceType: ResourceType): boolean;
   /**

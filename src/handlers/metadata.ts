@@ -10,7 +10,7 @@
 // - Brokers are listed with their endpoint of the listener the request came in on; brokers without
 //   that listener are left out, and a partition whose leader is one of them answers leader -1 with
 //   LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE below v6), as Kafka's MetadataCache.
-// - Authorized operations are filled only when asked (v8+); without ACLs everything is allowed.
+// - Authorized operations are filled only when asked (v8+); those the authorizer allows (AclEntry.supportedOperations).
 // - v13's top-level error code (KIP-1102, e.g. REBOOTSTRAP_REQUIRED) is NONE, as Kafka's broker
 //   answers: nothing here asks a client to bootstrap again.
 import { ApiKey } from '../protocol/generated';
@@ -22,7 +22,8 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { BrokerEndpoint, Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
-import { CLUSTER_OPERATIONS, TOPIC_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType, CLUSTER_RESOURCE_NAME } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface MetadataServices {
@@ -34,17 +35,18 @@ export interface MetadataServices {
 export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersion: 13 }, (s: MetadataServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
   const withTopicOps = v >= 8 && req.includeTopicAuthorizedOperations;
+  const topicOps: TopicOps = (name) => (withTopicOps ? authorizedOperations(ctx, ResourceType.TOPIC, name) : NOT_REQUESTED);
   const allTopics = req.topics === null || (v === 0 && req.topics.length === 0);
   if (!allTopics && v < 12 && req.topics!.some((t) => t.name === null || (t.topicId ?? ZERO_UUID) !== ZERO_UUID)) {
     return invalidTopicsResponse(req.topics!);
   }
   const topics: MetadataResponseTopic[] = [];
   if (allTopics) {
-    for (const t of s.controller.topics()) topics.push(describeTopic(t, withTopicOps));
+    for (const t of s.controller.topics()) topics.push(describeTopic(t, topicOps));
   } else {
     const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && s.config.getBool('auto.create.topics.enable');
     for (const wanted of req.topics!) {
-      topics.push(await lookupTopic(s, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, withTopicOps));
+      topics.push(await lookupTopic(s, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, topicOps));
     }
   }
   const controller = s.controller;
@@ -58,29 +60,30 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
     clusterId: s.clusterId,
     controllerId: controller.controllerId,
     topics,
-    clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations
+      ? authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : NOT_REQUESTED,
     errorCode: ErrorCode.NONE,
   };
 });
 
 async function lookupTopic(
-  s: MetadataServices, name: string | null, topicId: string, autoCreate: boolean, withOps: boolean,
+  s: MetadataServices, name: string | null, topicId: string, autoCreate: boolean, ops: TopicOps,
 ): Promise<MetadataResponseTopic> {
   // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
   if (name === null || topicId !== ZERO_UUID) {
     const byId = s.controller.topicById(topicId);
-    return byId ? describeTopic(byId, withOps) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+    return byId ? describeTopic(byId, ops) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
   }
   const known = s.controller.topic(name);
-  if (known) return describeTopic(known, withOps);
+  if (known) return describeTopic(known, ops);
   if (validateTopicName(name)) return topicError(ErrorCode.INVALID_TOPIC_EXCEPTION, name);
   if (!autoCreate) return topicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name);
   const created = await s.controller.createTopic(
     { name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: {} }, false);
-  if (created.topic) return describeTopic(created.topic, withOps);
+  if (created.topic) return describeTopic(created.topic, ops);
   // Lost a race with another creator: answer with whatever exists now.
   const raced = s.controller.topic(name);
-  return raced ? describeTopic(raced, withOps) : topicError(created.errorCode, name);
+  return raced ? describeTopic(raced, ops) : topicError(created.errorCode, name);
 }
 
 /** Partitions led by a live broker that lacks the request's listener: no leader, `errorCode`. */
@@ -112,7 +115,10 @@ function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID)
   return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
 }
 
-function describeTopic(t: TopicRecord, withOps: boolean): MetadataResponseTopic {
+/** A topic's authorized-operations field: the bits, or NOT_REQUESTED when the client did not ask. */
+type TopicOps = (name: string) => number;
+
+function describeTopic(t: TopicRecord, ops: TopicOps): MetadataResponseTopic {
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,
@@ -128,6 +134,6 @@ function describeTopic(t: TopicRecord, withOps: boolean): MetadataResponseTopic 
       isrNodes: [...p.isr],
       offlineReplicas: [],
     })),
-    topicAuthorizedOperations: withOps ? TOPIC_OPERATIONS : NOT_REQUESTED,
+    topicAuthorizedOperations: ops(t.name),
   };
 }

@@ -6,12 +6,13 @@
 //   kind of group's ("Group X is not a streams group."); NOT_COORDINATOR and
 //   COORDINATOR_LOAD_IN_PROGRESS as the other group APIs.
 // - v1: no topology description (none is stored without a plugin: status NOT_STORED when asked for), the assignor `sticky`.
-// - Authorized operations when asked (no ACLs: everything a group supports), else Integer.MIN_VALUE.
+// - Authorized operations when asked (what the authorizer allows of those a group supports), else Integer.MIN_VALUE.
 // - UNSUPPORTED_VERSION for every group while the streams protocol is off (streams.version 0, or no
 //   `streams` in group.coordinator.rebalance.protocols), as Kafka.
 import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
-import { GROUP_OPERATIONS, NOT_REQUESTED } from '../cluster/acl-operations';
+import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType } from '../security/acl';
 import type { GroupCoordinator } from '../group';
 import { defineHandler } from './handler';
 import { streamsProtocolEnabled, type StreamsProtocolServices } from './streams-group-heartbeat';
@@ -21,7 +22,7 @@ export interface StreamsGroupDescribeServices extends StreamsProtocolServices {
 }
 
 export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, { minVersion: 0, maxVersion: 1 },
-  (s: StreamsGroupDescribeServices) => (req) => ({
+  (s: StreamsGroupDescribeServices) => (req, ctx) => ({
     throttleTimeMs: 0,
     groups: req.groupIds.map((groupId) => {
       if (!streamsProtocolEnabled(s)) {
@@ -44,7 +45,8 @@ export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, {
           })),
         },
         members: d.members.map((m) => ({ ...m, taskOffsets: [], taskEndOffsets: [], isClassic: false })),
-        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0 ? GROUP_OPERATIONS : NOT_REQUESTED,
+        authorizedOperations: req.includeAuthorizedOperations && d.errorCode === 0
+          ? authorizedOperations(ctx, ResourceType.GROUP, groupId) : NOT_REQUESTED,
         topologyDescription: null,
         // NOT_REQUESTED (0), or NOT_STORED (1): no plugin stores descriptions.
         topologyDescriptionStatus: req.includeTopologyDescription && d.errorCode === 0 ? 1 : 0,

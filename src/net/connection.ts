@@ -313,10 +313,11 @@ export class Connection {
     };
     const session = this.session;
     const { authorizer } = this.access;
+    const audit = { requestName: handler.name };
     const ctx: RequestContext = {
       apiKey, apiVersion, correlationId, clientId, peer: this.peer, session,
-      authorize: (op, type, name) => authorizer.authorize(session, op, type, name),
-      authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type),
+      authorize: (op, type, name, logging) => authorizer.authorize(session, op, type, name, logging ? { ...audit, ...logging } : audit),
+      authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type, audit),
       closeConnection: (reason: string) => this.close(reason, 'info'),
       responseBuffer: (size: number): Buffer => {
         const buf = this.pool.take(size);

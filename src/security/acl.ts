@@ -23,15 +23,26 @@ export enum AclPermissionType {
 /** The name of the one CLUSTER resource. */
 export const CLUSTER_RESOURCE_NAME = 'kafka-cluster';
 
+/** What the authorizer's log line says of a check (Kafka's Action flags and request type). */
+export interface AuthorizationAudit {
+  /** The API asking, as Kafka names it in the log line ('Fetch'). */
+  readonly requestName: string;
+  /** false: a grant is logged at trace, not debug (a check that only computes authorized operations). */
+  readonly logIfAllowed?: boolean;
+  /** false: a denial is logged at trace, not info (authorized operations, or filtering what a client sees). */
+  readonly logIfDenied?: boolean;
+}
+
 /** What the handlers ask before acting, as Kafka's Authorizer.authorize / authorizeByResourceType. */
 export interface Authorizer {
   /** May the session perform `operation` on the resource of this type and (literal) name? */
-  authorize(session: Session, operation: AclOperation, resourceType: ResourceType, resourceName: string): boolean;
+  authorize(session: Session, operation: AclOperation, resourceType: ResourceType, resourceName: string, audit?: AuthorizationAudit): boolean;
   /**
    * May it perform `operation` on at least one resource of this type (an ALLOW that no DENY covers
-   * entirely; KIP-679: IDEMPOTENT_WRITE is implied by WRITE on any topic)?
+   * entirely, KIP-679)? The handlers combine it as Kafka's KafkaApis does: an idempotent
+   * InitProducerId passes with IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
    */
-  authorizeByResourceType(session: Session, operation: AclOperation, resourceType: ResourceType): boolean;
+  authorizeByResourceType(session: Session, operation: AclOperation, resourceType: ResourceType, audit?: AuthorizationAudit): boolean;
 }
 
 /** No authorizer configured: everything is allowed, as in Kafka without authorizer.class.name. */

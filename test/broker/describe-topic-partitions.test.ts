@@ -5,13 +5,15 @@ import { ApiKey } from '../../src/protocol/generated';
 import type { DescribeTopicPartitionsResponse } from '../../src/protocol/generated/DescribeTopicPartitionsResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { ZERO_UUID } from '../../src/protocol/primitives';
-import { TOPIC_OPERATIONS } from '../../src/cluster/acl-operations';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
 
 /** The broker's cap on a page, below the request's default of 2000. */
 const PAGE_CAP = 5;
 const TOPICS = { 'dtp-b': 2, 'dtp-a': 3, 'dtp-c': 1 };
+
+/** No authorizer: every operation a topic supports (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS). */
+const ALL_TOPIC_OPERATIONS = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
 
 describe('DescribeTopicPartitions', function () {
   this.timeout(20000);
@@ -52,7 +54,7 @@ describe('DescribeTopicPartitions', function () {
     // The broker's cap (5 partitions) ends the page with dtp-b, and dtp-c follows.
     expect(page(res)).to.deep.equal({ topics: [['dtp-a', 0, [0, 1, 2]], ['dtp-b', 0, [0, 1]]], next: ['dtp-c', 0] });
     const a = res.topics[0];
-    expect(a).to.deep.include({ topicId: broker.current().broker.controller.topic('dtp-a')!.id, isInternal: false, topicAuthorizedOperations: TOPIC_OPERATIONS });
+    expect(a).to.deep.include({ topicId: broker.current().broker.controller.topic('dtp-a')!.id, isInternal: false, topicAuthorizedOperations: ALL_TOPIC_OPERATIONS });
     expect(a.partitions[1]).to.deep.equal({
       errorCode: 0, partitionIndex: 1, leaderId: nodeId, leaderEpoch: 0, replicaNodes: [nodeId], isrNodes: [nodeId],
       eligibleLeaderReplicas: [], lastKnownElr: [], offlineReplicas: [],

@@ -43,6 +43,7 @@ import {
   groupConfigsKey,
   brokerConfigsKey,
   scramCredentialsKey,
+  aclKey,
   partitionStateKey,
   topicKey,
   topicPartitionsPrefix,
@@ -53,6 +54,7 @@ import {
 } from './layout';
 import { MetadataCache } from './metadata-cache';
 import { storeScramCredentials, type UserScramCredentials } from '../../security/scram';
+import type { AclBinding } from '../../security/acl-binding';
 
 export interface EtcdClusterOptions {
   connect: EtcdConnect;
@@ -112,6 +114,8 @@ export function leaseTtlSeconds(sessionTimeoutMs: number): number {
 }
 
 const CAMPAIGN_RETRY_MS = 200;
+/** etcd's default --max-txn-ops: the most operations one transaction may hold. */
+const MAX_TXN_OPS = 128;
 /** Pause between attempts to register again after a lost session. */
 const SESSION_RETRY_MS = 1000;
 
@@ -330,6 +334,22 @@ export class EtcdCluster extends EventEmitter {
       : this.kv.delete().key(w.key)))).commit();
     await this.cache.waitForRevision(Number(res.header.revision));
     return res.succeeded;
+  }
+
+  /**
+   * Puts and deletes ACL keys, unconditionally: an ACL's key is the ACL, so a concurrent create of the
+   * same ACL writes the same key, and a delete of one already gone does nothing. Resolves once the
+   * cache reflects the writes. Transactions hold at most etcd's default --max-txn-ops (128).
+   */
+  async changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
+    const ops = [...add.map((b) => this.kv.put(aclKey(b)).value(JSON.stringify(b))), ...remove.map((b) => this.kv.delete().key(aclKey(b)))];
+    let revision = 0;
+    for (let i = 0; i < ops.length; i += MAX_TXN_OPS) {
+      // A transaction needs a comparison: the cluster id's presence, true of every cluster a broker joined.
+      const res = await this.kv.if(CLUSTER_ID_KEY, 'Version', '>', 0).then(...ops.slice(i, i + MAX_TXN_OPS)).commit();
+      revision = Number(res.header.revision);
+    }
+    await this.cache.waitForRevision(revision);
   }
 
   /** A config key's new overrides (none: the key deleted), if it is still at `expectedModRevision`. */

@@ -24,6 +24,7 @@ import type { EtcdCluster } from './etcd-cluster';
 import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
 import type { UserScramCredentials } from '../../security/scram';
+import type { AclBinding } from '../../security/acl-binding';
 
 export interface EtcdMetadataOptions {
   /** The listener whose endpoint brokers() reports by default (the inter-broker one); else each broker's first. */
@@ -146,6 +147,20 @@ export class EtcdMetadata implements MetadataBackend {
   async setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale> {
     const modRevision = this.cluster.cache.brokerConfigsModRevision(resource);
     return (await this.cluster.putBrokerConfigs(resource, configs, modRevision)) ? true : STALE;
+  }
+
+  acls(): readonly AclBinding[] {
+    return this.cluster.cache.acls();
+  }
+
+  /** From any broker, as any broker answers CreateAcls and DeleteAcls; every broker's cache follows. */
+  changeAcls(add: readonly AclBinding[], remove: readonly AclBinding[]): Promise<void> {
+    return this.cluster.changeAcls(add, remove);
+  }
+
+  /** Every cache change may be one: the listener compares (acls() keeps its array until the ACLs change). */
+  onAclsChanged(listener: () => void): void {
+    this.cluster.cache.on('change', listener);
   }
 
   /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */

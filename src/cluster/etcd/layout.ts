@@ -16,6 +16,8 @@
  *                                        the id URI-encoded, as a group id may hold '/'
  *   /configs/brokers/<id>                a broker's dynamic configs (BROKER config resource "<id>"), raw strings
  *   /configs/brokers/<default>           the cluster-wide dynamic broker configs (BROKER config resource "")
+ *   /acls/<binding>                      one ACL (CreateAcls): its AclBinding, the key its fields URI-encoded,
+ *                                        so that creating an ACL twice writes one key and deleting it is one delete
  *
  * A partition's partitionEpoch is not stored: it is its state key's etcd version less one, so it
  * starts at 0 and every write bumps it, and a write conditioned on it is a single compare on the
@@ -24,6 +26,7 @@
  * new keys, so no write meant for the old topic can match an epoch of the new one.
  */
 import type { Endpoint } from '../../config/broker-config';
+import { bindingKey, type AclBinding } from '../../security/acl-binding';
 
 export interface BrokerRegistration {
   brokerId: number;
@@ -85,6 +88,8 @@ export const partitionStateKey = (topicId: string, partition: number): string =>
 export const groupConfigsKey = (groupId: string): string => `/group_configs/${encodeURIComponent(groupId)}`;
 /** The key of a BROKER config resource: "" (the cluster-wide default) is `<default>`, as Kafka's ZooKeeper layout had it. */
 export const brokerConfigsKey = (resource: string): string => `/configs/brokers/${resource === '' ? '<default>' : resource}`;
+/** An ACL's key: the binding itself, so that equal bindings share it. */
+export const aclKey = (binding: AclBinding): string => `/acls/${encodeURIComponent(bindingKey(binding))}`;
 
 /** A user's SCRAM credentials (StoredScramCredentials): the user URI-encoded, as it may hold '/'. */
 export const scramCredentialsKey = (user: string): string => `/scram/${encodeURIComponent(user)}`;
@@ -99,7 +104,8 @@ export type MetadataKey =
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
-  | { kind: 'scramCredentials'; user: string };
+  | { kind: 'scramCredentials'; user: string }
+  | { kind: 'acl'; key: string };
 
 const BROKER_RE = /^\/brokers\/ids\/(\d+)$/;
 const TOPIC_RE = /^\/topics\/([^/]+)$/;
@@ -107,6 +113,7 @@ const PARTITION_RE = /^\/partitions\/([^/]+)\/(\d+)\/state$/;
 const GROUP_CONFIGS_RE = /^\/group_configs\/([^/]+)$/;
 const BROKER_CONFIGS_RE = /^\/configs\/brokers\/(\d+|<default>)$/;
 const SCRAM_CREDENTIALS_RE = /^\/scram\/([^/]+)$/;
+const ACL_RE = /^\/acls\/([^/]+)$/;
 
 /** Parses a key (prefix already removed); null for a key that is not ours. */
 export function parseMetadataKey(key: string): MetadataKey | null {
@@ -125,6 +132,8 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
   m = SCRAM_CREDENTIALS_RE.exec(key);
   if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
+  m = ACL_RE.exec(key);
+  if (m) return { kind: 'acl', key: m[1] };
   return null;
 }
 

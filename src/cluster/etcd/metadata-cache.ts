@@ -1,6 +1,6 @@
 /**
  * A broker's local copy of the cluster metadata in etcd (Kafka's MetadataCache / MetadataImage):
- * brokers, the controller, topics, partition states, group and dynamic broker configs and the finalized feature levels, read
+ * brokers, the controller, topics, partition states, group and dynamic broker configs, the finalized feature levels and the ACLs, read
  * synchronously by whoever needs them.
  *
  * It lists every key under the prefix once, then follows one watch from the revision after that
@@ -11,6 +11,7 @@
 import { EventEmitter } from 'events';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from '../../common/logger';
+import { isAclBinding, type AclBinding } from '../../security/acl-binding';
 import {
   decodePartitionState,
   parseMetadataKey,
@@ -43,6 +44,9 @@ export class MetadataCache extends EventEmitter {
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** user -> its SCRAM credentials and its key's mod revision. */
   private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
+  /** The ACLs by their key, and the list acls() answers (rebuilt after they change; null: to rebuild). */
+  private readonly aclsByKey = new Map<string, AclBinding>();
+  private aclList: readonly AclBinding[] | null = null;
   /** The etcd revision everything above reflects. */
   private appliedRevision = 0;
   private watcher: Watcher | null = null;
@@ -152,6 +156,12 @@ export class MetadataCache extends EventEmitter {
     return [...this.scramCredentialsByUser.keys()].sort();
   }
 
+  /** The cluster's ACLs: the same array until one is created or deleted. */
+  acls(): readonly AclBinding[] {
+    this.aclList ??= Object.freeze([...this.aclsByKey.values()]);
+    return this.aclList;
+  }
+
   /** Resolves once at least `count` brokers are registered. */
   brokersAtLeast(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -195,6 +205,8 @@ export class MetadataCache extends EventEmitter {
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
     this.scramCredentialsByUser.clear();
+    this.aclsByKey.clear();
+    this.aclList = null;
     for (const kv of listing.kvs) this.apply('put', kv);
     this.appliedRevision = Number(listing.header.revision);
     this.changed();
@@ -280,6 +292,14 @@ export class MetadataCache extends EventEmitter {
           if (value === null) this.scramCredentialsByUser.delete(what.user);
           else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });
           break;
+        case 'acl': {
+          const binding: unknown = value === null ? null : JSON.parse(value);
+          if (binding !== null && !isAclBinding(binding)) throw new Error('not an ACL binding');
+          if (binding === null) this.aclsByKey.delete(what.key);
+          else this.aclsByKey.set(what.key, Object.freeze(binding));
+          this.aclList = null;
+          break;
+        }
       }
     } catch (err) {
       this.logger?.warn({ err, key }, 'ignoring a malformed cluster metadata value in etcd');

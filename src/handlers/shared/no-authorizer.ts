@@ -1,4 +1,4 @@
-// What the ACL APIs answer while no authorizer is configured (Fjord has none yet): Kafka's AclApis
+// What the ACL APIs answer while no authorizer is configured (authorizer.class.name empty): Kafka's AclApis
 // then answers SECURITY_DISABLED, before looking at the request's contents, with one message for
 // CreateAcls and DeleteAcls and another for DescribeAcls (both checked against Kafka 4.4.0).
 import { ErrorCode } from '../../common/errors';
