@@ -560,8 +560,9 @@ export class Controller implements ScramCredentialLookup {
   createAcls(bindings: readonly AclBinding[]): Promise<void> {
     return this.inTurn(async () => {
       const present = new Set(this.backend.acls().map(bindingKey));
-      const added = bindings.filter((b) => !present.has(bindingKey(b)));
-      if (added.length > 0) await this.backend.changeAcls(added, []);
+      // Each new ACL once, however often the request names it (a transaction may not write a key twice).
+      const added = new Map(bindings.filter((b) => !present.has(bindingKey(b))).map((b) => [bindingKey(b), b]));
+      if (added.size > 0) await this.backend.changeAcls([...added.values()], []);
     }).then(() => undefined);
   }
 

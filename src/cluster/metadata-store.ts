@@ -1,7 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * the finalized feature levels, the users' SCRAM credentials) in the data directory.
- * the finalized feature levels, the ACLs) in the data directory.
+ * the finalized feature levels, the users' SCRAM credentials, the ACLs) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.

@@ -13,14 +13,14 @@ import { ErrorCode } from '../common/errors';
 import { AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, PatternType, ResourceType } from '../security/acl';
 import { invalidNewAcl, knownCode, type AclBinding } from '../security/acl-binding';
 import { SECURITY_DISABLED } from './shared/no-authorizer';
-import type { AclServices } from './shared/acl-requests';
+import { CLUSTER_DENIED, type AclServices } from './shared/acl-requests';
 import { defineHandler } from './handler';
 
 export const createAcls = defineHandler(ApiKey.CreateAcls, { minVersion: 0, maxVersion: 3 }, (s: AclServices) => async (req, ctx) => {
   const store = s.aclStore;
   if (!store) return { throttleTimeMs: 0, results: req.creations.map(() => ({ ...SECURITY_DISABLED })) };
   if (!ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)) {
-    return { throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null })) };
+    return { throttleTimeMs: 0, results: req.creations.map(() => ({ ...CLUSTER_DENIED })) };
   }
   const bindings: AclBinding[] = req.creations.map((c) => ({
     resourceType: knownCode(ResourceType, c.resourceType),

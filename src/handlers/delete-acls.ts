@@ -11,17 +11,14 @@ import { ErrorCode } from '../common/errors';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl';
 import { invalidFilter } from '../security/acl-binding';
 import { SECURITY_DISABLED } from './shared/no-authorizer';
-import { toFilter, wireBinding, type AclServices } from './shared/acl-requests';
+import { CLUSTER_DENIED, toFilter, wireBinding, type AclServices } from './shared/acl-requests';
 import { defineHandler } from './handler';
 
 export const deleteAcls = defineHandler(ApiKey.DeleteAcls, { minVersion: 0, maxVersion: 3 }, (s: AclServices) => async (req, ctx) => {
   const store = s.aclStore;
   if (!store) return { throttleTimeMs: 0, filterResults: req.filters.map(() => ({ ...SECURITY_DISABLED, matchingAcls: [] })) };
   if (!ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)) {
-    return {
-      throttleTimeMs: 0,
-      filterResults: req.filters.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, matchingAcls: [] })),
-    };
+    return { throttleTimeMs: 0, filterResults: req.filters.map(() => ({ ...CLUSTER_DENIED, matchingAcls: [] })) };
   }
   const filters = req.filters.map(toFilter);
   const refusals = filters.map(invalidFilter);

@@ -11,14 +11,14 @@ import { ErrorCode } from '../common/errors';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl';
 import { filterMatches, invalidFilter, type AclBinding } from '../security/acl-binding';
 import { DESCRIBE_SECURITY_DISABLED } from './shared/no-authorizer';
-import { toFilter, type AclServices } from './shared/acl-requests';
+import { CLUSTER_DENIED, toFilter, type AclServices } from './shared/acl-requests';
 import { defineHandler } from './handler';
 
 export const describeAcls = defineHandler(ApiKey.DescribeAcls, { minVersion: 0, maxVersion: 3 }, (s: AclServices) => (req, ctx) => {
   const store = s.aclStore;
   if (!store) return { throttleTimeMs: 0, ...DESCRIBE_SECURITY_DISABLED, resources: [] };
   if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)) {
-    return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, resources: [] };
+    return { throttleTimeMs: 0, ...CLUSTER_DENIED, resources: [] };
   }
   const filter = toFilter(req);
   const invalid = invalidFilter(filter);

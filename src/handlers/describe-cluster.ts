@@ -8,8 +8,7 @@
 //   registry, a single broker is always in), so every broker listed is unfenced and none is added.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
-import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType, CLUSTER_RESOURCE_NAME } from '../security/acl';
+import { clusterAuthorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
 import type { Controller } from '../cluster/controller';
 import { defineHandler } from './handler';
 
@@ -29,7 +28,6 @@ export const describeCluster = defineHandler(ApiKey.DescribeCluster, { minVersio
     errorCode: ErrorCode.NONE,
     errorMessage: null,
     brokers: s.controller.brokers(ctx.session.listenerName).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
-    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations
-      ? authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : NOT_REQUESTED,
+    clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? clusterAuthorizedOperations(ctx) : NOT_REQUESTED,
   };
 });

@@ -22,8 +22,8 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { BrokerEndpoint, Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
-import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType, CLUSTER_RESOURCE_NAME } from '../security/acl';
+import { authorizedOperations, clusterAuthorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
+import { ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface MetadataServices {
@@ -60,8 +60,7 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
     clusterId: s.clusterId,
     controllerId: controller.controllerId,
     topics,
-    clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations
-      ? authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) : NOT_REQUESTED,
+    clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? clusterAuthorizedOperations(ctx) : NOT_REQUESTED,
     errorCode: ErrorCode.NONE,
   };
 });

@@ -209,7 +209,7 @@ describe('ACLs applied at once, and the ACL APIs\' own authorization', function 
       expect(described.clusterAuthorizedOperations).to.equal(0);
 
       const again = await c.request<CreateAclsResponse>(ApiKey.CreateAcls, 3, { creations: [creation(RT.TOPIC, 'u', PatternType.LITERAL, 'User:x', Op.READ, ALLOW)] });
-      expect(again.results).to.deep.equal([{ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null }]);
+      expect(again.results).to.deep.equal([{ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' }]);
       const deleted = await c.request<DeleteAclsResponse>(ApiKey.DeleteAcls, 3, { filters: [ANY_FILTER, ANY_FILTER] });
       expect(deleted.filterResults.map((r) => [r.errorCode, r.matchingAcls.length])).to.deep.equal([[31, 0], [31, 0]]);
       const listed = await c.request<DescribeAclsResponse>(ApiKey.DescribeAcls, 3, ANY_FILTER);

@@ -64,10 +64,10 @@ describe('ACLs in a cluster', function () {
   it('enforces on broker 2 an ACL created through broker 1, and on broker 1 a delete made through broker 2', async () => {
     expect(aliceMayRead(1)).to.equal(false);
     expect(aliceMayRead(2)).to.equal(false);
-    const created = await request<CreateAclsResponse>(1, ApiKey.CreateAcls, 3, {
-      creations: [{ resourceType: RT.TOPIC, resourceName: 'orders', resourcePatternType: PatternType.PREFIXED, principal: 'User:alice', host: '*', operation: Op.READ, permissionType: AclPermissionType.ALLOW }],
-    });
-    expect(created.results).to.deep.equal([{ errorCode: 0, errorMessage: null }]);
+    const readOrders = { resourceType: RT.TOPIC, resourceName: 'orders', resourcePatternType: PatternType.PREFIXED, principal: 'User:alice', host: '*', operation: Op.READ, permissionType: AclPermissionType.ALLOW };
+    // The same ACL twice in one request is one ACL.
+    const created = await request<CreateAclsResponse>(1, ApiKey.CreateAcls, 3, { creations: [readOrders, readOrders] });
+    expect(created.results).to.deep.equal([{ errorCode: 0, errorMessage: null }, { errorCode: 0, errorMessage: null }]);
     // Broker 1 answered once its own cache had the ACL.
     expect(aliceMayRead(1)).to.equal(true);
     await eventually(() => aliceMayRead(2), 'broker 2 allowing alice', 10_000);

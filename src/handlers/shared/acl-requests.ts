@@ -1,6 +1,7 @@
 // What the three ACL handlers share: the store they need, the request's filters and creations as
 // bindings, and Kafka's answer when the principal may not touch the ACLs.
 import type { Controller } from '../../cluster/controller';
+import { ErrorCode, errorMessage } from '../../common/errors';
 import { knownCode, type AclBinding, type AclBindingFilter } from '../../security/acl-binding';
 import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../../security/acl';
 
@@ -8,6 +9,9 @@ export interface AclServices {
   /** Where the ACLs are kept once an authorizer is configured; null: none is, the APIs answer SECURITY_DISABLED. */
   readonly aclStore: Pick<Controller, 'acls' | 'createAcls' | 'deleteAcls'> | null;
 }
+
+/** The answer to a principal not allowed the ACL API's operation on the cluster (Kafka's ClusterAuthorizationException). */
+export const CLUSTER_DENIED = { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: errorMessage(ErrorCode.CLUSTER_AUTHORIZATION_FAILED) } as const;
 
 /** The fields a DescribeAcls request or a DeleteAcls filter has. */
 export interface WireFilter {

@@ -3,7 +3,7 @@
 // and that the request's principal may perform on it, as Kafka's AuthHelper.authorizedOperations.
 // The checks are logged at trace only: they grant nothing by themselves.
 import { SUPPORTED_OPERATIONS } from '../../security/acl-binding';
-import type { ResourceType } from '../../security/acl';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../security/acl';
 import type { RequestContext } from '../handler';
 
 /** Kafka's "not requested" sentinel: Integer.MIN_VALUE. */
@@ -17,4 +17,10 @@ export function authorizedOperations(ctx: Pick<RequestContext, 'authorize'>, res
     if (ctx.authorize(op, resourceType, resourceName, QUIET)) bits |= 1 << op;
   }
   return bits;
+}
+
+/** The cluster's, as Metadata and DescribeCluster answer them: 0 unless DESCRIBE on it is allowed (Kafka's KafkaApis). */
+export function clusterAuthorizedOperations(ctx: Pick<RequestContext, 'authorize'>): number {
+  if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME, { logIfDenied: false })) return 0;
+  return authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
 }
