@@ -19,6 +19,8 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { isSaslProtocol, saslListenerSettings } from './security/sasl-config';
+import type { ScramCredentialLookup } from './security/sasl';
 import { serverTls } from './security/tls';
 import { parseSuperUsers, StandardAuthorizer } from './security/standard-authorizer';
 import { Router } from './net/router';
@@ -323,6 +325,12 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   // TLS settings are checked (key stores read) before anything starts: a bad one fails the start, as in Kafka.
   const serverTlsOf = new Map(config.listeners.map((l) =>
     [l.name, l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL' ? serverTls(config, l.name) : null]));
+  // So are each SASL listener's mechanisms and JAAS configs. SCRAM logins read the controller's
+  // credentials, set below once it exists (before any listener opens).
+  let scramCredentials: ScramCredentialLookup | null = null;
+  const scramLookup: ScramCredentialLookup = { scramCredential: (user, mechanism) => scramCredentials?.scramCredential(user, mechanism) ?? null };
+  const saslOf = new Map(config.listeners.map((l) =>
+    [l.name, isSaslProtocol(l.securityProtocol) ? saslListenerSettings(config, l.name, scramLookup) : undefined]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
@@ -334,6 +342,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   }
   const { replicas } = mode.parts;
   const broker = new Broker(config, log, mode.parts);
+  scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
   const coordinatorsStarted = replicas.loaded.then(() => mode.start(broker), () => undefined)
@@ -359,7 +368,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer }, serverTlsOf.get(l.name));
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, sasl: saslOf.get(l.name) }, serverTlsOf.get(l.name));
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
       listeners.set(l.name, { listener, host: l.host === '' ? advertised?.host ?? DEFAULT_ADVERTISED_HOST : l.host, port });

@@ -35,6 +35,7 @@ import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { freePort } from './local-etcd';
+import { interBrokerSaslClient } from './security/sasl-config';
 import { clientTls } from './security/tls';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
@@ -212,7 +213,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
   // Every connection to another broker goes to its inter-broker listener, over TLS if that is SSL or SASL_SSL.
   const { securityProtocol } = config.interBrokerListener;
   const secure = securityProtocol === 'SSL' || securityProtocol === 'SASL_SSL';
-  const interBroker = { tls: secure ? clientTls(config, config.interBrokerListener.name) : undefined };
+  // On a SASL one, they authenticate as the username of its JAAS config (sasl.mechanism.inter.broker.protocol).
+  const interBroker = { tls: secure ? clientTls(config, config.interBrokerListener.name) : undefined, sasl: interBrokerSaslClient(config) };
   // The registration names the ports before the listeners open: a free one is picked for port 0.
   const ports = new Map<string, number>();
   for (const l of config.listeners) ports.set(l.name, l.port === 0 ? await freePort(l.host) : l.port);

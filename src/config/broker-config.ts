@@ -303,6 +303,17 @@ const LISTENER_SECURITY_CONFIGS = [
 ];
 const LISTENER_PREFIX_RE = /^listener\.name\.[^.]*\./;
 
+/**
+ * A known key with a listener prefix, and for SASL keys a mechanism prefix too
+ * (listener.name.<l>.<key>, listener.name.<l>.<mechanism>.<key>, <mechanism>.<key>), as Kafka's
+ * channel builders read them: not an unknown key.
+ */
+function isListenerOverride(key: string): boolean {
+  const rest = key.replace(LISTENER_PREFIX_RE, '');
+  const unprefixed = rest.replace(/^(plain|scram-sha-256|scram-sha-512|oauthbearer|gssapi)\./, '');
+  return unprefixed !== key && BROKER_CONFIGS.has(unprefixed);
+}
+
 /** Which dynamic layer: this broker's own configs, or the cluster-wide defaults. */
 export type DynamicLevel = 'broker' | 'default';
 
@@ -362,8 +373,8 @@ export class BrokerConfig {
 
     this.values = typedValues(originals, new Set());
     for (const k of originals.keys()) {
-      const name = k.replace(LISTENER_PREFIX_RE, '');
-      if (!BROKER_CONFIGS.has(name) || BROKER_CONFIGS.get(name)!.dynamicOnly) {
+      if (isListenerOverride(k)) continue;
+      if (!BROKER_CONFIGS.has(k) || BROKER_CONFIGS.get(k)!.dynamicOnly) {
         this.warnings.push(`The configuration '${k}' was supplied but isn't a known config.`);
       }
     }
@@ -694,10 +705,11 @@ export class BrokerConfig {
     if (unprefixed.length > 0) {
       return `These security configs can be dynamically updated only per-listener using the listener prefix: [${unprefixed.join(', ')}]`;
     }
-    // Kafka reloads key stores and TLS settings live (passwords kept encrypted); Fjord builds its TLS contexts at start.
-    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n) || n.startsWith('ssl.'));
+    // Kafka reloads key stores, TLS and SASL settings live (passwords kept encrypted); Fjord builds its
+    // TLS contexts and SASL mechanisms at start.
+    const perListener = names.filter((n) => LISTENER_PREFIX_RE.test(n) || n.startsWith('ssl.') || n.startsWith('sasl.'));
     if (perListener.length > 0) {
-      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord reads listener and TLS configs at start only)`;
+      return `Cannot update these configs dynamically: [${perListener.join(', ')}] (Fjord reads listener, TLS and SASL configs at start only)`;
     }
     for (const n of names) {
       const def = BROKER_CONFIGS.get(n);

@@ -394,6 +394,24 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'queued.max.requests', type: 'int', default: '500', validator: atLeast(1), doc: 'Requests waiting for their turn, broker-wide, before reads pause' },
   { name: 'queued.max.request.bytes', type: 'long', default: '-1', doc: 'Bytes of requests in the broker (partial frames included) before reads pause; -1: no limit' },
 
+  // SASL (src/security, src/net/sasl-authenticator.ts). Each is also read with a listener prefix
+  // (listener.name.<listener>.), the jaas, callback handler and reauth keys with a listener and
+  // mechanism prefix (listener.name.<listener>.<mechanism>.), as Kafka's ChannelBuilders reads them.
+  { name: 'sasl.enabled.mechanisms', type: 'list', default: 'GSSAPI', dynamic: true, doc: 'SASL mechanisms a SASL listener offers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER; GSSAPI is not supported)' },
+  { name: 'sasl.jaas.config', type: 'password', default: null, dynamic: true, doc: 'JAAS login module and options, e.g. PlainLoginModule with user_NAME="password" entries' },
+  { name: 'sasl.mechanism.inter.broker.protocol', type: 'string', default: 'GSSAPI', dynamic: true, doc: 'Mechanism brokers authenticate to each other with on a SASL inter-broker listener' },
+  { name: 'sasl.server.callback.handler.class', type: 'class', default: null, doc: 'Server callback handler; OAuthBearerValidatorCallbackHandler turns on JWT validation against a JWKS' },
+  { name: 'sasl.server.max.receive.size', type: 'int', default: '524288', doc: 'Largest frame accepted before authentication completes' },
+  { name: 'connections.max.reauth.ms', type: 'long', default: '0', doc: 'Most time an authenticated SASL session lasts before the client must re-authenticate (KIP-368); 0: forever' },
+  { name: 'connection.failed.authentication.delay.ms', type: 'int', default: '100', validator: atLeast(0), doc: 'Delay before the answer to a failed authentication, after which the connection closes' },
+  { name: 'sasl.oauthbearer.jwks.endpoint.url', type: 'string', default: null, doc: 'JWKS (file:// or https://) whose keys verify OAUTHBEARER JWTs' },
+  { name: 'sasl.oauthbearer.jwks.endpoint.refresh.ms', type: 'long', default: '3600000', doc: 'How often an https JWKS is fetched again' },
+  { name: 'sasl.oauthbearer.expected.audience', type: 'list', default: '', doc: 'A JWT must name one of these in aud (empty: aud is not checked)' },
+  { name: 'sasl.oauthbearer.expected.issuer', type: 'string', default: null, doc: 'A JWT must have this iss (unset: not checked)' },
+  { name: 'sasl.oauthbearer.sub.claim.name', type: 'string', default: 'sub', doc: 'JWT claim that names the principal' },
+  { name: 'sasl.oauthbearer.scope.claim.name', type: 'string', default: 'scope', doc: 'JWT claim that holds the scopes' },
+  { name: 'sasl.oauthbearer.clock.skew.seconds', type: 'int', default: '30', doc: 'Clock difference tolerated when checking exp, nbf and iat' },
+
   // TLS (SSL and SASL_SSL listeners; each may be given per listener with the listener.name.<listener>. prefix)
   { name: 'ssl.keystore.type', type: 'string', default: 'JKS', dynamic: true, doc: 'Key store format: PEM or PKCS12 (JKS is refused)' },
   { name: 'ssl.keystore.location', type: 'string', default: null, dynamic: true, doc: 'Key store file: PEM with the private key and certificate chain, or PKCS12' },

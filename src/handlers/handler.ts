@@ -5,6 +5,7 @@
 import { apiSpecs, type ApiKey, type ApiRequestMap, type ApiResponseMap } from '../protocol/generated';
 import type { Session } from '../security/principal';
 import type { AclOperation, ResourceType } from '../security/acl';
+import type { SaslExchange } from '../security/sasl';
 
 /** What a handler may know of the request beyond its body; nothing of the connection itself. */
 export interface RequestContext {
@@ -29,6 +30,8 @@ export interface RequestContext {
    * from the log): taken from the connection's BufferPool, given back once the response is written.
    */
   responseBuffer(size: number): Buffer;
+  /** The connection's SASL exchange, on a SASL_* listener only (SaslHandshake and SaslAuthenticate drive it). */
+  readonly sasl?: SaslExchange;
   /** Closes the connection instead of answering (a failed acks=0 produce: the client must notice). */
   closeConnection(reason: string): void;
 }

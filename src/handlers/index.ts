@@ -56,6 +56,9 @@ import { listConfigResources } from './list-config-resources';
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
 import { deleteAcls } from './delete-acls';
+// SASL: the exchange itself is the connection's (src/net/sasl-authenticator.ts).
+import { saslHandshake } from './sasl-handshake';
+import { saslAuthenticate } from './sasl-authenticate';
 // SCRAM users (src/security/scram.ts), kept with the cluster metadata.
 import { describeUserScramCredentials } from './describe-user-scram-credentials';
 import { alterUserScramCredentials } from './alter-user-scram-credentials';
@@ -71,6 +74,7 @@ const definitions = [
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources,
   describeAcls, createAcls, deleteAcls,
+  saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,
 ] as const;
 

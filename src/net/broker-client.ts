@@ -15,9 +15,11 @@
 // - Over TLS when the options carry `tls` (the inter-broker listener is SSL or SASL_SSL): the peer's
 //   certificate is checked against the trust store (and its host name, per
 //   ssl.endpoint.identification.algorithm); our key store is the client certificate.
-// - `authenticate`, when given, runs once versions are negotiated and before connect() resolves: the
-//   seam for SASL on a SASL_PLAINTEXT or SASL_SSL inter-broker listener (SaslHandshake and
-//   SaslAuthenticate through request()); its rejection fails the connect.
+// - SASL when the options carry `sasl` (the inter-broker listener is SASL_PLAINTEXT or SASL_SSL):
+//   SaslHandshake v1 and SaslAuthenticate once versions are negotiated, before connect() resolves (a
+//   refusal fails the connect with SaslClientAuthenticationError); when the peer answers a session
+//   lifetime (KIP-368), the next request after 85% of it re-authenticates first, later requests
+//   waiting for it.
 // There is no reconnect loop here: a closed client stays closed, and its caller (a replica fetcher,
 // say) decides when to connect again and with what backoff.
 import * as net from 'node:net';
@@ -28,6 +30,7 @@ import {
 } from '../protocol/generated';
 import { ErrorCode, errorName } from '../common/errors';
 import { packageVersion } from '../common/package-version';
+import type { SaslClient } from '../security/sasl';
 import type { ClientTls } from '../security/tls';
 
 export interface BrokerClientOptions {
@@ -43,9 +46,12 @@ export interface BrokerClientOptions {
   maxResponseBytes?: number;
   /** TLS to the peer (an SSL or SASL_SSL listener); plain TCP without it. */
   tls?: ClientTls;
-  /** Authenticates the new connection (SASL) after version negotiation; see the file comment. */
-  authenticate?: (client: BrokerClient) => Promise<void>;
+  /** On a SASL_* inter-broker listener: a new client of sasl.mechanism.inter.broker.protocol per exchange. */
+  sasl?: () => SaslClient;
 }
+
+/** Re-authenticate once this share of the session lifetime the peer gave has passed (KIP-368). */
+const REAUTHENTICATE_AT_SHARE = 0.85;
 
 /** Kafka's socket.request.max.bytes default (100 MiB), plus room for a response's headers. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024 + 64 * 1024;
@@ -61,6 +67,14 @@ export class BrokerConnectionError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'BrokerConnectionError';
+  }
+}
+
+/** The peer refused our SASL mechanism or credentials; the connection is closed. */
+export class SaslClientAuthenticationError extends BrokerConnectionError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SaslClientAuthenticationError';
   }
 }
 
@@ -103,6 +117,10 @@ export class BrokerClient {
   /** A frame arriving over several reads, and how much of it is in. */
   private frame: Buffer | null = null;
   private frameFilled = 0;
+  /** When the SASL session should be renewed (ms since the epoch); null when it does not expire. */
+  private reauthenticateAtMs: number | null = null;
+  /** A re-authentication under way: requests wait for it (the peer takes only SASL frames meanwhile). */
+  private reauthenticating: Promise<void> | null = null;
 
   private constructor(private readonly socket: net.Socket, private readonly opts: BrokerClientOptions) {
     this.peer = `${opts.host}:${opts.port}`;
@@ -123,11 +141,11 @@ export class BrokerClient {
       client.close('version negotiation failed');
       throw err;
     }
-    if (opts.authenticate) {
+    if (opts.sasl) {
       try {
-        await opts.authenticate(client);
+        await client.authenticate(opts.sasl());
       } catch (err) {
-        client.close('authentication failed');
+        client.close('SASL authentication failed');
         throw err;
       }
     }
@@ -165,6 +183,12 @@ export class BrokerClient {
       // The peer sends no response to it, and responses are matched to requests by their order.
       throw new Error('Produce with acks=0 gets no response; BrokerClient sends only requests that are answered');
     }
+    if (this.reauthenticateAtMs !== null && Date.now() >= this.reauthenticateAtMs && this.opts.sasl) {
+      this.reauthenticateAtMs = null;
+      this.reauthenticating = this.authenticate(this.opts.sasl()).catch((err: Error) => this.close(`SASL re-authentication failed: ${err.message}`))
+        .finally(() => { this.reauthenticating = null; });
+    }
+    if (this.reauthenticating) await this.reauthenticating;
     const version = opts.version ?? this.usableVersion(apiKey);
     const theirs = this.peerVersions.get(apiKey);
     if (opts.version !== undefined && (theirs === undefined || version < theirs.minVersion || version > theirs.maxVersion)) {
@@ -202,6 +226,31 @@ export class BrokerClient {
       throw new BrokerConnectionError(`${this.peer} answered ApiVersions with ${errorName(response.errorCode)}`);
     }
     this.peerVersions = new Map(response.apiKeys.map((k) => [k.apiKey, { minVersion: k.minVersion, maxVersion: k.maxVersion }]));
+  }
+
+  /**
+   * SaslHandshake v1, then SaslAuthenticate rounds until the mechanism has nothing more to send
+   * (SaslClientAuthenticator's order); the session lifetime the peer answers schedules the next one.
+   */
+  private async authenticate(sasl: SaslClient): Promise<void> {
+    const handshake = await this.send(ApiKey.SaslHandshake, 1, { mechanism: sasl.mechanism });
+    if (handshake.errorCode !== ErrorCode.NONE) {
+      throw new SaslClientAuthenticationError(`${this.peer} refused SASL mechanism ${sasl.mechanism} with ${errorName(handshake.errorCode)} ` +
+        `(it enables ${handshake.mechanisms.join(', ')})`);
+    }
+    const version = Math.min(2, this.peerVersions.get(ApiKey.SaslAuthenticate)?.maxVersion ?? 0);
+    let lifetimeMs = 0;
+    for (let challenge: Buffer | null = null; ;) {
+      const token = await sasl.evaluateChallenge(challenge);
+      if (token === null) break;
+      const response = await this.send(ApiKey.SaslAuthenticate, version, { authBytes: token });
+      if (response.errorCode !== ErrorCode.NONE) {
+        throw new SaslClientAuthenticationError(`${this.peer}: SASL ${sasl.mechanism} authentication failed with ${errorName(response.errorCode)}: ${response.errorMessage}`);
+      }
+      challenge = response.authBytes;
+      lifetimeMs = Number(response.sessionLifetimeMs ?? 0n);
+    }
+    this.reauthenticateAtMs = lifetimeMs > 0 ? Date.now() + lifetimeMs * REAUTHENTICATE_AT_SHARE : null;
   }
 
   /** Writes one request at a version already chosen (the handshake's ApiVersions is sent before the peer's ranges are known). */

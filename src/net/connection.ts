@@ -23,6 +23,12 @@
 // in the v0 format with UNSUPPORTED_VERSION and our ranges (KIP-511). A handler that throws or
 // builds a response the encoder rejects closes the connection too (error level: that is our bug),
 // and nothing else: other connections keep being served.
+//
+// On a SASL_* listener the connection's SaslAuthenticator (sasl-authenticator.ts) is asked of every
+// frame: until the exchange completes only ApiVersions and SASL frames are taken, one at a time and
+// each at most sasl.server.max.receive.size; the bare tokens that follow a SaslHandshake v0 are
+// passed to it as they are; a failed exchange's answer is written, then the connection closes. Its
+// completion replaces `session`, which every request after it carries.
 import { isIPv4, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Reader, Writer, ProtocolError } from '../protocol/primitives';
@@ -37,6 +43,8 @@ import type { RequestBudget } from './request-budget';
 import { ANONYMOUS, type Session } from '../security/principal';
 import type { Authorizer } from '../security/acl';
 import type { SecurityProtocol } from '../config/broker-config';
+import type { SaslListenerSettings } from '../security/sasl-config';
+import { SaslAuthenticator } from './sasl-authenticator';
 
 export interface ConnectionLimits {
   maxRequestBytes: number;     // socket.request.max.bytes
@@ -49,6 +57,8 @@ export interface ConnectionAccess {
   readonly listenerName: string;
   readonly securityProtocol: SecurityProtocol;
   readonly authorizer: Authorizer;
+  /** On a SASL_* listener: its mechanisms and limits; every connection must authenticate first. */
+  readonly sasl?: SaslListenerSettings;
 }
 
 /** One request from its decoding until its response is handed to the socket. */
@@ -61,6 +71,8 @@ interface InFlight {
   ready: boolean;
   chunks: Buffer[] | null;     // null: no response at all (acks=0 produce)
   pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
+  /** The connection closes once this response is written (a failed SASL authentication), for this reason. */
+  closeAfterWrite?: string;
 }
 
 /** A frame larger than this that arrives in pieces is assembled in a resizable buffer. */
@@ -91,6 +103,8 @@ export class Connection {
   readonly peer: string;
   /** Replaced when authentication (SASL, a client certificate) establishes a principal. */
   session: Session;
+  /** The SASL exchange on a SASL_* listener; null on others. */
+  private readonly sasl: SaslAuthenticator | null;
   private readonly inFlight: InFlight[] = [];
   private closed = false;
   private paused = false;
@@ -142,6 +156,10 @@ export class Connection {
       listenerName: access.listenerName,
       securityProtocol: access.securityProtocol,
     };
+    this.sasl = access.sasl ? new SaslAuthenticator(access.sasl, this.session, this.peer, log, {
+      authenticated: (session) => { this.session = session; },
+      close: (reason) => this.close(reason, 'info'),
+    }) : null;
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleMs);
     socket.on('data', (b) => this.onData(b));
@@ -157,6 +175,7 @@ export class Connection {
   close(reason: string, level: 'warn' | 'debug' | 'info' | 'error' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
+    this.sasl?.dispose();
     this.log[level]({ peer: this.peer, reason }, 'closing connection');
     for (const r of this.inFlight) this.settle(r);
     this.inFlight.length = 0;
@@ -251,9 +270,12 @@ export class Connection {
     this.consume(n);
     if (this.prefixFilled < 4) return false;
     const size = this.sizePrefix.readInt32BE(0);
-    if (size <= 0 || size > this.limits.maxRequestBytes) {
+    const maxBytes = this.sasl ? this.sasl.maxFrameBytes(this.limits.maxRequestBytes) : this.limits.maxRequestBytes;
+    if (size <= 0 || size > maxBytes) {
       this.prefixFilled = 0;
-      this.close(`invalid request size ${size} (socket.request.max.bytes is ${this.limits.maxRequestBytes})`);
+      this.close(maxBytes === this.limits.maxRequestBytes
+        ? `invalid request size ${size} (socket.request.max.bytes is ${maxBytes})`
+        : `Failing SASL authentication due to invalid receive size ${size} (sasl.server.max.receive.size is ${maxBytes})`);
       return false;
     }
     this.budget.reserveBytes(size);
@@ -267,6 +289,8 @@ export class Connection {
   /** A new frame may be read: this connection is under its in-flight cap and the broker's budget has room. */
   private mayReadFrame(): boolean {
     if (this.inFlight.length >= this.limits.maxInFlight) return false;
+    // A SASL exchange takes one frame at a time: what the next one is depends on the answer to this one.
+    if (this.sasl?.exchanging && this.inFlight.length > 0) return false;
     if (this.budget.exhausted) {
       this.budget.whenFree(this.scheduleRead);
       return false;
@@ -276,10 +300,13 @@ export class Connection {
 
   private onFrame(frame: Buffer): void {
     const frameBytes = frame.length;
+    if (this.sasl?.expectsRawToken) return this.onRawSaslToken(frame);
     if (frame.length < 8) return this.reject(frameBytes, `request of ${frame.length} bytes is shorter than a request header`);
     const apiKey = frame.readInt16BE(0);
     const apiVersion = frame.readInt16BE(2);
     const correlationId = frame.readInt32BE(4);
+    const saslRefusal = this.sasl?.admit(apiKey);
+    if (saslRefusal) return this.reject(frameBytes, saslRefusal, 'info');
     const handler = this.router.handler(apiKey);
     if (!handler) return this.reject(frameBytes, `unknown or unsupported API key ${apiKey}`);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
@@ -315,7 +342,7 @@ export class Connection {
     const { authorizer } = this.access;
     const audit = { requestName: handler.name };
     const ctx: RequestContext = {
-      apiKey, apiVersion, correlationId, clientId, peer: this.peer, session,
+      apiKey, apiVersion, correlationId, clientId, peer: this.peer, session, sasl: this.sasl ?? undefined,
       authorize: (op, type, name, logging) => authorizer.authorize(session, op, type, name, logging ? { ...audit, ...logging } : audit),
       authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type, audit),
       closeConnection: (reason: string) => this.close(reason, 'info'),
@@ -331,8 +358,35 @@ export class Connection {
     this.startNext();
   }
 
+  /**
+   * A bare SASL token after SaslHandshake v0: the mechanism's reply goes back size-prefixed, without a
+   * Kafka header; a failed exchange closes the connection (there is no error answer in this form).
+   */
+  private onRawSaslToken(token: Buffer): void {
+    const sasl = this.sasl!;
+    const entry: InFlight = { isProduce: false, frameBytes: token.length, start: null, ready: false, chunks: null, pooled: null };
+    entry.start = () => {
+      sasl.rawToken(token).then((reply) => {
+        if (this.closed) return;
+        if (reply === null) return this.close(`SASL authentication failed: ${sasl.failure}`, 'info');
+        const size = Buffer.alloc(4);
+        size.writeInt32BE(reply.length);
+        entry.chunks = [size, reply];
+        this.settle(entry);
+        this.flush();
+        this.startNext();
+      }, (err: unknown) => {
+        this.log.error({ err, peer: this.peer }, 'SASL token failed');
+        this.close(`SASL token failed: ${err instanceof Error ? err.message : String(err)}`, 'error');
+      });
+    };
+    this.inFlight.push(entry);
+    this.budget.requestQueued();
+    this.startNext();
+  }
+
   /** Closes the connection over a frame that will not be handled, giving back its reservation. */
-  private reject(frameBytes: number, reason: string, level: 'warn' | 'error' = 'warn'): void {
+  private reject(frameBytes: number, reason: string, level: 'warn' | 'error' | 'info' = 'warn'): void {
     this.budget.releaseBytes(frameBytes);
     this.close(reason, level);
   }
@@ -371,6 +425,7 @@ export class Connection {
       } catch (err) {
         return fail(err);
       }
+      if (this.sasl?.failure) entry.closeAfterWrite = `SASL authentication failed: ${this.sasl.failure}`;
       this.settle(entry);
       this.flush();
       this.startNext();
@@ -411,6 +466,11 @@ export class Connection {
       }
       const last = entry.chunks.length - 1;
       for (let i = 0; i < last; i++) this.socket.write(entry.chunks[i]);
+      const closeAfterWrite = entry.closeAfterWrite;
+      if (closeAfterWrite !== undefined) {
+        this.socket.write(entry.chunks[last], () => this.close(closeAfterWrite, 'info'));
+        return;
+      }
       const pooled = entry.pooled;
       // The callback runs once the kernel has the bytes: only then may the pool hand them out again.
       this.socket.write(entry.chunks[last], pooled ? (err) => {

@@ -41,3 +41,31 @@ export interface ScramCredential {
 export interface ScramCredentialLookup {
   scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | null;
 }
+
+/** SaslAuthenticate's answer, as the connection's authenticator builds it. */
+export interface SaslAuthenticateResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  readonly authBytes: Buffer;
+  /** KIP-368: how long the session lasts (0: no limit); only for a completed exchange. */
+  readonly sessionLifetimeMs: number;
+}
+
+/**
+ * One SASL connection's exchange, as the SaslHandshake and SaslAuthenticate handlers drive it
+ * (src/net/sasl-authenticator.ts holds the state; the connection gives it to those requests).
+ */
+export interface SaslExchange {
+  handshake(mechanism: string, version: number): Promise<{ errorCode: number; mechanisms: string[] }>;
+  authenticate(authBytes: Buffer, version: number): Promise<SaslAuthenticateResult>;
+}
+
+/** The client side of one mechanism's exchange (inter-broker connections on a SASL listener). */
+export interface SaslClient {
+  readonly mechanism: string;
+  /**
+   * The next message: the first for null, then the answer to each server challenge; null when the
+   * exchange is complete. Throws when a challenge is not what the mechanism expects.
+   */
+  evaluateChallenge(challenge: Buffer | null): Buffer | null | Promise<Buffer | null>;
+}

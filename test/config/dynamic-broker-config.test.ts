@@ -115,7 +115,9 @@ describe('dynamic broker configs', () => {
       [{ 'ssl.keystore.password': 'x' }, 'broker',
         'These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.password]'],
       [{ 'listener.name.plaintext.ssl.keystore.password': 'x' }, 'broker',
-        'Cannot update these configs dynamically: [listener.name.plaintext.ssl.keystore.password] (Fjord reads listener and TLS configs at start only)'],
+        'Cannot update these configs dynamically: [listener.name.plaintext.ssl.keystore.password] (Fjord reads listener, TLS and SASL configs at start only)'],
+      [{ 'sasl.enabled.mechanisms': 'PLAIN' }, 'broker',
+        'Cannot update these configs dynamically: [sasl.enabled.mechanisms] (Fjord reads listener, TLS and SASL configs at start only)'],
       [{ 'log.cleaner.threads': '8' }, 'broker',
         'Invalid value org.apache.kafka.common.config.ConfigException: Log cleaner threads cannot be increased to more than double the current value 1 ' +
         'for configuration Invalid dynamic configuration'],
