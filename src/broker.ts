@@ -17,7 +17,7 @@ import { ReplicaManager } from './replica/replica-manager';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
-import { Listener } from './net/listener';
+import { Listener, ListenerShared } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
 import { isSaslProtocol, saslListenerSettings } from './security/sasl-config';
 import type { ScramCredentialLookup } from './security/sasl';
@@ -364,11 +364,12 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     handshakeTimeoutMs: Math.min(TLS_HANDSHAKE_TIMEOUT_MS, config.getLong('connections.max.idle.ms')),
   };
   const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
+  const shared = new ListenerShared(limits);
   const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, sasl: saslOf.get(l.name) }, serverTlsOf.get(l.name));
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, sasl: saslOf.get(l.name) }, serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
       listeners.set(l.name, { listener, host: l.host === '' ? advertised?.host ?? DEFAULT_ADVERTISED_HOST : l.host, port });

@@ -344,7 +344,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   {
     name: 'listener.security.protocol.map', type: 'string', dynamic: true, perBrokerOnly: true,
     default: 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
-    doc: 'Listener name to security protocol pairs (Fjord serves PLAINTEXT only)',
+    doc: 'Listener name to security protocol pairs (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)',
   },
   { name: 'log.dirs', type: 'list', default: null, doc: 'Comma-separated data directories; overrides log.dir' },
   { name: 'log.dir', type: 'list', default: './data', doc: 'Data directory used when log.dirs is unset. Fjord: defaults to ./data' },

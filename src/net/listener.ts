@@ -5,6 +5,7 @@
 //   ConnectionQuotas does): a connection over its address's limit is closed at accept, logged at
 //   info as Kafka does ("Rejected connection from ...").
 // - One RequestBudget (queued.max.requests, queued.max.request.bytes) shared by every connection.
+// - A broker's listeners share these counts and the budget (ListenerShared), as Kafka's are broker-wide.
 // - TLS (SSL and SASL_SSL listeners): the handshake runs on the accepted socket (counted against the
 //   limits above from the accept); the Connection starts once it completes, with the principal of the
 //   client certificate (src/security/tls.ts). A handshake that fails is logged at info with the peer
@@ -33,6 +34,28 @@ export interface ListenerLimits extends ConnectionLimits {
   handshakeTimeoutMs: number;
 }
 
+/**
+ * What a broker's listeners share, as Kafka's ConnectionQuotas and request channel are broker-wide:
+ * the connection counts (max.connections, max.connections.per.ip), the RequestBudget, the fetch buffers.
+ */
+export class ListenerShared {
+  /** Connections (and TLS handshakes) open on every listener, in all and by address. */
+  open = 0;
+  readonly perIp = new Map<string, number>();
+  /** The overrides by address, filled by the listeners' listen(). */
+  readonly ipLimits = new Map<string, number>();
+  /**
+   * Slabs of 1 MiB, the partition fetch limit of the common clients (larger reads are allocated
+   * outside it); 32 idle at most, what a few busy consumers have in flight.
+   */
+  readonly fetchBuffers = new BufferPool(1 << 20, 32);
+  readonly budget: RequestBudget;
+
+  constructor(limits: ListenerLimits) {
+    this.budget = new RequestBudget(limits.maxQueuedRequests, limits.maxQueuedBytes);
+  }
+}
+
 export class Listener {
   private readonly server: net.Server;
   private readonly connections = new Set<Connection>();
@@ -40,14 +63,6 @@ export class Listener {
   private readonly handshaking = new Map<string, net.Socket>();
   /** Runs the handshakes of a TLS listener (it never listens itself: accepted sockets are handed to it). */
   private readonly tlsServer: tls.Server | null = null;
-  private readonly perIp = new Map<string, number>();
-  /** The overrides by address, filled by listen(). */
-  private readonly ipLimits = new Map<string, number>();
-  /**
-   * Shared by every connection: slabs of 1 MiB, the partition fetch limit of the common clients
-   * (larger reads are allocated outside it); 32 idle at most, what a few busy consumers have in flight.
-   */
-  private readonly fetchBuffers = new BufferPool(1 << 20, 32);
   readonly budget: RequestBudget;
 
   constructor(
@@ -56,8 +71,9 @@ export class Listener {
     private readonly log: Logger,
     private readonly access: ConnectionAccess,
     serverTls: ServerTls | null = null,
+    private readonly shared = new ListenerShared(limits),
   ) {
-    this.budget = new RequestBudget(limits.maxQueuedRequests, limits.maxQueuedBytes);
+    this.budget = shared.budget;
     if (serverTls) {
       const tlsServer = tls.createServer({
         ...serverTls.options,
@@ -77,19 +93,20 @@ export class Listener {
     this.server = net.createServer((socket) => {
       const ip = normalizeIp(socket.remoteAddress ?? '');
       const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-      if (this.connections.size + this.handshaking.size >= limits.maxConnections) {
+      if (shared.open >= limits.maxConnections) {
         log.warn({ peer, reason: 'max.connections reached' }, 'refusing connection');
         socket.destroy();
         return;
       }
-      const fromIp = this.perIp.get(ip) ?? 0;
-      const ipLimit = this.ipLimits.get(ip) ?? limits.maxConnectionsPerIp;
+      const fromIp = shared.perIp.get(ip) ?? 0;
+      const ipLimit = shared.ipLimits.get(ip) ?? limits.maxConnectionsPerIp;
       if (fromIp >= ipLimit) {
         log.info({ peer }, `Rejected connection from ${ip}, address already has the configured maximum of ${ipLimit} connections.`);
         socket.destroy();
         return;
       }
-      this.perIp.set(ip, fromIp + 1);
+      shared.perIp.set(ip, fromIp + 1);
+      shared.open++;
       if (this.tlsServer) this.handshake(socket, this.tlsServer, ip, peer);
       else this.serve(socket, ip);
     });
@@ -99,15 +116,16 @@ export class Listener {
     const connection = new Connection(socket, this.router, this.limits, this.log, (c) => {
       this.connections.delete(c);
       this.release(ip);
-    }, this.fetchBuffers, this.budget, this.access);
+    }, this.shared.fetchBuffers, this.budget, this.access);
     this.connections.add(connection);
     return connection;
   }
 
   private release(ip: string): void {
-    const left = (this.perIp.get(ip) ?? 1) - 1;
-    if (left > 0) this.perIp.set(ip, left);
-    else this.perIp.delete(ip);
+    this.shared.open--;
+    const left = (this.shared.perIp.get(ip) ?? 1) - 1;
+    if (left > 0) this.shared.perIp.set(ip, left);
+    else this.shared.perIp.delete(ip);
   }
 
   /** Handed to the TLS server: its handshake (and its timeout) runs on the accepted socket. */
@@ -140,7 +158,7 @@ export class Listener {
   /** Binds host:port ('' = every interface, port 0 = any free port) and returns the bound port. */
   async listen(host: string, port: number): Promise<number> {
     for (const [name, count] of this.limits.maxConnectionsPerIpOverrides) {
-      for (const { address } of await lookup(name, { all: true })) this.ipLimits.set(normalizeIp(address), count);
+      for (const { address } of await lookup(name, { all: true })) this.shared.ipLimits.set(normalizeIp(address), count);
     }
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);

@@ -9,6 +9,7 @@ import type { PartitionRecord, TopicRecord } from '../../src/cluster/metadata-st
 import { ErrorCode } from '../../src/common/errors';
 import type { RequestContext } from '../../src/handlers/handler';
 import { findCoordinator, type FindCoordinatorServices } from '../../src/handlers/find-coordinator';
+import { allowAllRequest } from '../helpers/request-context';
 
 const SELF = 1;
 const BROKERS: BrokerEndpoint[] = [
@@ -32,7 +33,7 @@ async function ask(topic: TopicRecord | undefined, loaded: number[], keys: strin
     transactions: { isLoaded: () => false },
     startTransactions: () => Promise.resolve(),
   };
-  const ctx = { apiVersion: 4 } as RequestContext;
+  const ctx = { ...allowAllRequest, apiVersion: 4 } as RequestContext;
   const res = await findCoordinator.bind(services).handle({ key: '', keyType: 0, coordinatorKeys: keys }, ctx);
   return res!.coordinators.map((c) => [c.key, c.errorCode, c.nodeId, c.host, c.port]);
 }

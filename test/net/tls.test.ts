@@ -18,6 +18,19 @@ import { RawClient } from '../helpers/raw-client';
 
 const API_VERSIONS = { clientSoftwareName: 'tls-test', clientSoftwareVersion: '1.0' };
 
+/** Whether a new connection to `port` gets ApiVersions answered (it is closed after). */
+async function served(port: number): Promise<boolean> {
+  const c = await RawClient.connect(port);
+  try {
+    await c.request(ApiKey.ApiVersions, 3, API_VERSIONS);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    c.close();
+  }
+}
+
 describe('listeners and TLS', function () {
   this.timeout(30_000);
   let certs: Certificates;
@@ -200,6 +213,32 @@ describe('listeners and TLS', function () {
       other.close();
       const elapsed = (await closedAt) - started;
       expect(elapsed).to.be.within(1000, 5000);
+    });
+  });
+
+  describe('the connection limits are the broker\'s, across its listeners', () => {
+    let running: RunningBroker;
+    before(async () => {
+      running = await startBroker({
+        logLevel: 'silent',
+        config: { listeners: 'PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT', 'max.connections.per.ip': '1' },
+      });
+    });
+    after(() => running.close());
+
+    it('max.connections.per.ip counts the connections on every listener', async () => {
+      const first = await RawClient.connect(running.listeners.get('PLAINTEXT')!.port);
+      try {
+        await first.request(ApiKey.ApiVersions, 3, API_VERSIONS);
+        const second = await RawClient.connect(running.listeners.get('OTHER')!.port);
+        await second.closed;
+      } finally {
+        first.close();
+      }
+      // Once the broker has seen the first one go, its address may connect again.
+      let again = false;
+      for (let tries = 0; !again && tries < 40; tries++) again = await served(running.listeners.get('OTHER')!.port);
+      expect(again).to.equal(true);
     });
   });
 

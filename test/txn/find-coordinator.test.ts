@@ -8,6 +8,7 @@ import { ErrorCode } from '../../src/common/errors';
 import { findCoordinator, type FindCoordinatorServices } from '../../src/handlers/find-coordinator';
 import type { RequestContext } from '../../src/handlers/handler';
 import { ApiKey } from '../../src/protocol/generated';
+import { allowAllRequest } from '../helpers/request-context';
 
 const SELF = 1;
 const TRANSACTION_KEY_TYPE = 1;
@@ -29,7 +30,7 @@ describe('txn: FindCoordinator for transactional ids', () => {
     startTransactions: async () => void starts++,
   };
   const handler = findCoordinator.bind(services);
-  const ctx = { apiKey: ApiKey.FindCoordinator, apiVersion: 4 } as RequestContext;
+  const ctx = { ...allowAllRequest, apiKey: ApiKey.FindCoordinator, apiVersion: 4 } as RequestContext;
 
   /** The answer for each id, as "errorCode nodeId host:port". */
   async function ask(...ids: string[]): Promise<string[]> {
