@@ -19,6 +19,7 @@ import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
 import { Listener, ListenerShared } from './net/listener';
 import { ALLOW_EVERYTHING, type Authorizer } from './security/acl';
+import { ClientQuotas } from './cluster/client-quota-manager';
 import { isSaslProtocol, saslListenerSettings } from './security/sasl-config';
 import type { ScramCredentialLookup } from './security/sasl';
 import { serverTls } from './security/tls';
@@ -47,6 +48,8 @@ export interface StartBrokerOptions {
   nodeId?: number;
   logger?: Logger;
   logLevel?: string;
+  /** The authorizer every request is checked by, in place of the one the config names (tests). */
+  authorizer?: Authorizer;
 }
 
 export interface RunningBroker {
@@ -113,11 +116,15 @@ export class Broker {
   readonly authorizer: Authorizer;
   /** Where CreateAcls and DeleteAcls write, once an authorizer is configured; null: they answer SECURITY_DISABLED. */
   readonly aclStore: Controller | null;
+  /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
+  readonly quotas: ClientQuotas;
 
   constructor(
     readonly config: BrokerConfig,
     readonly log: Logger,
     parts: BrokerParts,
+    /** An authorizer to use instead of the one authorizer.class.name makes (tests). */
+    authorizerOverride?: Authorizer,
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
@@ -140,8 +147,13 @@ export class Broker {
     replicas.addToTransaction = (transactionalId, producerId, producerEpoch, topic, partition) =>
       this.partitionAdds.add(transactionalId, producerId, producerEpoch, { topic, partition });
     const authorizer = startAuthorizer(config, controller, log);
-    this.authorizer = authorizer ?? ALLOW_EVERYTHING;
+    this.authorizer = authorizerOverride ?? authorizer ?? ALLOW_EVERYTHING;
     this.aclStore = authorizer ? controller : null;
+    this.quotas = new ClientQuotas(
+      { samples: config.getInt('quota.window.num'), windowMs: 1000 * config.getInt('quota.window.size.seconds') },
+      { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
+      () => controller.clientQuotas());
+    controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -341,7 +353,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     throw e;
   }
   const { replicas } = mode.parts;
-  const broker = new Broker(config, log, mode.parts);
+  const broker = new Broker(config, log, mode.parts, opts.authorizer);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
@@ -369,7 +381,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, sasl: saslOf.get(l.name) }, serverTlsOf.get(l.name), shared);
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name) },
+        serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
       listeners.set(l.name, { listener, host: l.host === '' ? advertised?.host ?? DEFAULT_ADVERTISED_HOST : l.host, port });

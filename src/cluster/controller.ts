@@ -28,6 +28,10 @@ import type { TopicRecord } from './metadata-store';
 import { bindingKey, filterMatches, type AclBinding, type AclBindingFilter } from '../security/acl-binding';
 import { STALE, fail, type BrokerEndpoint, type MetadataBackend, type Outcome, type Stale } from './metadata-backend';
 import { validateTopicName, topicCollision, isInternalTopic } from './topic-names';
+import {
+  alterationEntity, entityKey, entityText, planAlteration, type QuotaAlteration, type QuotaEntity, type QuotaTable, type QuotaValues,
+} from './client-quotas';
+import type { MutationQuota } from './client-quota-manager';
 import { placeReplicas, mathRandomInt, type Placement } from './replica-placement';
 import { requestedElection, type RequestedElection } from './partition-change';
 import { planScramAlterations, type ScramAlterationResult, type ScramDeletion, type ScramUpsertion } from './scram-alterations';
@@ -165,11 +169,16 @@ export class Controller implements ScramCredentialLookup {
     return total > MAX_PARTITIONS_PER_REQUEST ? fail(ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS) : null;
   }
 
-  /** Validates and (unless validateOnly) creates a topic; the created or would-be record on success. */
-  createTopic(t: NewTopic, validateOnly: boolean): Promise<Outcome & { topic?: TopicRecord }> {
+  /**
+   * Validates and (unless validateOnly) creates a topic; the created or would-be record on success.
+   * A topic that passes every check is charged to the request's controller mutation quota, if any.
+   */
+  createTopic(t: NewTopic, validateOnly: boolean, quota?: MutationQuota): Promise<Outcome & { topic?: TopicRecord }> {
     return this.inTurn(async () => {
       const planned = this.planTopic(t);
       if ('errorCode' in planned) return planned;
+      const throttled = quota?.charge(planned.topic.partitions.length);
+      if (throttled) return throttled;
       if (validateOnly) return { ...OK, topic: planned.topic };
       const created = await this.backend.createTopic(planned.topic.name, planned.topic.partitions.map((p) => [...p.replicas]), t.configs);
       if (created === STALE) return STALE;
@@ -259,13 +268,15 @@ export class Controller implements ScramCredentialLookup {
     };
   }
 
-  deleteTopic(name: string): Promise<Outcome & { topic?: TopicRecord }> {
+  deleteTopic(name: string, quota?: MutationQuota): Promise<Outcome & { topic?: TopicRecord }> {
     return this.inTurn(async () => {
       if (!this.config.getBool('delete.topic.enable')) {
         return fail(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.');
       }
       const topic = this.backend.topic(name);
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      const throttled = quota?.charge(topic.partitions.length);
+      if (throttled) return throttled;
       const deleted = await this.backend.deleteTopic(topic);
       return deleted === STALE ? STALE : { ...OK, topic: deleted };
     });
@@ -281,11 +292,12 @@ export class Controller implements ScramCredentialLookup {
     this.deletionListeners.set(name, listener);
   }
 
-  createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome> {
-    return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly));
+  createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean, quota?: MutationQuota): Promise<Outcome> {
+    return this.inTurn(() => this.growTopic(name, count, assignments, validateOnly, quota));
   }
 
-  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<Outcome | Stale> {
+  private async growTopic(name: string, count: number, assignments: number[][] | null, validateOnly: boolean,
+    quota: MutationQuota | undefined): Promise<Outcome | Stale> {
     const topic = this.backend.topic(name);
     if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     // A group's (or transactional id's) partition is its key's hash modulo the partition count:
@@ -316,6 +328,8 @@ export class Controller implements ScramCredentialLookup {
       if ('error' in placement) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, placement.error);
       replicas = placement.replicas;
     }
+    const throttled = quota?.charge(added);
+    if (throttled) return throttled;
     if (validateOnly) return OK;
     const grown = await this.backend.addPartitions(topic, replicas);
     return grown === STALE || isOutcome(grown) ? grown : OK;
@@ -509,6 +523,49 @@ export class Controller implements ScramCredentialLookup {
       if (refusal !== null) return fail(ErrorCode.INVALID_REQUEST, refusal);
       if (validateOnly) return OK;
       return (await this.backend.setBrokerConfigs(resource, configs)) === STALE ? STALE : OK;
+    });
+  }
+
+  /** Every client quota entity with its values (DescribeClientQuotas, enforcement). */
+  clientQuotas(): QuotaTable {
+    return this.backend.clientQuotas();
+  }
+
+  /** Calls `listener` after client quotas changed, through any broker. */
+  onClientQuotasChanged(listener: () => void): void {
+    this.backend.onClientQuotasChanged(listener);
+  }
+
+  /**
+   * AlterClientQuotas as Kafka's ClientQuotaControlManager: each alteration checked against the values
+   * now, the valid ones written together, in turn with the other operations. One outcome per entity,
+   * in the order first named; a key given twice or an entity named twice is refused (Kafka then answers
+   * "Ignoring duplicate entity" for it, having applied its first alteration).
+   */
+  alterClientQuotas(alterations: readonly QuotaAlteration[], validateOnly: boolean): Promise<{ entity: Record<string, string | null>; outcome: Outcome }[] | Outcome> {
+    return this.inTurn(async () => {
+      const table = this.backend.clientQuotas();
+      const results = new Map<string, { entity: Record<string, string | null>; outcome: Outcome }>();
+      const changes = new Map<string, QuotaValues>();
+      for (const a of alterations) {
+        const entity = alterationEntity(a.entity);
+        const id = JSON.stringify(Object.entries(entity).sort(([x], [y]) => (x < y ? -1 : 1)));
+        const keys = a.ops.map((op) => op.key);
+        const repeated = keys.find((k, i) => keys.indexOf(k) !== i);
+        if (repeated !== undefined || results.has(id)) {
+          results.set(id, { entity, outcome: fail(ErrorCode.INVALID_REQUEST, `Ignoring duplicate entity ${entityText(entity)}`) });
+          continue;
+        }
+        const planned = planAlteration(entity, a.ops, table.get(entityKey(entity as QuotaEntity)));
+        if ('errorCode' in planned) {
+          results.set(id, { entity, outcome: planned });
+          continue;
+        }
+        changes.set(planned.key, planned.values);
+        results.set(id, { entity, outcome: OK });
+      }
+      if (!validateOnly && changes.size > 0 && (await this.backend.setClientQuotas(changes)) === STALE) return STALE;
+      return [...results.values()];
     });
   }
 

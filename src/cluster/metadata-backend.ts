@@ -9,6 +9,7 @@
 import type { MetadataStore, TopicRecord } from './metadata-store';
 import type { PartitionState } from './partition-change';
 import type { ReplicaAssignment } from './partition-reassignment';
+import type { QuotaTable, QuotaValues } from './client-quotas';
 import type { UserScramCredentials } from '../security/scram';
 import { bindingKey, type AclBinding } from '../security/acl-binding';
 
@@ -73,6 +74,12 @@ export interface MetadataBackend {
   setBrokerConfigs(resource: string, configs: Record<string, string>): Promise<true | Stale>;
   /** Calls `listener` after any dynamic broker configs may have changed (whichever broker wrote them). */
   onBrokerConfigsChanged(listener: () => void): void;
+  /** Every client quota entity with its values (client-quotas.ts). */
+  clientQuotas(): QuotaTable;
+  /** Replaces these entities' values (empty: removed), if they are still as read in the same synchronous stretch. */
+  setClientQuotas(changes: ReadonlyMap<string, QuotaValues>): Promise<true | Stale>;
+  /** Calls `listener` after client quotas may have changed (whichever broker wrote them). */
+  onClientQuotasChanged(listener: () => void): void;
   /** A user's SCRAM credentials by mechanism (empty: none). */
   scramCredentials(user: string): UserScramCredentials;
   /** The users that have SCRAM credentials, sorted. */
@@ -104,6 +111,7 @@ export interface MetadataBackend {
 export class LocalMetadata implements MetadataBackend {
   private deleted: (name: string) => void = () => undefined;
   private brokerConfigsChanged: () => void = () => undefined;
+  private clientQuotasChanged: () => void = () => undefined;
   private aclsChanged: () => void = () => undefined;
 
   constructor(
@@ -204,6 +212,21 @@ export class LocalMetadata implements MetadataBackend {
 
   onBrokerConfigsChanged(listener: () => void): void {
     this.brokerConfigsChanged = listener;
+  }
+
+  clientQuotas(): QuotaTable {
+    return this.store.clientQuotas;
+  }
+
+  async setClientQuotas(changes: ReadonlyMap<string, QuotaValues>): Promise<true> {
+    this.store.setClientQuotas(changes);
+    await this.store.persist();
+    this.clientQuotasChanged();
+    return true;
+  }
+
+  onClientQuotasChanged(listener: () => void): void {
+    this.clientQuotasChanged = listener;
   }
 
   scramCredentials(user: string): UserScramCredentials {

@@ -1,6 +1,6 @@
 /**
  * Durable cluster metadata (topics, partitions, topic configs, group configs, dynamic broker configs,
- * the finalized feature levels, the users' SCRAM credentials, the ACLs) in the data directory.
+ * client quotas, the finalized feature levels, the users' SCRAM credentials, the ACLs) in the data directory.
  *
  * Files:
  *  - meta.properties      Kafka's layout: version=1, cluster.id, node.id.
@@ -34,6 +34,7 @@ import type { PartitionReassignment } from './etcd/layout';
 import { writeFileAtomically, writeFileAtomicallySync } from '../common/durable-file';
 import { ErrorCode, type ErrorName } from '../common/errors';
 import { randomKafkaUuid } from '../common/kafka-uuid';
+import type { QuotaTable, QuotaValues } from './client-quotas';
 import { loadScramCredentials, storeScramCredentials, type StoredScramCredentials, type UserScramCredentials } from '../security/scram';
 import { isAclBinding, type AclBinding } from '../security/acl-binding';
 
@@ -149,6 +150,8 @@ interface SnapshotState {
   finalizedFeatures?: FeatureLevels;
   /** BROKER config resource ("" the cluster-wide default, else a node id) -> its dynamic configs; absent without any. */
   brokerConfigs?: Record<string, Record<string, string>>;
+  /** Client quota entity key (client-quotas.ts entityKey) -> its quota values; absent without any. */
+  clientQuotas?: Record<string, Record<string, number>>;
   /** User -> its SCRAM credentials (AlterUserScramCredentials); absent without any. */
   scramCredentials?: Record<string, StoredScramCredentials>;
   /** The ACLs (CreateAcls); absent without any. */
@@ -182,6 +185,7 @@ export class MetadataStore {
   private readonly byId = new Map<string, TopicRecord>();
   private readonly groupConfigsById = new Map<string, Readonly<Record<string, string>>>();
   private readonly brokerConfigsByResource = new Map<string, Readonly<Record<string, string>>>();
+  private readonly quotasByEntity = new Map<string, QuotaValues>();
   private readonly scramCredentialsByUser = new Map<string, UserScramCredentials>();
   private features: FeatureLevels | undefined;
   /** Replaced, never changed in place: readers may compare by identity. */
@@ -280,6 +284,7 @@ export class MetadataStore {
       }
       for (const [groupId, configs] of Object.entries(snapshot.groupConfigs ?? {})) store.groupConfigsById.set(groupId, Object.freeze(configs));
       for (const [resource, configs] of Object.entries(snapshot.brokerConfigs ?? {})) store.brokerConfigsByResource.set(resource, Object.freeze(configs));
+      for (const [entity, values] of Object.entries(snapshot.clientQuotas ?? {})) store.quotasByEntity.set(entity, Object.freeze(values));
       for (const [user, stored] of Object.entries(snapshot.scramCredentials ?? {})) {
         try {
           store.scramCredentialsByUser.set(user, loadScramCredentials(stored));
@@ -474,6 +479,21 @@ export class MetadataStore {
     this.changed();
   }
 
+  /** Every client quota entity with its values (AlterClientQuotas, DescribeClientQuotas, enforcement). */
+  get clientQuotas(): QuotaTable {
+    return this.quotasByEntity;
+  }
+
+  /** Replaces the values of these client quota entities (validated first); an empty set removes the entity. */
+  setClientQuotas(changes: ReadonlyMap<string, QuotaValues>): void {
+    this.checkWritable();
+    for (const [entity, values] of changes) {
+      if (Object.keys(values).length === 0) this.quotasByEntity.delete(entity);
+      else this.quotasByEntity.set(entity, Object.freeze({ ...values }));
+    }
+    this.changed();
+  }
+
   /** Replaces these users' SCRAM credentials, all at once (validate them first); a user left without any is forgotten. */
   setScramCredentials(changes: ReadonlyMap<string, UserScramCredentials>): void {
     this.checkWritable();
@@ -568,10 +588,11 @@ export class MetadataStore {
   private snapshotState(): SnapshotState {
     const groupConfigs = Object.fromEntries(this.groupsWithConfigs().map((id) => [id, { ...this.groupConfigs(id) }]));
     const brokerConfigs = Object.fromEntries([...this.brokerConfigsByResource].sort(([a], [b]) => (a < b ? -1 : 1)).map(([r, c]) => [r, { ...c }]));
+    const clientQuotas = Object.fromEntries([...this.quotasByEntity].sort(([a], [b]) => (a < b ? -1 : 1)).map(([e, v]) => [e, { ...v }]));
     const scramCredentials = Object.fromEntries(this.scramUsers().map((user) => [user, storeScramCredentials(this.scramCredentials(user))]));
     return {
       clusterId: this.clusterId, nodeId: this.nodeId, version: this._version, topics: this.listTopics(), groupConfigs,
-      finalizedFeatures: this.features, brokerConfigs, scramCredentials, acls: [...this.aclList],
+      finalizedFeatures: this.features, brokerConfigs, clientQuotas, scramCredentials, acls: [...this.aclList],
     };
   }
 
@@ -617,6 +638,7 @@ function stateBody(state: SnapshotState): string {
     ...(state.finalizedFeatures && { finalizedFeatures: state.finalizedFeatures }),
     // Only when there are some, for the same reason.
     ...(Object.keys(state.brokerConfigs ?? {}).length > 0 ? { brokerConfigs: state.brokerConfigs } : {}),
+    ...(Object.keys(state.clientQuotas ?? {}).length > 0 ? { clientQuotas: state.clientQuotas } : {}),
     ...(Object.keys(state.scramCredentials ?? {}).length > 0 ? { scramCredentials: state.scramCredentials } : {}),
     ...((state.acls ?? []).length > 0 ? { acls: state.acls } : {}),
   });
@@ -647,6 +669,7 @@ function readSnapshot(file: string): SnapshotState {
   }
   if (s.groupConfigs !== undefined && (typeof s.groupConfigs !== 'object' || s.groupConfigs === null)) throw bad('bad group configs');
   if (s.brokerConfigs !== undefined && (typeof s.brokerConfigs !== 'object' || s.brokerConfigs === null)) throw bad('bad broker configs');
+  if (s.clientQuotas !== undefined && (typeof s.clientQuotas !== 'object' || s.clientQuotas === null)) throw bad('bad client quotas');
   if (s.scramCredentials !== undefined && (typeof s.scramCredentials !== 'object' || s.scramCredentials === null)) throw bad('bad SCRAM credentials');
   if (s.acls !== undefined && (!Array.isArray(s.acls) || !s.acls.every(isAclBinding))) throw bad('bad ACLs');
   if (s.finalizedFeatures !== undefined && (typeof s.finalizedFeatures !== 'object' || s.finalizedFeatures === null ||

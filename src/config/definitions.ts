@@ -500,6 +500,12 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // the windows the replication throttle rates (above) are measured over (KIP-73)
   { name: 'replication.quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the replication throttle rates are measured over' },
   { name: 'replication.quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one replication throttle window' },
+  // the windows client quotas are measured over (producer_byte_rate, consumer_byte_rate, request_percentage)
+  { name: 'quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the client quota rates are measured over' },
+  { name: 'quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one client quota window' },
+  // and the controller mutation quota's (controller_mutation_rate: a token bucket of num * size seconds)
+  { name: 'controller.quota.window.num', type: 'int', default: '11', validator: atLeast(1), doc: 'Windows the controller mutation quota is measured over' },
+  { name: 'controller.quota.window.size.seconds', type: 'int', default: '1', validator: atLeast(1), doc: 'Length of one controller mutation quota window' },
 
   // group coordinator
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __consumer_offsets' },

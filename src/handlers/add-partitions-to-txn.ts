@@ -11,6 +11,11 @@
 //   COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
 // - verifyOnly: NONE for a partition in the transaction, else TRANSACTION_ABORTABLE (v5) or
 //   INVALID_TXN_STATE (v4).
+// - Authorization (Kafka's handleAddPartitionsToTxnRequest): v4+ (brokers) needs CLUSTER_ACTION on the
+//   cluster, else CLUSTER_AUTHORIZATION_FAILED for the request; v3- needs WRITE on the transactional
+//   id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. Every version needs WRITE on
+//   each topic (never granted for internal topics): TOPIC_AUTHORIZATION_FAILED for its partitions,
+//   before UNKNOWN_TOPIC_OR_PARTITION, and OPERATION_NOT_ATTEMPTED for the others.
 import { ApiKey } from '../protocol/generated';
 import type { AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
 import type { AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult } from '../protocol/generated/AddPartitionsToTxnResponse';
@@ -19,7 +24,10 @@ import type { Controller } from '../cluster/controller';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
 import { EPOCH_BUMP_TRANSACTION_VERSION, type TopicPartition } from '../txn/transaction-metadata';
-import { defineHandler } from './handler';
+import { isInternalTopic } from '../cluster/topic-names';
+import { AclOperation, ResourceType } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
+import { defineHandler, type RequestContext } from './handler';
 
 export interface AddPartitionsToTxnServices {
   readonly controller: Pick<Controller, 'topic'>;
@@ -38,27 +46,35 @@ export const addPartitionsToTxn = defineHandler(ApiKey.AddPartitionsToTxn, { min
   (s: AddPartitionsToTxnServices) => async (req, ctx) => {
     const v = ctx.apiVersion;
     if (v <= 3) {
-      const topicResults = await addToTransaction(s, {
+      const t = {
         transactionalId: req.v3AndBelowTransactionalId, producerId: req.v3AndBelowProducerId,
         producerEpoch: req.v3AndBelowProducerEpoch, verifyOnly: false, topics: req.v3AndBelowTopics,
-      }, v);
+      };
+      const topicResults = ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, t.transactionalId)
+        ? await addToTransaction(s, ctx, t, v) : everyPartition(t.topics, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
       return { throttleTimeMs: 0, resultsByTransaction: [], resultsByTopicV3AndBelow: topicResults };
+    }
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [], resultsByTopicV3AndBelow: [] };
     }
     const resultsByTransaction = await Promise.all(req.transactions.map(async (t) => ({
       transactionalId: t.transactionalId,
-      topicResults: await addToTransaction(s, { ...t, verifyOnly: t.verifyOnly ?? false }, v),
+      topicResults: await addToTransaction(s, ctx, { ...t, verifyOnly: t.verifyOnly ?? false }, v),
     })));
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTransaction, resultsByTopicV3AndBelow: [] };
   });
 
 async function addToTransaction(
-  s: AddPartitionsToTxnServices, t: TransactionRequest, v: number,
+  s: AddPartitionsToTxnServices, ctx: RequestContext, t: TransactionRequest, v: number,
 ): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
   const partitions: TopicPartition[] = t.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
-  const unknown = (tp: TopicPartition): boolean => s.controller.topic(tp.topic)?.partitions[tp.partition] === undefined;
+  const writable = new Set(t.topics.map((topic) => topic.name)
+    .filter((name) => !isInternalTopic(name) && ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, name)));
+  const refusal = (tp: TopicPartition): number => (!writable.has(tp.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    : s.controller.topic(tp.topic)?.partitions[tp.partition] === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE);
   let errors: number[];
-  if (partitions.some(unknown)) {
-    errors = partitions.map((tp) => (unknown(tp) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
+  if (partitions.some((tp) => refusal(tp) !== ErrorCode.NONE)) {
+    errors = partitions.map((tp) => refusal(tp) || ErrorCode.OPERATION_NOT_ATTEMPTED);
   } else {
     const producerId = Number(t.producerId);
     const answer = t.verifyOnly
@@ -73,4 +89,8 @@ async function addToTransaction(
     name: topic.name,
     resultsByPartition: topic.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode: errors[i++] })),
   }));
+}
+
+function everyPartition(topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[], partitionErrorCode: number): AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] {
+  return topics.map((topic) => ({ name: topic.name, resultsByPartition: topic.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode })) }));
 }

@@ -4,11 +4,14 @@
 // - GROUP: the given configs replace the group's overrides, checked as IncrementalAlterConfigs does.
 // - BROKER: the given configs replace the dynamic configs of "" (the cluster-wide default) or of this
 //   broker's id, checked as IncrementalAlterConfigs checks them (a null value: INVALID_REQUEST).
+// - A resource the principal may not ALTER_CONFIGS (the topic, the group, the cluster for brokers):
+//   TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED with no message, before any other check.
 import { ApiKey } from '../protocol/generated';
 import type { AlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/AlterConfigsRequest';
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { Controller, Outcome } from '../cluster/controller';
-import { ResourceType, alterEach, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
+import { AclOperation } from '../security/acl';
+import { ResourceType, alterEach, configResourceRefusal, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
 export interface AlterConfigsServices {
@@ -16,8 +19,9 @@ export interface AlterConfigsServices {
   readonly controller: Pick<Controller, 'setTopicConfigs' | 'setGroupConfigs' | 'setBrokerConfigs'>;
 }
 
-export const alterConfigs = defineHandler(ApiKey.AlterConfigs, { minVersion: 0, maxVersion: 2 }, (s: AlterConfigsServices) => async (req) => ({
-  throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(s, r, req.validateOnly)),
+export const alterConfigs = defineHandler(ApiKey.AlterConfigs, { minVersion: 0, maxVersion: 2 }, (s: AlterConfigsServices) => async (req, ctx) => ({
+  throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => configResourceRefusal(ctx, AclOperation.ALTER_CONFIGS, r.resourceType, r.resourceName)
+      ?? alterResource(s, r, req.validateOnly)),
 }));
 
 async function alterResource(s: AlterConfigsServices, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {

@@ -9,8 +9,12 @@
 //   would need an unclean election), INVALID_REPLICATION_FACTOR (the target changes the replication
 //   factor while allowReplicationFactorChange is false), NO_REASSIGNMENT_IN_PROGRESS (cancelling none).
 // - A single broker: the only valid target is [itself], which changes nothing.
+// - Without ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED for the request and each partition, nothing changed.
 import { ApiKey } from '../protocol/generated';
 import type { Controller } from '../cluster/controller';
+import { ErrorCode } from '../common/errors';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster, CLUSTER_AUTHORIZATION_MESSAGE } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface AlterPartitionReassignmentsServices {
@@ -18,8 +22,15 @@ export interface AlterPartitionReassignmentsServices {
 }
 
 export const alterPartitionReassignments = defineHandler(ApiKey.AlterPartitionReassignments, { minVersion: 0, maxVersion: 1 },
-  (s: AlterPartitionReassignmentsServices) => async (req) => {
+  (s: AlterPartitionReassignmentsServices) => async (req, ctx) => {
     const allowReplicationFactorChange = req.allowReplicationFactorChange ?? true;
+    if (!authorizeCluster(ctx, AclOperation.ALTER)) {
+      const refused = { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: CLUSTER_AUTHORIZATION_MESSAGE };
+      return {
+        throttleTimeMs: 0, allowReplicationFactorChange, ...refused,
+        responses: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, ...refused })) })),
+      };
+    }
     const responses = [];
     for (const topic of req.topics) {
       const targets = topic.partitions.map((p) => ({ partition: p.partitionIndex, replicas: p.replicas ?? null }));

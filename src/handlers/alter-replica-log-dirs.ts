@@ -11,6 +11,7 @@
 //   the answer groups partitions by topic in request order.
 // - Not done: Kafka remembers the dir asked for a partition not created here yet and creates it
 //   there; Fjord answers REPLICA_NOT_AVAILABLE and forgets it.
+// - Without ALTER on the cluster: every partition CLUSTER_AUTHORIZATION_FAILED, nothing moved.
 import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
 import type { AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult as TopicResult } from '../protocol/generated/AlterReplicaLogDirsResponse';
@@ -18,6 +19,8 @@ import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import type { ReplicaManager } from '../replica/replica-manager';
 import type { LogManager } from '../storage';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface AlterReplicaLogDirsServices {
@@ -27,7 +30,8 @@ export interface AlterReplicaLogDirsServices {
 }
 
 export const alterReplicaLogDirs = defineHandler(ApiKey.AlterReplicaLogDirs, { minVersion: 1, maxVersion: 2 },
-  (s: AlterReplicaLogDirsServices) => async (req) => {
+  (s: AlterReplicaLogDirsServices) => async (req, ctx) => {
+    const authorized = authorizeCluster(ctx, AclOperation.ALTER);
     const byTopic = new Map<string, Map<number, string>>();
     for (const dir of req.dirs) {
       for (const t of dir.topics) {
@@ -39,7 +43,7 @@ export const alterReplicaLogDirs = defineHandler(ApiKey.AlterReplicaLogDirs, { m
     const results: TopicResult[] = [];
     for (const [topicName, partitions] of byTopic) {
       const answers = [];
-      for (const [partitionIndex, logDir] of partitions) answers.push({ partitionIndex, errorCode: await moveOne(s, topicName, partitionIndex, logDir) });
+      for (const [partitionIndex, logDir] of partitions) answers.push({ partitionIndex, errorCode: authorized ? await moveOne(s, topicName, partitionIndex, logDir) : ErrorCode.CLUSTER_AUTHORIZATION_FAILED });
       results.push({ topicName, partitions: answers });
     }
     return { throttleTimeMs: 0, results };

@@ -9,12 +9,14 @@
 // - Authorized operations when asked (what the authorizer allows of those a group supports), else Integer.MIN_VALUE.
 // - UNSUPPORTED_VERSION for every group while the consumer protocol is off (group.version 0, or
 //   no `consumer` in group.coordinator.rebalance.protocols), as Kafka.
+// - A group the principal may not DESCRIBE: GROUP_AUTHORIZATION_FAILED; a group whose members'
+//   (target) assignments hold a topic it may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED, no members.
 import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType } from '../security/acl';
 import type { GroupCoordinator } from '../group';
 import { consumerProtocolEnabled, type ConsumerProtocolServices } from './consumer-group-heartbeat';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface ConsumerGroupDescribeServices extends ConsumerProtocolServices {
@@ -31,7 +33,18 @@ export const consumerGroupDescribe = defineHandler(ApiKey.ConsumerGroupDescribe,
           assignorName: '', members: [], authorizedOperations: NOT_REQUESTED,
         };
       }
+      const refused = {
+        errorMessage: null, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [], authorizedOperations: NOT_REQUESTED,
+      };
+      if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { ...refused, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
       const d = s.groups.consumerGroupDescribe(groupId);
+      const topics = new Set(d.members.flatMap((m) => [...m.assignment, ...m.targetAssignment].map((p) => p.topicName)));
+      if ([...topics].some((t) => !ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t))) {
+        return {
+          ...refused, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+          errorMessage: 'The group has described topic(s) that the client is not authorized to describe.',
+        };
+      }
       return {
         ...d,
         members: d.members.map((m) => ({

@@ -13,10 +13,14 @@
 //   group of classic members, it is a classic group again.
 // - UNSUPPORTED_VERSION while the consumer protocol is off: the finalized group.version is 0, or
 //   group.coordinator.rebalance.protocols lacks `consumer` (Kafka's isConsumerGroupProtocolEnabled).
+// - Authorization (Kafka's handleConsumerGroupHeartbeat): READ on the group, else
+//   GROUP_AUTHORIZATION_FAILED; subscribed topic names the principal may not all DESCRIBE:
+//   TOPIC_AUTHORIZATION_FAILED, the heartbeat not taken. (Regex matches are not filtered by ACLs.)
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 /** What tells whether the consumer rebalance protocol is served. */
@@ -42,6 +46,12 @@ export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbea
         throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, memberId: null, memberEpoch: 0,
         heartbeatIntervalMs: 0, assignment: null,
       };
+    }
+    const refused = !ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+      : req.subscribedTopicNames?.some((t) => !ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t)) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        : ErrorCode.NONE;
+    if (refused !== ErrorCode.NONE) {
+      return { throttleTimeMs: 0, errorCode: refused, errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
     }
     const result = await s.groups.consumerGroupHeartbeat({
       apiVersion: ctx.apiVersion,

@@ -10,6 +10,8 @@
 // - A partition named twice is deleted once, to the last offset given (Kafka keys the request
 //   by partition); the answer groups partitions by topic in request order.
 // - With one replica there is nothing to wait for: timeoutMs is not used.
+// - A topic the principal may not DELETE: TOPIC_AUTHORIZATION_FAILED for its partitions, before
+//   any other check (Kafka's handleDeleteRecordsRequest).
 import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
 import type { DeleteRecordsResponseDeleteRecordsPartitionResult as PartitionResult } from '../protocol/generated/DeleteRecordsResponse';
@@ -17,6 +19,7 @@ import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import { isInternalTopic } from '../cluster/topic-names';
 import type { ReplicaManager } from '../replica/replica-manager';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 /** DeleteRecordsRequest.HIGH_WATERMARK. */
@@ -28,7 +31,7 @@ export interface DeleteRecordsServices {
   readonly log: Pick<Logger, 'error'>;
 }
 
-export const deleteRecords = defineHandler(ApiKey.DeleteRecords, { minVersion: 0, maxVersion: 2 }, (s: DeleteRecordsServices) => async (req) => {
+export const deleteRecords = defineHandler(ApiKey.DeleteRecords, { minVersion: 0, maxVersion: 2 }, (s: DeleteRecordsServices) => async (req, ctx) => {
   const byTopic = new Map<string, Map<number, number>>();
   for (const t of req.topics) {
     let partitions = byTopic.get(t.name);
@@ -37,6 +40,11 @@ export const deleteRecords = defineHandler(ApiKey.DeleteRecords, { minVersion: 0
   }
   const topics = [];
   for (const [name, partitions] of byTopic) {
+    if (!ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name)) {
+      topics.push({ name, partitions: [...partitions.keys()].map((partitionIndex) =>
+        ({ partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) });
+      continue;
+    }
     const results = await Promise.all([...partitions].map(([index, offset]) => deleteOne(s, name, index, offset)));
     topics.push({ name, partitions: results });
   }

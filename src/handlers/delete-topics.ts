@@ -6,18 +6,29 @@
 //   INVALID_REQUEST and neither is deleted. Kafka shuffles its answers; here they follow the request.
 // - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID for topics that do not exist. With
 //   delete.topic.enable off, every entry is TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3).
+// - Authorization (ControllerApis.deleteTopics): a topic the principal may not DESCRIBE is
+//   TOPIC_AUTHORIZATION_FAILED before anything else, with no name when it was given by id (the id
+//   does not reveal it); one it may DESCRIBE but not DELETE is TOPIC_AUTHORIZATION_FAILED too.
+// - controller_mutation_rate: each topic found is charged its partitions; from v5 a client already
+//   over it gets THROTTLING_QUOTA_EXCEEDED for the topic (as CreateTopics).
 // - The internal topics can be deleted, as in Kafka: their coordinators start over (Controller).
 import { ApiKey } from '../protocol/generated';
 import type { DeleteTopicsResponseDeletableTopicResult as DeletableTopicResult } from '../protocol/generated/DeleteTopicsResponse';
-import { ErrorCode } from '../common/errors';
+import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
+import { AclOperation, ResourceType } from '../security/acl';
+import type { ClientQuotas } from '../cluster/client-quota-manager';
 import { defineHandler } from './handler';
 import { repeatedNames } from './shared/repeated-names';
 
 export interface DeleteTopicsServices {
   readonly controller: Pick<Controller, 'topic' | 'topicById' | 'deleteTopic'>;
+  readonly quotas: Pick<ClientQuotas, 'controllerMutation'>;
 }
+
+/** The first DeleteTopics version whose client knows THROTTLING_QUOTA_EXCEEDED (KIP-599). */
+const STRICT_QUOTA_FROM = 5;
 
 export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, maxVersion: 6 }, (s: DeleteTopicsServices) => async (req, ctx) => {
   const wanted = ctx.apiVersion >= 6
@@ -28,10 +39,15 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
   const repeatedId = repeatedNames(wanted.filter((w) => w.name === null && w.topicId !== ZERO_UUID).map((w) => w.topicId));
   const idsGiven = new Set(wanted.filter((w) => w.name === null).map((w) => w.topicId));
   const idsNamed = new Set(byName.map((name) => s.controller.topic(name)?.id));
+  const quota = s.quotas.controllerMutation.forRequest(ctx.session.principal.name, ctx.clientId ?? '', ctx.apiVersion >= STRICT_QUOTA_FROM);
   const answered = new Set<string>();
   const responses: DeletableTopicResult[] = [];
-  const answer = (name: string | null, topicId: string, errorCode: number, errorMessage: string | null) =>
-    responses.push({ name, topicId, errorCode, errorMessage });
+  const answer = (name: string | null, topicId: string, errorCode: number, message: string | null) =>
+    responses.push({ name, topicId, errorCode, errorMessage: message });
+  const refuse = (name: string | null, topicId: string) =>
+    answer(name, topicId, ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage(ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+  const describable = (name: string) => ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name);
+  const deletable = (name: string) => ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name);
   for (const w of wanted) {
     if (w.name === null && w.topicId === ZERO_UUID) {
       answer(null, ZERO_UUID, ErrorCode.INVALID_REQUEST, 'Neither topic name nor id were specified.');
@@ -48,20 +64,26 @@ export const deleteTopics = defineHandler(ApiKey.DeleteTopics, { minVersion: 0, 
       if (idsNamed.has(w.topicId)) continue;
       const name = s.controller.topicById(w.topicId)?.name;
       if (name === undefined) answer(null, w.topicId, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.');
+      else if (!describable(name)) refuse(null, w.topicId);
+      else if (!deletable(name)) refuse(name, w.topicId);
       else responses.push(await deleteOne(name, w.topicId));
     } else {
       const id = s.controller.topic(w.name)?.id;
-      if (id !== undefined && idsGiven.has(id)) {
+      if (!describable(w.name)) {
+        refuse(w.name, ZERO_UUID);
+      } else if (id !== undefined && idsGiven.has(id)) {
         answer(w.name, id, ErrorCode.INVALID_REQUEST, 'The provided topic name maps to an ID that was already supplied.');
+      } else if (id !== undefined && !deletable(w.name)) {
+        refuse(w.name, id);
       } else {
         responses.push(await deleteOne(w.name, ZERO_UUID));
       }
     }
   }
-  return { throttleTimeMs: 0, responses };
+  return { throttleTimeMs: quota.throttleTimeMs, responses };
 
   async function deleteOne(name: string, topicId: string): Promise<DeletableTopicResult> {
-    const outcome = await s.controller.deleteTopic(name);
+    const outcome = await s.controller.deleteTopic(name, quota);
     if (outcome.errorCode === ErrorCode.TOPIC_DELETION_DISABLED && ctx.apiVersion < 3) {
       return { name, topicId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: outcome.errorMessage };
     }

@@ -10,6 +10,8 @@
 // - GROUP: every group config, the group's override (DYNAMIC_GROUP_CONFIG) or the broker's default, whether
 //   or not the group exists; an empty name is INVALID_REQUEST.
 // - CLIENT_METRICS: Fjord has no client metrics subscriptions: no configs.
+// - A resource the principal may not DESCRIBE_CONFIGS (the topic, the group, the cluster for the
+//   others) is answered TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED with no configs, before any check.
 // - Synonyms from v1 when asked, documentation from v3 when asked; isDefault at v0 only.
 // - The error message is "" (not null) on success and for an unknown topic, as Kafka 4.4 sends it.
 import type { Logger } from 'pino';
@@ -22,7 +24,8 @@ import { describeGroupConfigs } from '../config/group-config';
 import { describeTopicConfigs } from '../config/topic-config';
 import type { Controller } from '../cluster/controller';
 import { validateTopicName } from '../cluster/topic-names';
-import { ResourceType, checkBrokerResource, unsupportedResource } from './shared/config-resources';
+import { AclOperation } from '../security/acl';
+import { ResourceType, checkBrokerResource, configResourceRefusal, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
 export interface DescribeConfigsServices {
@@ -36,7 +39,10 @@ export interface DescribeConfigsServices {
 
 export const describeConfigs = defineHandler(ApiKey.DescribeConfigs, { minVersion: 0, maxVersion: 4 }, (s: DescribeConfigsServices) => (req, ctx) => {
   const opts = { includeSynonyms: ctx.apiVersion >= 1 && !!req.includeSynonyms, includeDocumentation: !!req.includeDocumentation };
-  return { throttleTimeMs: 0, results: req.resources.map((r) => describeResource(s, r, ctx.apiVersion, opts)) };
+  return { throttleTimeMs: 0, results: req.resources.map((r) => {
+    const refused = configResourceRefusal(ctx, AclOperation.DESCRIBE_CONFIGS, r.resourceType, r.resourceName);
+    return refused ? { ...refused, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] } : describeResource(s, r, ctx.apiVersion, opts);
+  }) };
 });
 
 function describeResource(

@@ -8,12 +8,13 @@
 //   carry the coordinator's message when it has one, else none (Kafka 4.4 sends none with NOT_COORDINATOR).
 // - v3+: authorized operations when asked (what the authorizer allows of those a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.
+// - A group the principal may not DESCRIBE: GROUP_AUTHORIZATION_FAILED, nothing of it described.
 import { ApiKey } from '../protocol/generated';
 import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType } from '../security/acl';
-import { ErrorCode, quoteInMessage } from '../common/errors';
+import { ErrorCode, errorMessage, quoteInMessage } from '../common/errors';
 import type { GroupCoordinator } from '../group';
 import { GroupState } from '../group/group';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface DescribeGroupsServices {
@@ -25,8 +26,14 @@ export const describeGroups = defineHandler(ApiKey.DescribeGroups, { minVersion:
   return {
     throttleTimeMs: 0,
     groups: req.groups.map((groupId) => {
-      const d = s.groups.describeGroup(groupId);
       const v6 = ctx.apiVersion >= 6;
+      if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
+        return {
+          errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: v6 ? errorMessage(ErrorCode.GROUP_AUTHORIZATION_FAILED) : null,
+          groupId, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NOT_REQUESTED,
+        };
+      }
+      const d = s.groups.describeGroup(groupId);
       const notFound = v6 && d.errorCode === ErrorCode.NONE && d.state === GroupState.Dead;
       const notClassicBeforeV6 = !v6 && d.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
       return {

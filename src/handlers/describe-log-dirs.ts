@@ -13,6 +13,7 @@
 //   CLUSTER_AUTHORIZATION_FAILED); a dir that is offline (unreadable at start-up, or a log of it
 //   offline), or whose file system cannot be read, answers KAFKA_STORAGE_ERROR with no topics,
 //   as Kafka does for an offline dir.
+// - Without DESCRIBE on the cluster: no results, and (v3+) the error CLUSTER_AUTHORIZATION_FAILED.
 import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
 import type {
@@ -21,6 +22,8 @@ import type {
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import type { LogManager } from '../storage';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 const INT64_MAX = (1n << 63n) - 1n;
@@ -31,7 +34,8 @@ export interface DescribeLogDirsServices {
   readonly log: Pick<Logger, 'warn'>;
 }
 
-export const describeLogDirs = defineHandler(ApiKey.DescribeLogDirs, { minVersion: 0, maxVersion: 5 }, (s: DescribeLogDirsServices) => async (req) => {
+export const describeLogDirs = defineHandler(ApiKey.DescribeLogDirs, { minVersion: 0, maxVersion: 5 }, (s: DescribeLogDirsServices) => async (req, ctx) => {
+  if (!authorizeCluster(ctx, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] };
   const logs = s.replicas.logs;
   const wanted = req.topics === null ? null
     : new Set(req.topics.flatMap((t) => t.partitions.map((p) => `${t.topic}\0${p}`)));

@@ -7,11 +7,13 @@
 // - Errors per partition, as Kafka's KafkaApis and ReplicaManager.getPartitionOrError answer:
 //   UNKNOWN_TOPIC_OR_PARTITION for a partition the metadata does not know, NOT_LEADER_OR_FOLLOWER
 //   for one it knows but this broker does not host (yet), KAFKA_STORAGE_ERROR for an offline log.
+// - A topic the principal may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED for each of its partitions.
 import { ApiKey } from '../protocol/generated';
 import type { DescribeProducersResponsePartitionResponse as PartitionResponse } from '../protocol/generated/DescribeProducersResponse';
 import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import type { ReplicaManager } from '../replica/replica-manager';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface DescribeProducersServices {
@@ -20,9 +22,14 @@ export interface DescribeProducersServices {
 }
 
 export const describeProducers = defineHandler(ApiKey.DescribeProducers, { minVersion: 0, maxVersion: 0 },
-  (s: DescribeProducersServices) => (req) => ({
+  (s: DescribeProducersServices) => (req, ctx) => ({
     throttleTimeMs: 0,
-    topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => describePartition(s, t.name, p)) })),
+    topics: req.topics.map((t) => ({
+      name: t.name,
+      partitions: ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)
+        ? t.partitionIndexes.map((p) => describePartition(s, t.name, p))
+        : t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] })),
+    })),
   }));
 
 function describePartition(s: DescribeProducersServices, topic: string, index: number): PartitionResponse {

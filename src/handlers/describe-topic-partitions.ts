@@ -15,6 +15,8 @@
 //   leaves such errors out.
 // - A cursor whose topic is not among the named topics, or with a negative partition, is
 //   INVALID_REQUEST for every named topic (Kafka's InvalidRequestException for the request).
+// - Topics the principal may not DESCRIBE are left out; named ones are answered after the page,
+//   TOPIC_AUTHORIZATION_FAILED with a zero id and no partitions (taking no room), as Kafka does.
 // - Authorized operations are always filled (Kafka ignores IncludeTopicAuthorizedOperations
 //   here): those the authorizer allows the principal on the topic.
 import { ApiKey } from '../protocol/generated';
@@ -28,7 +30,7 @@ import type { Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { authorizedOperations } from './shared/authorized-operations';
-import { ResourceType } from '../security/acl';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface DescribeTopicPartitionsServices {
@@ -52,8 +54,13 @@ export const describeTopicPartitions = defineHandler(ApiKey.DescribeTopicPartiti
     }
     let room = Math.max(Math.min(s.config.getInt('max.request.partition.size.limit'), req.responsePartitionLimit ?? 2000), 1);
     const topics: ResponseTopic[] = [];
+    const refused: ResponseTopic[] = [];
     for (const name of names) {
-      if (room === 0) return { throttleTimeMs: 0, topics, nextCursor: { topicName: name, partitionIndex: 0 } };
+      if (room === 0) return { throttleTimeMs: 0, topics: [...topics, ...refused], nextCursor: { topicName: name, partitionIndex: 0 } };
+      if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+        if (!allTopics) refused.push({ ...unknownTopic(name, ops(name)), errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, isInternal: false });
+        continue;
+      }
       const topic = s.controller.topic(name);
       if (!topic) {
         if (!allTopics) topics.push(unknownTopic(name, ops(name)));
@@ -63,9 +70,9 @@ export const describeTopicPartitions = defineHandler(ApiKey.DescribeTopicPartiti
       const end = Math.min(topic.partitions.length, first + room);
       topics.push(describeTopic(topic, first, end, ops(name)));
       room -= Math.max(end - first, 0);
-      if (end < topic.partitions.length) return { throttleTimeMs: 0, topics, nextCursor: { topicName: name, partitionIndex: end } };
+      if (end < topic.partitions.length) return { throttleTimeMs: 0, topics: [...topics, ...refused], nextCursor: { topicName: name, partitionIndex: end } };
     }
-    return { throttleTimeMs: 0, topics, nextCursor: null };
+    return { throttleTimeMs: 0, topics: [...topics, ...refused], nextCursor: null };
   });
 
 function unknownTopic(name: string, topicAuthorizedOperations: number): ResponseTopic {

@@ -11,10 +11,15 @@
 // - Any other election type: INVALID_REQUEST at the top (v1+) and for every partition asked,
 //   "Unknown election type N", as Kafka's ElectLeadersRequest.getErrorResponse.
 // - TimeoutMs is not waited on: the answer comes once the elections are written.
+// - Without ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED for the request and each partition named.
 import { ApiKey } from '../protocol/generated';
+import type { ElectLeadersRequest } from '../protocol/generated/ElectLeadersRequest';
+import type { ElectLeadersResponse } from '../protocol/generated/ElectLeadersResponse';
 import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import type { RequestedElection } from '../cluster/partition-change';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster, CLUSTER_AUTHORIZATION_MESSAGE } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface ElectLeadersServices {
@@ -24,21 +29,12 @@ export interface ElectLeadersServices {
 /** Kafka's ElectionType values. */
 const ELECTION_TYPES: Readonly<Record<number, RequestedElection>> = { 0: 'preferred', 1: 'unclean' };
 
-export const electLeaders = defineHandler(ApiKey.ElectLeaders, { minVersion: 0, maxVersion: 2 }, (s: ElectLeadersServices) => async (req) => {
+export const electLeaders = defineHandler(ApiKey.ElectLeaders, { minVersion: 0, maxVersion: 2 }, (s: ElectLeadersServices) => async (req, ctx) => {
+  if (!authorizeCluster(ctx, AclOperation.ALTER)) return failed(req.topicPartitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_MESSAGE);
   // v0 has no election type: it decodes as 0 (PREFERRED).
   const electionType = req.electionType;
   const type = ELECTION_TYPES[electionType];
-  if (type === undefined) {
-    const errorMessage = `Unknown election type ${electionType}`;
-    return {
-      throttleTimeMs: 0,
-      errorCode: ErrorCode.INVALID_REQUEST,
-      replicaElectionResults: (req.topicPartitions ?? []).map((t) => ({
-        topic: t.topic,
-        partitionResult: t.partitions.map((partitionId) => ({ partitionId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage })),
-      })),
-    };
-  }
+  if (type === undefined) return failed(req.topicPartitions, ErrorCode.INVALID_REQUEST, `Unknown election type ${electionType}`);
   const results = await s.controller.electLeaders(type, req.topicPartitions);
   return {
     throttleTimeMs: 0,
@@ -49,3 +45,15 @@ export const electLeaders = defineHandler(ApiKey.ElectLeaders, { minVersion: 0, 
     })),
   };
 });
+
+/** Kafka's ElectLeadersRequest.getErrorResponse: the error for the request and each partition named. */
+function failed(topicPartitions: ElectLeadersRequest['topicPartitions'], errorCode: number, errorMessage: string): ElectLeadersResponse {
+  return {
+    throttleTimeMs: 0,
+    errorCode,
+    replicaElectionResults: (topicPartitions ?? []).map((t) => ({
+      topic: t.topic,
+      partitionResult: t.partitions.map((partitionId) => ({ partitionId, errorCode, errorMessage })),
+    })),
+  };
+}

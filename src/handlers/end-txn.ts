@@ -11,10 +11,13 @@
 //   epoch, and the answer gives the producer id and epoch to go on with: the bumped epoch, or a new
 //   producer id at epoch 0 once the epoch runs out. A retry (the epoch before the bump) of the end that
 //   completed answers NONE with them again; -1 and -1 on errors. v4 and before keep version 1's rules.
+// - Without WRITE on the transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED, nothing ended.
 import { ApiKey } from '../protocol/generated';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
 import { EPOCH_BUMP_TRANSACTION_VERSION } from '../txn/transaction-metadata';
+import { ErrorCode } from '../common/errors';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface EndTxnServices {
@@ -22,6 +25,9 @@ export interface EndTxnServices {
 }
 
 export const endTxn = defineHandler(ApiKey.EndTxn, { minVersion: 0, maxVersion: 5 }, (s: EndTxnServices) => async (req, ctx) => {
+  if (!ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) {
+    return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+  }
   const clientTransactionVersion = ctx.apiVersion >= 5 ? EPOCH_BUMP_TRANSACTION_VERSION : 0;
   const ended = await s.transactions.endTransaction(req.transactionalId, Number(req.producerId), req.producerEpoch, req.committed,
     clientTransactionVersion);

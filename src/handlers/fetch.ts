@@ -11,6 +11,11 @@
 //   overlapping the batches returned; the client drops those producers' records up to their
 //   ABORT marker. READ_UNCOMMITTED answers abortedTransactions null.
 // - A partition with an unknown topic id is an error like any other: the request does not wait.
+// - Authorization (Kafka's handleFetchRequest): a follower's fetch needs CLUSTER_ACTION on the
+//   cluster, else every partition is TOPIC_AUTHORIZATION_FAILED; a consumer's needs READ on each
+//   topic (asked once per topic), else TOPIC_AUTHORIZATION_FAILED for its partitions, after
+//   UNKNOWN_TOPIC_ID. Refused partitions are answered without being read and do not cut the
+//   wait for the others short; a fetch with nothing readable answers at once.
 // - v18: a follower reports its high watermark per partition (KIP-1166); one below the leader's is
 //   answered at once, and a waiting fetch ends when the leader's passes it, so followers learn
 //   of a new high watermark without waiting out max_wait_ms.
@@ -26,7 +31,8 @@ import { failedRead, type FetchIsolation, type FetchPartitionResult } from '../r
 import {
   partitionKey as sessionKey, type FetchContext, type FetchPartitionRequest, type FetchSessionCache,
 } from '../replica/fetch-sessions';
-import { defineHandler } from './handler';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl';
+import { defineHandler, type RequestContext } from './handler';
 
 const READ_COMMITTED = 1;
 /** Fetch v18's HighWatermark default: the follower does not say. */
@@ -51,21 +57,54 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 18
     return { throttleTimeMs: 0, errorCode: context.errorCode, sessionId: 0, responses: [] };
   }
   const isolation: FetchIsolation = replicaId >= 0 ? 'log-end' : (req.isolationLevel ?? 0) === READ_COMMITTED ? 'txn-committed' : 'high-watermark';
-  // Partitions of topic ids we do not know have no name: answered here, not read, and like any
-  // partition's error they mean no waiting.
-  const known = context.partitions.filter((p) => p.topic !== '');
+  // Partitions of topic ids we do not know have no name, and partitions the principal may not
+  // fetch: answered here, not read. An unknown id, like any partition's error, means no waiting.
+  const refused = refusedPartitions(context.partitions, replicaId >= 0, ctx);
+  const readable = refused === undefined ? context.partitions : context.partitions.filter((p) => !refused.has(p));
+  const unknownId = refused !== undefined && [...refused.values()].includes(ErrorCode.UNKNOWN_TOPIC_ID);
   const read = await s.replicas.fetchMessages({
-    maxWaitMs: known.length < context.partitions.length ? 0 : req.maxWaitMs,
+    maxWaitMs: unknownId || readable.length === 0 ? 0 : req.maxWaitMs,
     minBytes: req.minBytes,
     maxBytes: Math.min(req.maxBytes ?? 0x7fffffff, s.config.getInt('fetch.max.bytes')),
     isolation,
     replicaId,
     allocate: ctx.responseBuffer,
-  }, known);
+  }, readable);
   let next = 0;
-  const results = context.partitions.map((p) => (p.topic === '' ? failedRead(ErrorCode.UNKNOWN_TOPIC_ID, isolation) : read[next++]));
+  const results = refused === undefined ? read : context.partitions.map((p) => {
+    const error = refused.get(p);
+    return error === undefined ? read[next++] : failedRead(error, isolation);
+  });
   return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: context.sessionId, responses: groupByTopic(context, results) };
 });
+
+/**
+ * The partitions answered with an error instead of being read (undefined when none, the usual case):
+ * an unknown topic id, or one the principal may not fetch. READ is asked once per run of a topic's
+ * partitions (they come grouped by topic), CLUSTER_ACTION once for a follower.
+ */
+function refusedPartitions(
+  partitions: FetchPartitionRequest[], fromFollower: boolean, ctx: RequestContext,
+): Map<FetchPartitionRequest, number> | undefined {
+  let refused: Map<FetchPartitionRequest, number> | undefined;
+  const followerDenied = fromFollower && !ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+  let lastTopic: string | undefined;
+  let lastReadable = false;
+  for (const p of partitions) {
+    let error: number = ErrorCode.NONE;
+    if (followerDenied) error = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    else if (p.topic === '') error = ErrorCode.UNKNOWN_TOPIC_ID;
+    else if (!fromFollower) {
+      if (p.topic !== lastTopic) {
+        lastTopic = p.topic;
+        lastReadable = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, p.topic);
+      }
+      if (!lastReadable) error = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    }
+    if (error !== ErrorCode.NONE) (refused ??= new Map()).set(p, error);
+  }
+  return refused;
+}
 
 /**
  * The request's partitions, topic names resolved from ids (v13+; '' for an unknown id) and int64s as

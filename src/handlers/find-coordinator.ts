@@ -12,6 +12,8 @@
 // - v0-3 ask for one key and answer at the top level; v4+ batch coordinatorKeys and answer one
 //   entry per key (KIP-699).
 // - errorMessage is Kafka's Errors.message(): "NONE" on success.
+// - Each key needs DESCRIBE on its group (else GROUP_AUTHORIZATION_FAILED) or transactional id (else
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED), with no node.
 import { ApiKey } from '../protocol/generated';
 import type { FindCoordinatorResponseCoordinator } from '../protocol/generated/FindCoordinatorResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
@@ -20,6 +22,7 @@ import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import type { GroupCoordinator } from '../group';
 import type { TransactionCoordinator } from '../txn';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 const GROUP_KEY_TYPE = 0;
@@ -38,8 +41,16 @@ export interface FindCoordinatorServices {
 
 export const findCoordinator = defineHandler(ApiKey.FindCoordinator, { minVersion: 0, maxVersion: 6 }, (s: FindCoordinatorServices) => (req, ctx) => {
   const keyType = req.keyType ?? GROUP_KEY_TYPE;
-  const answer = (key: string): Answer =>
-    keyType === GROUP_KEY_TYPE || keyType === TRANSACTION_KEY_TYPE ? coordinatorFor(s, key, keyType, ctx.session.listenerName) : failed(ErrorCode.INVALID_REQUEST);
+  const answer = (key: string): Answer => {
+    if (keyType === GROUP_KEY_TYPE) {
+      return ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key) ? coordinatorFor(s, key, keyType, ctx.session.listenerName) : failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    }
+    if (keyType === TRANSACTION_KEY_TYPE) {
+      return ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)
+        ? coordinatorFor(s, key, keyType, ctx.session.listenerName) : failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    }
+    return failed(ErrorCode.INVALID_REQUEST);
+  };
   if (ctx.apiVersion >= 4) {
     return {
       throttleTimeMs: 0, errorCode: ErrorCode.NONE, nodeId: 0, host: '', port: 0, // (not in v4+)

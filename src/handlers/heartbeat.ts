@@ -7,8 +7,11 @@
 //   (src/group/consumer-coordinator.ts): REBALANCE_IN_PROGRESS when the group epoch moved
 //   past the member's (or partitions it waits for were released): it must join again.
 // - While the coordinator loads, heartbeats are answered NONE blindly, as Kafka does.
+// - Without READ on the group: GROUP_AUTHORIZATION_FAILED.
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
+import { ErrorCode } from '../common/errors';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface HeartbeatServices {
@@ -16,6 +19,7 @@ export interface HeartbeatServices {
 }
 
 export const heartbeat = defineHandler(ApiKey.Heartbeat, { minVersion: 0, maxVersion: 4 }, (s: HeartbeatServices) => (req, ctx) => {
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
   const groupInstanceId = ctx.apiVersion >= 3 ? req.groupInstanceId ?? null : null;
   return { throttleTimeMs: 0, errorCode: s.groups.heartbeat(req.groupId, req.memberId, groupInstanceId, req.generationId) };
 });

@@ -13,6 +13,8 @@
 //   default level, a requirement between keys, a thread count more than doubled or halved: all
 //   INVALID_REQUEST, as Kafka answers), stored and applied at once (see Controller.setBrokerConfigs).
 //   Custom (unknown) names are kept, as Kafka keeps them.
+// - A resource the principal may not ALTER_CONFIGS (the topic, the group, the cluster for brokers):
+//   TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED with no message, before any other check.
 import { ApiKey } from '../protocol/generated';
 import type { IncrementalAlterConfigsRequestAlterConfigsResource as AlterConfigsResource } from '../protocol/generated/IncrementalAlterConfigsRequest';
 import { ErrorCode } from '../common/errors';
@@ -21,7 +23,8 @@ import { applyBrokerConfigOps } from '../config/broker-config';
 import { applyGroupConfigOps } from '../config/group-config';
 import { applyAlterConfigOps } from '../config/topic-config';
 import type { Controller, Outcome } from '../cluster/controller';
-import { ResourceType, alterEach, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
+import { AclOperation } from '../security/acl';
+import { ResourceType, alterEach, configResourceRefusal, checkBrokerAlterResource, checkGroupResource, nullValueRefused, unsupportedResource } from './shared/config-resources';
 import { defineHandler } from './handler';
 
 export interface IncrementalAlterConfigsServices {
@@ -32,8 +35,9 @@ export interface IncrementalAlterConfigsServices {
 }
 
 export const incrementalAlterConfigs = defineHandler(ApiKey.IncrementalAlterConfigs, { minVersion: 0, maxVersion: 1 },
-  (s: IncrementalAlterConfigsServices) => async (req) => ({
-    throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => alterResource(s, r, req.validateOnly)),
+  (s: IncrementalAlterConfigsServices) => async (req, ctx) => ({
+    throttleTimeMs: 0, responses: await alterEach(req.resources, (r) => configResourceRefusal(ctx, AclOperation.ALTER_CONFIGS, r.resourceType, r.resourceName)
+      ?? alterResource(s, r, req.validateOnly)),
   }));
 
 async function alterResource(s: IncrementalAlterConfigsServices, r: AlterConfigsResource, validateOnly: boolean): Promise<Outcome> {

@@ -52,6 +52,9 @@ import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
 import { listConfigResources } from './list-config-resources';
+// Client quotas (src/cluster/client-quotas.ts); enforced by the connection (src/net/client-quota-enforcement.ts).
+import { describeClientQuotas } from './describe-client-quotas';
+import { alterClientQuotas } from './alter-client-quotas';
 // ACLs: no authorizer yet, so SECURITY_DISABLED as Kafka answers without one.
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
@@ -72,7 +75,7 @@ const definitions = [
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
-  listConfigResources,
+  listConfigResources, describeClientQuotas, alterClientQuotas,
   describeAcls, createAcls, deleteAcls,
   saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,

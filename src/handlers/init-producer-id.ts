@@ -12,6 +12,9 @@
 //   is aborted first); PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4) for a v3+ request whose
 //   producer is not the id's current one; COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR.
 // - Errors answer producerId -1 and producerEpoch -1.
+// - Authorization (Kafka's handleInitProducerIdRequest): with a transactional id, WRITE on it (else
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without, IDEMPOTENT_WRITE on the cluster or WRITE on
+//   some topic (KIP-679; else CLUSTER_AUTHORIZATION_FAILED).
 import type { Logger } from 'pino';
 import { ApiKey } from '../protocol/generated';
 import type { InitProducerIdResponse } from '../protocol/generated/InitProducerIdResponse';
@@ -19,6 +22,8 @@ import { ErrorCode } from '../common/errors';
 import type { TransactionCoordinator } from '../txn';
 import { producerFencedForVersion } from '../txn/coordinator';
 import type { ProducerIdManager } from '../txn/producer-ids';
+import { AclOperation, ResourceType } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 const NO_PRODUCER_ID = -1n;
@@ -34,6 +39,11 @@ export const initProducerId = defineHandler(ApiKey.InitProducerId, { minVersion:
   const failed = (errorCode: number): InitProducerIdResponse => ({
     throttleTimeMs: 0, errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
   });
+  if (req.transactionalId !== null
+    ? !ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)
+    : !authorizeCluster(ctx, AclOperation.IDEMPOTENT_WRITE) && !ctx.authorizeByResourceType(AclOperation.WRITE, ResourceType.TOPIC)) {
+    return failed(req.transactionalId !== null ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+  }
   const producerId = req.producerId ?? NO_PRODUCER_ID;
   const producerEpoch = req.producerEpoch ?? NO_PRODUCER_EPOCH;
   if ((producerId === NO_PRODUCER_ID) !== (producerEpoch === NO_PRODUCER_EPOCH)) return failed(ErrorCode.INVALID_REQUEST);

@@ -14,8 +14,11 @@
 // - Errors: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL,
 //   UNKNOWN_MEMBER_ID, GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS, REBALANCE_IN_PROGRESS
 //   (a retried join replaces a still-parked one).
+// - Without READ on the group: GROUP_AUTHORIZATION_FAILED (Kafka's error response: generation -1, no member id).
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
+import { ErrorCode } from '../common/errors';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface JoinGroupServices {
@@ -24,6 +27,12 @@ export interface JoinGroupServices {
 
 export const joinGroup = defineHandler(ApiKey.JoinGroup, { minVersion: 0, maxVersion: 9 }, (s: JoinGroupServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+    return {
+      throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null,
+      protocolName: v >= 7 ? null : '', leader: '', skipAssignment: false, memberId: '', members: [],
+    };
+  }
   const result = await s.groups.joinGroup({
     groupId: req.groupId,
     memberId: req.memberId,

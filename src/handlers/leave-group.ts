@@ -9,9 +9,11 @@
 //   records are written (a failed write is the answer's error, the members still there).
 // - Errors: UNKNOWN_MEMBER_ID (per member, also when the group does not exist),
 //   FENCED_INSTANCE_ID, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS.
+// - Without READ on the group: GROUP_AUTHORIZATION_FAILED, no member answers.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { GroupCoordinator } from '../group';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface LeaveGroupServices {
@@ -19,6 +21,7 @@ export interface LeaveGroupServices {
 }
 
 export const leaveGroup = defineHandler(ApiKey.LeaveGroup, { minVersion: 0, maxVersion: 5 }, (s: LeaveGroupServices) => async (req, ctx) => {
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
   const batched = ctx.apiVersion >= 3;
   const leaving = batched
     ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null }))

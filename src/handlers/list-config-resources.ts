@@ -5,10 +5,13 @@
 //   the groups that have configs, each broker as BROKER_LOGGER and as BROKER, every topic
 //   (internal ones too), client metrics (none). A type that has no config resources is
 //   UNSUPPORTED_VERSION with an empty list.
+// - Without DESCRIBE_CONFIGS on the cluster: CLUSTER_AUTHORIZATION_FAILED and an empty list.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
 import { ResourceType } from './shared/config-resources';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface ListConfigResourcesServices {
@@ -20,6 +23,7 @@ const LISTED_TYPES = [ResourceType.CLIENT_METRICS, ResourceType.GROUP, ResourceT
 
 export const listConfigResources = defineHandler(ApiKey.ListConfigResources, { minVersion: 0, maxVersion: 1 },
   (s: ListConfigResourcesServices) => (req, ctx) => {
+    if (!authorizeCluster(ctx, AclOperation.DESCRIBE_CONFIGS)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, configResources: [] };
     const asked = ctx.apiVersion === 0 ? [ResourceType.CLIENT_METRICS] : req.resourceTypes ?? [];
     if (asked.some((t) => !LISTED_TYPES.includes(t))) return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, configResources: [] };
     const types = LISTED_TYPES.filter((t) => asked.length === 0 || asked.includes(t));

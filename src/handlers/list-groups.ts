@@ -4,8 +4,11 @@
 // - v5+: the type of each ("classic" or "consumer", KIP-848), and a types filter (case-insensitive;
 //   any other type matches nothing). A consumer group's states: Empty, Assigning, Reconciling, Stable.
 // - COORDINATOR_LOAD_IN_PROGRESS while the groups are being read back.
+// - Every group with DESCRIBE on the cluster; else only the groups the principal may DESCRIBE.
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
+import { AclOperation, ResourceType } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface ListGroupsServices {
@@ -15,9 +18,11 @@ export interface ListGroupsServices {
 export const listGroups = defineHandler(ApiKey.ListGroups, { minVersion: 0, maxVersion: 5 }, (s: ListGroupsServices) => (req, ctx) => {
   const v = ctx.apiVersion;
   const result = s.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+  const listed = authorizeCluster(ctx, AclOperation.DESCRIBE) ? result.groups
+    : result.groups.filter((g) => ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId));
   return {
     throttleTimeMs: 0,
     errorCode: result.errorCode,
-    groups: result.groups.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.type })),
+    groups: listed.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.type })),
   };
 });

@@ -19,6 +19,8 @@
 // - Errors per partition: a partition named twice in the request INVALID_REQUEST (each time),
 //   UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR for an offline log, and with
 //   currentLeaderEpoch (v4+) FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH.
+// - A topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED for each of its
+//   partitions, before any other check (Kafka's handleListOffsetRequest).
 // - v0 answers OldStyleOffsets (Kafka's legacyFetchOffsetsBefore): -1 the log end offset, -2 the
 //   first segment's start, else the base offsets of segments last modified at or before the
 //   timestamp; newest first, at most MaxNumOffsets; capped at the high watermark for consumers.
@@ -32,6 +34,7 @@ import {
   MAX_TIMESTAMP, NOT_FOUND, type OffsetLookup,
 } from '../replica/offset-lookups';
 import type { FetchIsolation } from '../replica/fetch-reads';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 const CONSUMER_REPLICA_ID = -1;
@@ -70,6 +73,15 @@ export const listOffsets = defineHandler(ApiKey.ListOffsets, { minVersion: 0, ma
   const topics = [];
   for (const t of req.topics) {
     const partitions: PartitionResponse[] = [];
+    if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)) {
+      for (const p of t.partitions) {
+        partitions.push({
+          partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, oldStyleOffsets: [], timestamp: -1n, offset: -1n, leaderEpoch: -1,
+        });
+      }
+      topics.push({ name: t.name, partitions });
+      continue;
+    }
     for (const p of t.partitions) {
       if (v === 0) {
         const oldStyle = (errorCode: number, offsets: number[] = []): PartitionResponse => ({

@@ -7,17 +7,19 @@
 // - The pattern is a regular expression as Kafka's RE2/J reads it (src/common/re2-pattern.ts); one
 //   it cannot compile answers INVALID_REGULAR_EXPRESSION.
 // - COORDINATOR_LOAD_IN_PROGRESS while __transaction_state loads (before the pattern is looked at).
+// - Only the transactional ids the principal may DESCRIBE are listed.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import { compileRe2Pattern, type Re2Pattern } from '../common/re2-pattern';
 import type { TransactionCoordinator } from '../txn';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface ListTransactionsServices {
   readonly transactions: Pick<TransactionCoordinator, 'list'>;
 }
 
-export const listTransactions = defineHandler(ApiKey.ListTransactions, { minVersion: 0, maxVersion: 2 }, (s: ListTransactionsServices) => (req) => {
+export const listTransactions = defineHandler(ApiKey.ListTransactions, { minVersion: 0, maxVersion: 2 }, (s: ListTransactionsServices) => (req, ctx) => {
   const listed = s.transactions.list(req.stateFilters, req.producerIdFilters.map(Number), Number(req.durationFilter ?? -1n));
   const patternText = req.transactionalIdPattern ?? '';
   let pattern: Re2Pattern | undefined;
@@ -26,7 +28,8 @@ export const listTransactions = defineHandler(ApiKey.ListTransactions, { minVers
   } catch {
     return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION, unknownStateFilters: [], transactionStates: [] };
   }
-  const matching = pattern ? listed.transactions.filter((t) => pattern.matches(t.transactionalId)) : listed.transactions;
+  const matching = listed.transactions.filter((t) => (!pattern || pattern.matches(t.transactionalId))
+    && ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId));
   return {
     throttleTimeMs: 0, errorCode: listed.errorCode, unknownStateFilters: listed.unknownStateFilters,
     transactionStates: matching.map((t) => ({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),

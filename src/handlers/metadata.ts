@@ -7,6 +7,10 @@
 //   (always at v0-3), with num.partitions and default.replication.factor.
 // - Errors per topic: INVALID_TOPIC_EXCEPTION for bad names, UNKNOWN_TOPIC_OR_PARTITION,
 //   UNKNOWN_TOPIC_ID for unknown ids.
+// - Authorization (Kafka's getTopicMetadata): "all topics" leaves out those the principal may not
+//   DESCRIBE; a topic named (or, from v12, known by id) that it may not DESCRIBE is answered
+//   TOPIC_AUTHORIZATION_FAILED (by id: name null, the id kept). Auto-creation needs CREATE on the
+//   cluster or on the topic: without it the topic is TOPIC_AUTHORIZATION_FAILED and never created.
 // - Brokers are listed with their endpoint of the listener the request came in on; brokers without
 //   that listener are left out, and a partition whose leader is one of them answers leader -1 with
 //   LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE below v6), as Kafka's MetadataCache.
@@ -23,8 +27,8 @@ import type { BrokerEndpoint, Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { authorizedOperations, clusterAuthorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType } from '../security/acl';
-import { defineHandler } from './handler';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl';
+import { defineHandler, type RequestContext } from './handler';
 
 export interface MetadataServices {
   readonly clusterId: string;
@@ -42,11 +46,13 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
   }
   const topics: MetadataResponseTopic[] = [];
   if (allTopics) {
-    for (const t of s.controller.topics()) topics.push(describeTopic(t, topicOps));
+    for (const t of s.controller.topics()) {
+      if (ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)) topics.push(describeTopic(t, topicOps));
+    }
   } else {
     const autoCreate = (v < 4 || req.allowAutoTopicCreation !== false) && s.config.getBool('auto.create.topics.enable');
     for (const wanted of req.topics!) {
-      topics.push(await lookupTopic(s, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, topicOps));
+      topics.push(await lookupTopic(s, ctx, wanted.name, wanted.topicId ?? ZERO_UUID, autoCreate, topicOps));
     }
   }
   const controller = s.controller;
@@ -66,15 +72,23 @@ export const metadata = defineHandler(ApiKey.Metadata, { minVersion: 0, maxVersi
 });
 
 async function lookupTopic(
-  s: MetadataServices, name: string | null, topicId: string, autoCreate: boolean, ops: TopicOps,
+  s: MetadataServices, ctx: RequestContext, name: string | null, topicId: string, autoCreate: boolean, ops: TopicOps,
 ): Promise<MetadataResponseTopic> {
   // From v12 a non-zero id names the topic (Kafka then ignores the name); below v12 both were refused above.
   if (name === null || topicId !== ZERO_UUID) {
     const byId = s.controller.topicById(topicId);
-    return byId ? describeTopic(byId, ops) : topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+    if (!byId) return topicError(ErrorCode.UNKNOWN_TOPIC_ID, null, topicId);
+    // Ids are not secret: the id is answered, the name is not.
+    return ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, byId.name)
+      ? describeTopic(byId, ops) : topicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null, topicId);
   }
+  if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name)) return topicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name);
   const known = s.controller.topic(name);
   if (known) return describeTopic(known, ops);
+  if (autoCreate && !ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)
+    && !ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)) {
+    return { ...topicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name), isInternal: isInternalTopic(name) };
+  }
   if (validateTopicName(name)) return topicError(ErrorCode.INVALID_TOPIC_EXCEPTION, name);
   if (!autoCreate) return topicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name);
   const created = await s.controller.createTopic(

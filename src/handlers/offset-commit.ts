@@ -12,12 +12,16 @@
 // - A commit keeps a classic member's session alive.
 // - v10 names topics by id (KIP-848), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID for
 //   each of its partitions; the answer names each topic by the id it was sent.
+// - Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED for every partition), then READ
+//   on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
 import { ApiKey } from '../protocol/generated';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { CommitRequest } from '../group/coordinator';
 import { commitKnownPartitions } from './shared/commit-partitions';
+import { ErrorCode } from '../common/errors';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface OffsetCommitServices {
@@ -27,6 +31,15 @@ export interface OffsetCommitServices {
 
 export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, maxVersion: 10 }, (s: OffsetCommitServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        name: t.name, topicId: t.topicId ?? ZERO_UUID,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })),
+      })),
+    };
+  }
   const commit: Omit<CommitRequest, 'partitions'> = {
     groupId: req.groupId,
     generationId: v >= 1 ? req.generationIdOrMemberEpoch ?? -1 : -1,
@@ -41,6 +54,7 @@ export const offsetCommit = defineHandler(ApiKey.OffsetCommit, { minVersion: 0, 
     topic, partition: p.partitionIndex, offset: Number(p.committedOffset),
     leaderEpoch: v >= 6 ? p.committedLeaderEpoch ?? -1 : -1, metadata: p.committedMetadata,
     commitTimestamp: v === 1 ? Number(p.commitTimestamp ?? -1n) : -1,
-  }), (partitions) => s.groups.commitOffsets({ ...commit, partitions }));
+  }), (partitions) => s.groups.commitOffsets({ ...commit, partitions }),
+  (topic) => ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic));
   return { throttleTimeMs: 0, topics: topics.map((t, i) => ({ ...t, topicId: req.topics[i].topicId ?? ZERO_UUID })) };
 });

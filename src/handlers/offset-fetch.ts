@@ -14,6 +14,9 @@
 // - v10 names topics by id (KIP-848), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID on
 //   each of its partitions. Asked for every topic (null), a v10 answer leaves out committed topics
 //   that no longer exist, which an id cannot name.
+// - Authorization, per group: without DESCRIBE on it, GROUP_AUTHORIZATION_FAILED; topics named that
+//   the principal may not DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED per partition (not
+//   fetched); all topics (null) leaves those out.
 import { ApiKey } from '../protocol/generated';
 import type { OffsetFetchResponseTopic, OffsetFetchResponseTopics } from '../protocol/generated/OffsetFetchResponse';
 import { ErrorCode } from '../common/errors';
@@ -21,7 +24,8 @@ import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { FetchingMember } from '../group/coordinator';
-import { defineHandler } from './handler';
+import { AclOperation, ResourceType } from '../security/acl';
+import { defineHandler, type RequestContext } from './handler';
 
 export interface OffsetFetchServices {
   readonly controller: Pick<Controller, 'topic' | 'topicById'>;
@@ -36,12 +40,12 @@ export const offsetFetch = defineHandler(ApiKey.OffsetFetch, { minVersion: 0, ma
       throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE,
       groups: req.groups.map((g) => {
         const member = v >= 9 ? { memberId: g.memberId ?? null, memberEpoch: g.memberEpoch ?? -1 } : undefined;
-        const fetched = v >= 10 ? fetchByTopicIds(s, g.groupId, g.topics, requireStable, member) : fetch(s.groups, g.groupId, g.topics, requireStable, member);
+        const fetched = v >= 10 ? fetchByTopicIds(s, ctx, g.groupId, g.topics, requireStable, member) : fetch(s.groups, ctx, g.groupId, g.topics, requireStable, member);
         return { groupId: g.groupId, topics: fetched.topics, errorCode: fetched.errorCode };
       }),
     };
   }
-  const fetched = fetch(s.groups, req.groupId, v >= 2 ? req.topics : req.topics ?? [], requireStable);
+  const fetched = fetch(s.groups, ctx, req.groupId, v >= 2 ? req.topics : req.topics ?? [], requireStable);
   if (fetched.errorCode !== ErrorCode.NONE && v < 2) {
     const topics = (req.topics ?? []).map((t) => ({
       name: t.name,
@@ -60,11 +64,11 @@ interface FetchedTopics<T> {
 }
 
 /** v10: the topics named by their ids, and each topic answered with its id. */
-function fetchByTopicIds(s: OffsetFetchServices, groupId: string, topics: { topicId?: string; partitionIndexes: number[] }[] | null,
+function fetchByTopicIds(s: OffsetFetchServices, ctx: RequestContext, groupId: string, topics: { topicId?: string; partitionIndexes: number[] }[] | null,
   requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopics> {
   const named = topics && topics.map((t) => ({ ...t, name: s.controller.topicById(t.topicId ?? ZERO_UUID)?.name }));
   const known = named && named.filter((t): t is typeof t & { name: string } => t.name !== undefined);
-  const fetched = fetch(s.groups, groupId, known, requireStable, member);
+  const fetched = fetch(s.groups, ctx, groupId, known, requireStable, member);
   if (fetched.errorCode !== ErrorCode.NONE) return { errorCode: fetched.errorCode, topics: [] };
   const answered = fetched.topics.flatMap((t) => {
     const id = s.controller.topic(t.name)?.id;
@@ -79,18 +83,33 @@ function fetchByTopicIds(s: OffsetFetchServices, groupId: string, topics: { topi
   return { errorCode: fetched.errorCode, topics: [...answered, ...unknown] };
 }
 
-function fetch(groups: OffsetFetchServices['groups'], groupId: string, topics: { name?: string; partitionIndexes: number[] }[] | null,
-  requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopic> {
-  const result = groups.fetchOffsets(groupId, topics && topics.map((t) => ({ name: t.name ?? '', partitions: t.partitionIndexes })),
-    requireStable, member);
+function fetch(groups: OffsetFetchServices['groups'], ctx: RequestContext, groupId: string,
+  topics: { name?: string; partitionIndexes: number[] }[] | null, requireStable: boolean, member?: FetchingMember): FetchedTopics<OffsetFetchResponseTopic> {
+  if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
+  const describable = (name: string) => ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name);
+  const allowed: { name: string; partitions: number[] }[] = [];
+  const refused: OffsetFetchResponseTopic[] = [];
+  for (const t of topics ?? []) {
+    const name = t.name ?? '';
+    if (describable(name)) allowed.push({ name, partitions: t.partitionIndexes });
+    else {
+      refused.push({
+        name, partitions: t.partitionIndexes.map((partitionIndex) => ({
+          partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        })),
+      });
+    }
+  }
+  const result = groups.fetchOffsets(groupId, topics && allowed, requireStable, member);
+  if (result.errorCode !== ErrorCode.NONE) return { errorCode: result.errorCode, topics: [] };
   return {
     errorCode: result.errorCode,
-    topics: result.topics.map((t) => ({
+    topics: [...(topics === null ? result.topics.filter((t) => describable(t.name)) : result.topics).map((t) => ({
       name: t.name,
       partitions: t.partitions.map((p) => ({
         partitionIndex: p.partition, committedOffset: BigInt(p.offset), committedLeaderEpoch: p.leaderEpoch,
         metadata: p.metadata, errorCode: p.errorCode,
       })),
-    })),
+    })), ...refused],
   };
 }

@@ -11,8 +11,12 @@
 // - currentLeaderEpoch (v2+, -1 when not given): older than ours FENCED_LEADER_EPOCH, newer
 //   UNKNOWN_LEADER_EPOCH. UNKNOWN_TOPIC_OR_PARTITION for partitions we do not have,
 //   KAFKA_STORAGE_ERROR for an offline log.
+// - Authorization (KIP-320): CLUSTER_ACTION on the cluster (followers) covers every topic; else
+//   each topic needs DESCRIBE, TOPIC_AUTHORIZATION_FAILED for its partitions otherwise.
 import { ApiKey } from '../protocol/generated';
+import { ErrorCode } from '../common/errors';
 import { NO_LEADER_EPOCH, type ReplicaManager } from '../replica/replica-manager';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface OffsetForLeaderEpochServices {
@@ -20,13 +24,16 @@ export interface OffsetForLeaderEpochServices {
 }
 
 export const offsetForLeaderEpoch = defineHandler(ApiKey.OffsetForLeaderEpoch, { minVersion: 0, maxVersion: 4 },
-  (s: OffsetForLeaderEpochServices) => (req) => ({
-    throttleTimeMs: 0,
-    topics: req.topics.map((t) => ({
-      topic: t.topic,
-      partitions: t.partitions.map((p) => {
-        const end = s.replicas.lastOffsetForLeaderEpoch(t.topic, p.partition, p.currentLeaderEpoch ?? NO_LEADER_EPOCH, p.leaderEpoch);
-        return { errorCode: end.errorCode, partition: p.partition, leaderEpoch: end.epoch, endOffset: BigInt(end.endOffset) };
-      }),
-    })),
-  }));
+  (s: OffsetForLeaderEpochServices) => (req, ctx) => {
+    const clusterAction = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        topic: t.topic,
+        partitions: clusterAction || ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic) ? t.partitions.map((p) => {
+          const end = s.replicas.lastOffsetForLeaderEpoch(t.topic, p.partition, p.currentLeaderEpoch ?? NO_LEADER_EPOCH, p.leaderEpoch);
+          return { errorCode: end.errorCode, partition: p.partition, leaderEpoch: end.epoch, endOffset: BigInt(end.endOffset) };
+        }) : t.partitions.map((p) => ({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition: p.partition, leaderEpoch: -1, endOffset: -1n })),
+      })),
+    };
+  });

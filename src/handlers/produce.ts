@@ -25,17 +25,25 @@
 // - v13 names topics by id (KIP-516), resolved once per topic: an unknown id is UNKNOWN_TOPIC_ID
 //   for each of its partitions, and the answer names each topic by the id it was sent. v12 is v11
 //   on the wire (it tells the broker the producer may leave AddPartitionsToTxn to it).
+// - Authorization (Kafka's KafkaApis.handleProduceRequest): transactional batches need WRITE on the
+//   request's transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition);
+//   each topic needs WRITE (else TOPIC_AUTHORIZATION_FAILED for its partitions, whether it exists or
+//   not; an unknown topic id is UNKNOWN_TOPIC_ID first). Idempotence is checked at InitProducerId,
+//   not here (KIP-679). One check per topic, none per partition.
 // - acks=0: no response at all. If any partition failed, the connection is closed instead, so
 //   the client notices (Kafka does the same).
 import { ApiKey } from '../protocol/generated';
+import type { ProduceRequest } from '../protocol/generated/ProduceRequest';
 import type { ProduceResponse, ProduceResponsePartitionProduceResponse } from '../protocol/generated/ProduceResponse';
 import { ErrorCode } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
+import { hasTransactionalBatch } from '../records/batch';
+import { AclOperation, ResourceType } from '../security/acl';
 import type { Controller } from '../cluster/controller';
 import {
   failedAppend, NO_LEADER_EPOCH, type AppendResult, type Partition, type PartitionAppend, type ReplicaManager,
 } from '../replica/replica-manager';
-import { defineHandler } from './handler';
+import { defineHandler, type RequestContext } from './handler';
 
 /** The lowest Produce version Kafka 4 actually serves (KIP-896). */
 const MIN_SERVED_VERSION = 3;
@@ -50,18 +58,21 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
     const nowMs = Date.now();
     const requestError = ctx.apiVersion < MIN_SERVED_VERSION ? ErrorCode.UNSUPPORTED_VERSION
       : req.acks !== -1 && req.acks !== 0 && req.acks !== 1 ? ErrorCode.INVALID_REQUIRED_ACKS
-        : ErrorCode.NONE;
+        : transactionalIdDenied(req.transactionalId ?? null, req.topicData, ctx.authorize) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+          : ErrorCode.NONE;
     const usesTopicIds = ctx.apiVersion >= 13;
     const appends: { topic: string; topicId: string; index: number; partition?: Partition; result: AppendResult }[] = [];
     for (const t of req.topicData) {
       const topicId = t.topicId ?? ZERO_UUID;
       const topic = usesTopicIds ? s.controller.topicById(topicId)?.name : t.name ?? '';
+      const writable = requestError === ErrorCode.NONE && topic !== undefined && ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, topic);
       for (const p of t.partitionData) {
         let result: AppendResult;
-        const found = topic === undefined ? undefined : s.replicas.leaderPartition(topic, p.index, NO_LEADER_EPOCH);
+        const found = topic === undefined || !writable ? undefined : s.replicas.leaderPartition(topic, p.index, NO_LEADER_EPOCH);
         const partition = found === undefined || 'errorCode' in found ? undefined : found.partition;
-        if (found === undefined) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_ID);
-        else if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        if (requestError !== ErrorCode.NONE) result = failedAppend(requestError);
+        else if (topic === undefined) result = failedAppend(ErrorCode.UNKNOWN_TOPIC_ID);
+        else if (found === undefined) result = failedAppend(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         else if ('errorCode' in found) result = failedAppend(found.errorCode);
         else if (req.acks === -1 && s.replicas.checkEnoughReplicasForAppend(found.partition) !== ErrorCode.NONE) {
           result = failedAppend(ErrorCode.NOT_ENOUGH_REPLICAS);
@@ -109,3 +120,17 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
       throttleTimeMs: 0,
     };
   });
+
+/**
+ * Whether the request carries transactional batches its transactional id may not write (Kafka's
+ * RequestUtils.hasTransactionalRecords, then WRITE on TRANSACTIONAL_ID); an allowed id spares the scan.
+ */
+function transactionalIdDenied(
+  transactionalId: string | null, topics: ProduceRequest['topicData'], authorize: RequestContext['authorize'],
+): boolean {
+  if (transactionalId !== null && authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return false;
+  for (const t of topics) {
+    for (const p of t.partitionData) if (p.records !== null && hasTransactionalBatch(p.records)) return true;
+  }
+  return false;
+}

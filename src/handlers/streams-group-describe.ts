@@ -9,11 +9,13 @@
 // - Authorized operations when asked (what the authorizer allows of those a group supports), else Integer.MIN_VALUE.
 // - UNSUPPORTED_VERSION for every group while the streams protocol is off (streams.version 0, or no
 //   `streams` in group.coordinator.rebalance.protocols), as Kafka.
+// - A group the principal may not DESCRIBE: GROUP_AUTHORIZATION_FAILED; a group whose topology uses a
+//   topic it may not DESCRIBE: TOPIC_AUTHORIZATION_FAILED, no members, no topology.
 import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operations';
-import { ResourceType } from '../security/acl';
 import type { GroupCoordinator } from '../group';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 import { streamsProtocolEnabled, type StreamsProtocolServices } from './streams-group-heartbeat';
 
@@ -28,7 +30,15 @@ export const streamsGroupDescribe = defineHandler(ApiKey.StreamsGroupDescribe, {
       if (!streamsProtocolEnabled(s)) {
         return { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: null, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, members: [] };
       }
+      const refused = { groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, members: [] };
+      if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { ...refused, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null };
       const d = s.groups.streamsGroupDescribe(groupId);
+      const topics = new Set(d.topology?.subtopologies.flatMap((st) => [
+        ...st.sourceTopics, ...st.repartitionSinkTopics, ...st.repartitionSourceTopics.map((t) => t.name), ...st.stateChangelogTopics.map((t) => t.name),
+      ]) ?? []);
+      if ([...topics].some((t) => !ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t))) {
+        return { ...refused, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'The described group uses topics that the client is not authorized to describe.' };
+      }
       return {
         errorCode: d.errorCode,
         errorMessage: d.errorMessage,

@@ -12,10 +12,16 @@
 // - v1: TopologyDescriptionRequired, always false (no topology description plugin, as Kafka without one).
 // - UNSUPPORTED_VERSION while the streams protocol is off: the finalized streams.version is 0, or
 //   group.coordinator.rebalance.protocols lacks `streams` (Kafka's isStreamsGroupProtocolEnabled).
+// - Authorization (Kafka's handleStreamsGroupHeartbeat): READ on the group, else
+//   GROUP_AUTHORIZATION_FAILED; then every topic of a topology sent (source, repartition, changelog)
+//   needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED naming them. A topology naming an internal or
+//   invalid topic is left to the coordinator's STREAMS_INVALID_TOPOLOGY, which Kafka answers first.
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
+import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 /** What tells whether the streams rebalance protocol is served. */
@@ -43,6 +49,18 @@ export const streamsGroupHeartbeat = defineHandler(ApiKey.StreamsGroupHeartbeat,
       };
     }
     const topology = req.topology ?? null;
+    const refusal = (errorCode: number, errorMessage: string | null) => ({
+      throttleTimeMs: 0, errorCode, errorMessage, memberId: req.memberId, memberEpoch: 0,
+      heartbeatIntervalMs: 0, acceptableRecoveryLagLegacy: 0, taskOffsetIntervalMs: 0, status: null, endpointInformationEpoch: 0,
+    });
+    if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return refusal(ErrorCode.GROUP_AUTHORIZATION_FAILED, null);
+    const required = topology?.subtopologies.flatMap((st) => [
+      ...st.sourceTopics, ...st.repartitionSinkTopics, ...st.repartitionSourceTopics.map((t) => t.name), ...st.stateChangelogTopics.map((t) => t.name),
+    ]) ?? [];
+    if (required.every((t) => !isInternalTopic(t) && validateTopicName(t) === null)) {
+      const unauthorized = [...new Set(required)].filter((t) => !ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t));
+      if (unauthorized.length > 0) return refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED, `Unauthorized topics: ${unauthorized.join(',')}`);
+    }
     const r = s.groups.streamsGroupHeartbeat({
       groupId: req.groupId,
       memberId: req.memberId,

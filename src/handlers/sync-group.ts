@@ -10,9 +10,11 @@
 //   REBALANCE_IN_PROGRESS when it must join again.
 // - v5+ must name the protocol type and name, and they must be the group's, else
 //   INCONSISTENT_GROUP_PROTOCOL; the answer names them back (null on errors).
+// - Without READ on the group: GROUP_AUTHORIZATION_FAILED and an empty assignment.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { GroupCoordinator } from '../group';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface SyncGroupServices {
@@ -21,6 +23,9 @@ export interface SyncGroupServices {
 
 export const syncGroup = defineHandler(ApiKey.SyncGroup, { minVersion: 0, maxVersion: 5 }, (s: SyncGroupServices) => async (req, ctx) => {
   const v = ctx.apiVersion;
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+    return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+  }
   const protocolType = v >= 5 ? req.protocolType ?? null : null;
   const protocolName = v >= 5 ? req.protocolName ?? null : null;
   if (v >= 5 && (protocolType === null || protocolName === null)) {

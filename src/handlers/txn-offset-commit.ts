@@ -23,6 +23,9 @@
 //   group's __consumer_offsets partition is added to its transaction before the offsets are written,
 //   as Produce v12 adds its partitions. A failed add answers every partition with its error, as Kafka's
 //   group coordinator maps it (NOT_ENOUGH_REPLICAS, "not now", becomes COORDINATOR_NOT_AVAILABLE).
+// - Authorization: WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on
+//   the group (else GROUP_AUTHORIZATION_FAILED), each for every partition; then READ on each topic
+//   (TOPIC_AUTHORIZATION_FAILED for its partitions).
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
@@ -32,6 +35,7 @@ import type { GroupCoordinator } from '../group';
 import type { TxnCommitRequest } from '../group/coordinator';
 import type { TransactionCoordinator, TxnPartitionAdds } from '../txn';
 import { commitKnownPartitions } from './shared/commit-partitions';
+import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
 
 export interface TxnOffsetCommitServices {
@@ -49,6 +53,18 @@ const FIRST_TOPIC_ID_VERSION = 6;
 export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersion: 0, maxVersion: 6 },
   (s: TxnOffsetCommitServices) => async (req, ctx) => {
     const v = ctx.apiVersion;
+    // Kafka's order: the transactional id, then the group, each failing every partition.
+    const refused = !ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)
+      ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
+    if (refused !== ErrorCode.NONE) {
+      return {
+        throttleTimeMs: 0,
+        topics: req.topics.map((t) => ({
+          name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: refused })),
+        })),
+      };
+    }
     const commit: Omit<TxnCommitRequest, 'partitions'> = {
       groupId: req.groupId,
       producerId: Number(req.producerId),
@@ -74,7 +90,7 @@ export const txnOffsetCommit = defineHandler(ApiKey.TxnOffsetCommit, { minVersio
         if (refused !== ErrorCode.NONE) return partitions.map(() => refused);
       }
       return s.groups.commitTxnOffsets({ ...commit, partitions });
-    });
+    }, (topic) => ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic));
     const topics = answered.map((t, i) => ({
       name: t.name, topicId: req.topics[i].topicId,
       partitions: byId && named[i].name === undefined

@@ -11,10 +11,13 @@
 // - etcd out of reach (a cluster): FEATURE_UPDATE_FAILED.
 // - A message that would not fit a protocol string (it quotes a feature name of the maximum length)
 //   is cut to fit: Kafka could not send it at all.
+// - Without ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED, no feature results, nothing changed.
 import { ApiKey } from '../protocol/generated';
 import { MAX_STRING_LENGTH } from '../protocol/encoding';
 import { ErrorCode } from '../common/errors';
 import { UpgradeType, type Features, type UpdateResult } from '../cluster/features';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster, CLUSTER_AUTHORIZATION_MESSAGE } from './shared/authorization';
 import { defineHandler } from './handler';
 
 export interface UpdateFeaturesServices {
@@ -22,6 +25,9 @@ export interface UpdateFeaturesServices {
 }
 
 export const updateFeatures = defineHandler(ApiKey.UpdateFeatures, { minVersion: 0, maxVersion: 2 }, (s: UpdateFeaturesServices) => async (req, ctx) => {
+  if (!authorizeCluster(ctx, AclOperation.ALTER)) {
+    return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: CLUSTER_AUTHORIZATION_MESSAGE, results: [] };
+  }
   const updates = req.featureUpdates.map((u) => ({
     feature: u.feature,
     level: u.maxVersionLevel,

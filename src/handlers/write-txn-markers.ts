@@ -9,9 +9,12 @@
 //   coordinator epoch; KAFKA_STORAGE_ERROR; INVALID_PRODUCER_ID_MAPPING for a producer id past 2^53, which
 //   this broker never hands out and cannot write. A marker into __consumer_offsets also commits or drops
 //   the producer's pending transactional offsets.
+// - Without CLUSTER_ACTION on the cluster (only brokers send it): CLUSTER_AUTHORIZATION_FAILED for every partition.
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode } from '../common/errors';
 import { LocalTxnMarkerChannel, type LocalTxnMarkerServices } from '../txn/markers';
+import { AclOperation } from '../security/acl';
+import { authorizeCluster } from './shared/authorization';
 import { defineHandler } from './handler';
 
 /** The local marker channel, shared with the transaction coordinator, takes the replicas and groups whole. */
@@ -19,7 +22,17 @@ export type WriteTxnMarkersServices = LocalTxnMarkerServices;
 
 export const writeTxnMarkers = defineHandler(ApiKey.WriteTxnMarkers, { minVersion: 0, maxVersion: 2 }, (s: WriteTxnMarkersServices) => {
   const local = new LocalTxnMarkerChannel(s);
-  return async (req) => {
+  return async (req, ctx) => {
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) {
+      return {
+        markers: req.markers.map((m) => ({
+          producerId: m.producerId,
+          topics: m.topics.map((t) => ({
+            name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })),
+          })),
+        })),
+      };
+    }
     const markers = await Promise.all(req.markers.map(async (m) => {
       const marker = {
         producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult,

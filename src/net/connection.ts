@@ -17,6 +17,10 @@
 // above 1 MiB, one whose memory grows with the bytes that arrive and is given back to the OS at once if
 // the peer leaves mid-frame (a claimed size alone commits at most 1 MiB).
 //
+// Client quotas (quota-enforcement.ts): while any is configured, each answered request is recorded
+// against them; over one, the connection is muted (throttle: no frame read, no handler started) for
+// the throttle time, and a response of a version from before KIP-219 is held back that long.
+//
 // Bad input closes this connection only, with a warn-level line naming the peer and the reason:
 // a size <= 0 or above socket.request.max.bytes, a truncated or garbled body, an unknown API key,
 // an unsupported version. The one exception is ApiVersions at a version we do not know, answered
@@ -43,6 +47,8 @@ import type { RequestBudget } from './request-budget';
 import { ANONYMOUS, type Session } from '../security/principal';
 import type { Authorizer } from '../security/acl';
 import type { SecurityProtocol } from '../config/broker-config';
+import type { ClientQuotas } from '../cluster/client-quota-manager';
+import { clientThrottles, recordAndThrottle } from './quota-enforcement';
 import type { SaslListenerSettings } from '../security/sasl-config';
 import { SaslAuthenticator } from './sasl-authenticator';
 
@@ -52,11 +58,12 @@ export interface ConnectionLimits {
   maxInFlight: number;         // requests decoded and unanswered before this connection stops reading
 }
 
-/** The listener a connection came in on, and the authorizer its requests are checked by. */
+/** The listener a connection came in on, the authorizer its requests are checked by, the quotas they count against. */
 export interface ConnectionAccess {
   readonly listenerName: string;
   readonly securityProtocol: SecurityProtocol;
   readonly authorizer: Authorizer;
+  readonly quotas: ClientQuotas;
   /** On a SASL_* listener: its mechanisms and limits; every connection must authenticate first. */
   readonly sasl?: SaslListenerSettings;
 }
@@ -108,6 +115,9 @@ export class Connection {
   private readonly inFlight: InFlight[] = [];
   private closed = false;
   private paused = false;
+  /** Muted for a quota until this timer fires (see throttle). */
+  private throttleTimer: NodeJS.Timeout | null = null;
+  private throttledUntil = 0;
   /** readFrames is on the stack: a handler answered synchronously must not start another loop (depth). */
   private reading = false;
   /** The unread rest of the last socket read (left there while this connection may not read frames). */
@@ -185,8 +195,27 @@ export class Connection {
     this.largeFrame = null;
     this.input = null;
     this.budget.forget(this.scheduleRead);
+    if (this.throttleTimer) clearTimeout(this.throttleTimer);
     this.socket.destroy();
     this.onClose(this);
+  }
+
+  /**
+   * Mutes the connection for `ms` (a client over its quota, KIP-219): no frame is read and no handler
+   * started until then; responses already made still go out. A longer throttle extends the mute.
+   */
+  throttle(ms: number): void {
+    const until = Date.now() + ms;
+    if (this.closed || until <= this.throttledUntil) return;
+    this.throttledUntil = until;
+    if (this.throttleTimer) clearTimeout(this.throttleTimer);
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = null;
+      this.throttledUntil = 0;
+      this.startNext();
+      if (this.input !== null) this.scheduleRead();
+    }, ms);
+    this.updateFlow();
   }
 
   private onData(data: Buffer): void {
@@ -288,7 +317,7 @@ export class Connection {
 
   /** A new frame may be read: this connection is under its in-flight cap and the broker's budget has room. */
   private mayReadFrame(): boolean {
-    if (this.inFlight.length >= this.limits.maxInFlight) return false;
+    if (this.inFlight.length >= this.limits.maxInFlight || this.throttleTimer !== null) return false;
     // A SASL exchange takes one frame at a time: what the next one is depends on the answer to this one.
     if (this.sasl?.exchanging && this.inFlight.length > 0) return false;
     if (this.budget.exhausted) {
@@ -399,7 +428,7 @@ export class Connection {
     for (const r of this.inFlight) {
       if (r.start !== null) {
         if (!allAnsweredBefore && !(r.isProduce && onlyProduceBefore)) break;
-        if (this.socket.writableLength > WRITE_HIGH_WATER) break;
+        if (this.socket.writableLength > WRITE_HIGH_WATER || this.throttleTimer !== null) break;
         const start = r.start;
         r.start = null;
         this.budget.requestStarted();
@@ -416,19 +445,42 @@ export class Connection {
   }
 
   private run(entry: InFlight, handler: ApiHandler, request: ApiRequestMap[ApiKey], ctx: RequestContext): void {
+    const { quotas } = this.access;
+    // The handler's time on the event loop, measured only while some quota may need it.
+    const startedAt = quotas.enabled ? performance.now() : -1;
+    let threadMs = 0;
+    const complete = (): void => {
+      if (this.closed) return;
+      if (this.sasl?.failure) entry.closeAfterWrite = `SASL authentication failed: ${this.sasl.failure}`;
+      this.settle(entry);
+      this.flush();
+      this.startNext();
+    };
     const finish = (response: unknown): void => {
       if (this.closed) return;
+      let throttleMs = 0;
       try {
+        if (quotas.enabled) {
+          throttleMs = recordAndThrottle(quotas, {
+            apiKey: ctx.apiKey, apiVersion: ctx.apiVersion, session: ctx.session, clientId: ctx.clientId, request, response,
+            frameBytes: entry.frameBytes, threadMs,
+          });
+        }
         if (response !== null) {
           entry.chunks = encodeResponseFrame(new Writer(), ctx.apiKey as ApiKey, ctx.apiVersion, ctx.correlationId, response as ApiResponseMap[ApiKey]);
         }
       } catch (err) {
         return fail(err);
       }
-      if (this.sasl?.failure) entry.closeAfterWrite = `SASL authentication failed: ${this.sasl.failure}`;
-      this.settle(entry);
-      this.flush();
-      this.startNext();
+      if (throttleMs > 0) {
+        this.throttle(throttleMs);
+        // A client from before KIP-219 does not back off by itself: its response waits out the throttle.
+        if (!clientThrottles(ctx.apiKey, ctx.apiVersion)) {
+          setTimeout(complete, throttleMs).unref();
+          return;
+        }
+      }
+      complete();
     };
     const fail = (err: unknown): void => {
       this.log.error({ err, peer: this.peer, api: handler.name, apiVersion: ctx.apiVersion }, 'request failed');
@@ -436,6 +488,7 @@ export class Connection {
     };
     try {
       const result = handler.handle(request, ctx);
+      if (startedAt >= 0) threadMs = performance.now() - startedAt;
       if (result instanceof Promise) result.then(finish, fail);
       else finish(result);
     } catch (err) {
@@ -487,7 +540,7 @@ export class Connection {
   private updateFlow(): void {
     if (this.closed) return;
     const congested = this.input !== null || this.inFlight.length >= this.limits.maxInFlight
-      || this.socket.writableLength > WRITE_HIGH_WATER;
+      || this.socket.writableLength > WRITE_HIGH_WATER || this.throttleTimer !== null;
     if (congested && !this.paused) {
       this.paused = true;
       this.socket.pause();

@@ -533,6 +533,16 @@ export interface ReadHeaderOptions {
  * must be in `buf`; without it only the 61-byte header has to be, and `needed` tells how many bytes the full
  * batch needs when they are not all there.
  */
+/** Whether any v2 batch of a records field is transactional (its headers only, nothing checked). */
+export function hasTransactionalBatch(records: Buffer): boolean {
+  // Up to the attributes: base offset 8, length 4, leader epoch 4, magic 1, crc 4, attributes 2.
+  for (let pos = 0; pos + 23 <= records.length; pos += 12 + records.readInt32BE(pos + 8)) {
+    if (records[pos + 16] === MAGIC_V2 && (records.readInt16BE(pos + 21) & TRANSACTIONAL_FLAG_MASK) !== 0) return true;
+    if (records.readInt32BE(pos + 8) < MIN_BATCH_LENGTH) return false;
+  }
+  return false;
+}
+
 export function readBatchHeader(buf: Buffer, pos: number, opts: ReadHeaderOptions = {}): HeaderRead {
   const remaining = buf.length - pos;
   if (remaining < LOG_OVERHEAD) return { status: 'incomplete', needed: LOG_OVERHEAD };

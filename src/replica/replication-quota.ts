@@ -12,6 +12,7 @@
 // what while a quota is exceeded (replicas out of the ISR only) is the leader's reads and the
 // follower's fetcher's business; bytes of throttled partitions are recorded whether or not they were held back.
 import type { BrokerConfig } from '../config/broker-config';
+import { WindowedRate } from '../common/windowed-rate';
 
 /** The partitions of a topic throttled on this broker: all of them, or these. */
 export type ThrottledPartitions = '*' | readonly number[];
@@ -35,13 +36,6 @@ export interface ReplicationQuotaOptions {
   now?: () => number;
 }
 
-/** One window of the measure (Kafka's SampledStat.Sample). */
-interface Sample {
-  startMs: number;
-  lastEventMs: number;
-  bytes: number;
-}
-
 /**
  * A topic's throttled partitions on `brokerId` from the raw value of one of the two topic configs;
  * undefined when the config is unset or empty (no throttle). The value was validated when set.
@@ -60,13 +54,13 @@ export function throttledPartitionsOf(value: string | undefined, brokerId: numbe
 
 export class ReplicationQuota implements ReplicaQuota {
   private readonly throttled = new Map<string, ThrottledPartitions>();
-  /** A ring of windows plus one (Kafka keeps an extra so the oldest live one is never recycled early). */
-  private readonly samples: Sample[] = [];
-  private current = 0;
+  /** Kafka's SimpleRate over the windows (common/windowed-rate.ts). */
+  private readonly rate: WindowedRate;
   private readonly now: () => number;
 
   constructor(private readonly opts: ReplicationQuotaOptions) {
     this.now = opts.now ?? Date.now;
+    this.rate = new WindowedRate({ samples: opts.windows, windowMs: opts.windowMs, span: 'simple' });
   }
 
   markThrottled(topic: string, partitions: ThrottledPartitions): void {
@@ -92,46 +86,12 @@ export class ReplicationQuota implements ReplicaQuota {
   }
 
   record(bytes: number): void {
-    const now = this.now();
-    let sample = this.currentSample(now);
-    if (now - sample.startMs >= this.opts.windowMs) sample = this.advance(now);
-    sample.bytes += bytes;
-    sample.lastEventMs = now;
+    this.rate.record(bytes, this.now());
   }
 
   /** The rate in bytes per second over the live windows (Kafka's SimpleRate). */
   measuredRate(): number {
-    const now = this.now();
-    this.purgeObsolete(now);
-    let total = 0;
-    let oldestStart = this.currentSample(now).startMs;
-    for (const s of this.samples) {
-      total += s.bytes;
-      oldestStart = Math.min(oldestStart, s.startMs);
-    }
-    const elapsedMs = Math.max(now - oldestStart, this.opts.windowMs);
-    return total / (elapsedMs / 1000);
-  }
-
-  private currentSample(now: number): Sample {
-    if (this.samples.length === 0) this.samples.push({ startMs: now, lastEventMs: now, bytes: 0 });
-    return this.samples[this.current];
-  }
-
-  private advance(now: number): Sample {
-    this.current = (this.current + 1) % (this.opts.windows + 1);
-    const fresh = { startMs: now, lastEventMs: now, bytes: 0 };
-    if (this.current >= this.samples.length) this.samples.push(fresh);
-    else this.samples[this.current] = fresh;
-    return fresh;
-  }
-
-  /** Windows without an event for the whole measured span start over from now. */
-  private purgeObsolete(now: number): void {
-    const expireAgeMs = this.opts.windows * this.opts.windowMs;
-    for (const [i, s] of this.samples.entries()) {
-      if (now - s.lastEventMs >= expireAgeMs) this.samples[i] = { startMs: now, lastEventMs: now, bytes: 0 };
-    }
+    return this.rate.measure(this.now());
   }
 }
 

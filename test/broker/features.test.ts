@@ -12,6 +12,7 @@ import { startBroker, type RunningBroker } from '../../src/broker';
 import { RawClient } from '../helpers/raw-client';
 import { updateFeatures as updateFeaturesHandler } from '../../src/handlers/update-features';
 import type { RequestContext } from '../../src/handlers/handler';
+import { allowAllRequest } from '../helpers/request-context';
 
 const SOFTWARE = { clientSoftwareName: 'features-test', clientSoftwareVersion: '1.0' };
 
@@ -160,7 +161,7 @@ describe('UpdateFeatures when the levels cannot be written', () => {
   it('answers FEATURE_UPDATE_FAILED (etcd out of reach), never a closed connection', async () => {
     const handler = updateFeaturesHandler.bind({ features: { update: () => Promise.reject(new Error('etcd: deadline exceeded')) } });
     const res = await handler.handle({ featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 1, allowDowngrade: false, upgradeType: 2 }] },
-      { apiVersion: 1 } as RequestContext);
+      { apiVersion: 1, ...allowAllRequest } as RequestContext);
     expect(res).to.deep.equal({
       throttleTimeMs: 0, errorCode: ErrorCode.FEATURE_UPDATE_FAILED,
       errorMessage: 'Unable to update finalized features: etcd: deadline exceeded', results: [],

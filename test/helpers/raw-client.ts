@@ -3,7 +3,10 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { Reader, Writer } from '../../src/protocol/primitives';
-import { getApiSpec, encodeRequestHeader, decodeResponseHeader, requestHeaderVersion, responseHeaderVersion } from '../../src/protocol/generated';
+import {
+  getApiSpec, encodeRequestHeader, decodeResponseHeader, requestHeaderVersion, responseHeaderVersion,
+  type ApiKey, type ApiRequestMap, type ApiResponseMap,
+} from '../../src/protocol/generated';
 
 export class RawClient {
   private buffered = Buffer.alloc(0);
@@ -97,6 +100,11 @@ export class RawClient {
   async request<T>(apiKey: number, version: number, body: unknown): Promise<T> {
     this.send(apiKey, version, body);
     return (await this.receive<T>(apiKey, version)).body;
+  }
+
+  /** request() with the body and answer typed by the API's generated request and response. */
+  api<K extends ApiKey>(apiKey: K, version: number, body: ApiRequestMap[K]): Promise<ApiResponseMap[K]> {
+    return this.request<ApiResponseMap[K]>(apiKey, version, body);
   }
 
   close(): void {

@@ -54,10 +54,10 @@ describe('BrokerClient (the inter-broker client)', function () {
     expect(apiSpecs[ApiKey.EndTxn].latestVersionUnstable).to.equal(false);
     expect(c.usableVersion(ApiKey.EndTxn)).to.equal(5);
     // An API the broker does not serve has no usable version; the connection is not affected.
-    expect(c.peerVersionRange(ApiKey.DescribeClientQuotas)).to.equal(undefined);
-    expect(() => c.usableVersion(ApiKey.DescribeClientQuotas)).to.throw(UnsupportedVersionError, /DescribeClientQuotas/);
-    const quotas = await rejection(c.request(ApiKey.DescribeClientQuotas, { components: [], strict: false }));
-    expect(quotas).to.be.instanceOf(UnsupportedVersionError);
+    expect(c.peerVersionRange(ApiKey.DescribeDelegationToken)).to.equal(undefined);
+    expect(() => c.usableVersion(ApiKey.DescribeDelegationToken)).to.throw(UnsupportedVersionError, /DescribeDelegationToken/);
+    const tokens = await rejection(c.request(ApiKey.DescribeDelegationToken, { owners: null }));
+    expect(tokens).to.be.instanceOf(UnsupportedVersionError);
     // A version the codec knows and the peer does not serve.
     const outOfRange = await rejection(c.request(ApiKey.InitProducerId, { transactionalId: null, transactionTimeoutMs: 1000 }, { version: 6 }));
     expect(outOfRange).to.be.instanceOf(UnsupportedVersionError);

@@ -1,6 +1,7 @@
 // The connection layer with handlers made for the test (a Listener over a Router of fakes): a
 // request that throws or whose response the encoder rejects, request ordering on one connection,
 // and the limits that pause reading (in-flight cap, queued.max.requests, a peer that never reads).
+import { ClientQuotas } from '../../src/cluster/client-quota-manager';
 import { ALLOW_EVERYTHING } from '../../src/security/acl';
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
@@ -32,7 +33,7 @@ async function serve(handlers: ApiHandler[], limits: Partial<ListenerLimits> = {
     },
   });
   const listener = new Listener(new Router(handlers), { ...LIMITS, ...limits }, createLogger({ level: 'debug', format: 'json', destination }),
-    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING });
+    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING, quotas: new ClientQuotas({ samples: 11, windowMs: 1000 }, { samples: 11, windowMs: 1000 }, () => new Map()) });
   const port = await listener.listen('127.0.0.1', 0);
   return { listener, port, lines };
 }

@@ -32,7 +32,7 @@ describe('connection handling', function () {
       expect(served.get(ApiKey.JoinGroup)).to.deep.equal([0, 9]);
       expect(served.get(ApiKey.EndTxn)).to.deep.equal([0, 5]);
       expect(served.get(ApiKey.DescribeAcls), 'answered SECURITY_DISABLED without an authorizer, as Kafka does').to.deep.equal([0, 3]);
-      expect(served.has(ApiKey.DescribeClientQuotas), 'quotas have no handler yet').to.equal(false);
+      expect(served.get(ApiKey.DescribeClientQuotas)).to.deep.equal([0, 1]);
     }
     c.close();
   });

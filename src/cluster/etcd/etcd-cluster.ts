@@ -42,6 +42,7 @@ import {
   encodePartitionState,
   groupConfigsKey,
   brokerConfigsKey,
+  clientQuotaKey,
   scramCredentialsKey,
   aclKey,
   partitionStateKey,
@@ -317,6 +318,23 @@ export class EtcdCluster extends EventEmitter {
    */
   putBrokerConfigs(resource: string, configs: Record<string, string>, expectedModRevision: number): Promise<boolean> {
     return this.putConfigs(brokerConfigsKey(resource), configs, expectedModRevision);
+  }
+
+  /**
+   * AlterClientQuotas from any broker: each entity's new values (none: its key deleted), all or nothing,
+   * if every key is still at the mod revision read (0: absent). Resolves whether it was written, the
+   * cache up to date.
+   */
+  async putClientQuotas(changes: ReadonlyMap<string, { values: Readonly<Record<string, number>>; expectedModRevision: number }>): Promise<boolean> {
+    const compares = [...changes].map(([entity, c]) => ({ key: clientQuotaKey(entity), rev: c.expectedModRevision }));
+    let txn = this.kv.if(compares[0].key, 'Mod', '==', compares[0].rev);
+    for (const c of compares.slice(1)) txn = txn.and(c.key, 'Mod', '==', c.rev);
+    const writes = [...changes].map(([entity, c]) => (Object.keys(c.values).length > 0
+      ? this.kv.put(clientQuotaKey(entity)).value(JSON.stringify(c.values))
+      : this.kv.delete().key(clientQuotaKey(entity))));
+    const res = await txn.then(...writes).commit();
+    await this.cache.waitForRevision(Number(res.header.revision));
+    return res.succeeded;
   }
 
   /**

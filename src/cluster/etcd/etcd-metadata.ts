@@ -23,6 +23,7 @@ import { isUncleanElection, type PartitionState } from '../partition-change';
 import type { EtcdCluster } from './etcd-cluster';
 import type { ReplicaAssignment } from '../partition-reassignment';
 import type { TopicAssignment } from './layout';
+import type { QuotaTable, QuotaValues } from '../client-quotas';
 import type { UserScramCredentials } from '../../security/scram';
 import type { AclBinding } from '../../security/acl-binding';
 
@@ -166,6 +167,27 @@ export class EtcdMetadata implements MetadataBackend {
   /** Every cache change may be one: the listener compares (BrokerConfig.setDynamicConfigs emits only real changes). */
   onBrokerConfigsChanged(listener: () => void): void {
     this.cluster.cache.on('change', listener);
+  }
+
+  clientQuotas(): QuotaTable {
+    return this.cluster.cache.clientQuotas();
+  }
+
+  async setClientQuotas(changes: ReadonlyMap<string, QuotaValues>): Promise<true | Stale> {
+    const cache = this.cluster.cache;
+    const writes = new Map([...changes].map(([entity, values]) => [entity, { values, expectedModRevision: cache.clientQuotaModRevision(entity) }]));
+    return (await this.cluster.putClientQuotas(writes)) ? true : STALE;
+  }
+
+  /** Called when the cache's quota table is a new one (whichever broker wrote it). */
+  onClientQuotasChanged(listener: () => void): void {
+    let seen = this.cluster.cache.clientQuotas();
+    this.cluster.cache.on('change', () => {
+      const now = this.cluster.cache.clientQuotas();
+      if (now === seen) return;
+      seen = now;
+      listener();
+    });
   }
 
   scramCredentials(user: string): UserScramCredentials {

@@ -16,6 +16,8 @@
  *                                        the id URI-encoded, as a group id may hold '/'
  *   /configs/brokers/<id>                a broker's dynamic configs (BROKER config resource "<id>"), raw strings
  *   /configs/brokers/<default>           the cluster-wide dynamic broker configs (BROKER config resource "")
+ *   /quotas/<entity>                     a client quota entity's values, {key: number}; <entity> is its
+ *                                        path (users/<u>/clients/<c>, clients/<default>: client-quotas.ts)
  *   /acls/<binding>                      one ACL (CreateAcls): its AclBinding, the key its fields URI-encoded,
  *                                        so that creating an ACL twice writes one key and deleting it is one delete
  *
@@ -91,6 +93,9 @@ export const brokerConfigsKey = (resource: string): string => `/configs/brokers/
 /** An ACL's key: the binding itself, so that equal bindings share it. */
 export const aclKey = (binding: AclBinding): string => `/acls/${encodeURIComponent(bindingKey(binding))}`;
 
+/** The key of a client quota entity (its entityKey, client-quotas.ts). */
+export const clientQuotaKey = (entity: string): string => `/quotas/${entity}`;
+const CLIENT_QUOTA_PREFIX = '/quotas/';
 /** A user's SCRAM credentials (StoredScramCredentials): the user URI-encoded, as it may hold '/'. */
 export const scramCredentialsKey = (user: string): string => `/scram/${encodeURIComponent(user)}`;
 
@@ -104,6 +109,7 @@ export type MetadataKey =
   | { kind: 'partitionState'; topicId: string; partition: number }
   | { kind: 'groupConfigs'; groupId: string }
   | { kind: 'brokerConfigs'; resource: string }
+  | { kind: 'clientQuota'; entity: string }
   | { kind: 'scramCredentials'; user: string }
   | { kind: 'acl'; key: string };
 
@@ -130,6 +136,7 @@ export function parseMetadataKey(key: string): MetadataKey | null {
   if (m) return { kind: 'groupConfigs', groupId: decodeURIComponent(m[1]) };
   m = BROKER_CONFIGS_RE.exec(key);
   if (m) return { kind: 'brokerConfigs', resource: m[1] === '<default>' ? '' : m[1] };
+  if (key.startsWith(CLIENT_QUOTA_PREFIX)) return { kind: 'clientQuota', entity: key.slice(CLIENT_QUOTA_PREFIX.length) };
   m = SCRAM_CREDENTIALS_RE.exec(key);
   if (m) return { kind: 'scramCredentials', user: decodeURIComponent(m[1]) };
   m = ACL_RE.exec(key);

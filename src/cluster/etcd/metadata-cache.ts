@@ -11,6 +11,7 @@
 import { EventEmitter } from 'events';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from '../../common/logger';
+import type { QuotaTable, QuotaValues } from '../client-quotas';
 import { isAclBinding, type AclBinding } from '../../security/acl-binding';
 import {
   decodePartitionState,
@@ -42,6 +43,10 @@ export class MetadataCache extends EventEmitter {
   private readonly groupConfigsById = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
   /** BROKER config resource ("" the default, else a node id) -> its dynamic configs and its key's mod revision. */
   private readonly brokerConfigsByResource = new Map<string, { configs: Readonly<Record<string, string>>; modRevision: number }>();
+  /** Client quota entity -> its values and its key's mod revision; replaced (not changed) on every change. */
+  private quotas: ReadonlyMap<string, { values: QuotaValues; modRevision: number }> = new Map();
+  /** The quota values alone, made again after a change (readers compare it by identity). */
+  private quotaTable: QuotaTable | null = null;
   /** user -> its SCRAM credentials and its key's mod revision. */
   private readonly scramCredentialsByUser = new Map<string, { credentials: UserScramCredentials; modRevision: number }>();
   /** The ACLs by their key, and the list acls() answers (rebuilt after they change; null: to rebuild). */
@@ -141,6 +146,17 @@ export class MetadataCache extends EventEmitter {
     return this.brokerConfigsByResource.get(resource)?.modRevision ?? 0;
   }
 
+  /** Every client quota entity with its values; the same object until one changes. */
+  clientQuotas(): QuotaTable {
+    this.quotaTable ??= new Map([...this.quotas].map(([entity, q]) => [entity, q.values]));
+    return this.quotaTable;
+  }
+
+  /** The mod revision of an entity's quota key (0: none), for a write conditioned on it being unchanged. */
+  clientQuotaModRevision(entity: string): number {
+    return this.quotas.get(entity)?.modRevision ?? 0;
+  }
+
   /** A user's SCRAM credentials by mechanism (empty: none). */
   scramCredentials(user: string): UserScramCredentials {
     return this.scramCredentialsByUser.get(user)?.credentials ?? NO_CREDENTIALS;
@@ -204,6 +220,8 @@ export class MetadataCache extends EventEmitter {
     this.states.clear();
     this.groupConfigsById.clear();
     this.brokerConfigsByResource.clear();
+    this.quotas = new Map();
+    this.quotaTable = null;
     this.scramCredentialsByUser.clear();
     this.aclsByKey.clear();
     this.aclList = null;
@@ -288,6 +306,14 @@ export class MetadataCache extends EventEmitter {
           if (value === null) this.brokerConfigsByResource.delete(what.resource);
           else this.brokerConfigsByResource.set(what.resource, { configs: Object.freeze(JSON.parse(value) as Record<string, string>), modRevision: Number(kv.mod_revision) });
           break;
+        case 'clientQuota': {
+          const quotas = new Map(this.quotas);
+          if (value === null) quotas.delete(what.entity);
+          else quotas.set(what.entity, { values: Object.freeze(JSON.parse(value) as Record<string, number>), modRevision: Number(kv.mod_revision) });
+          this.quotas = quotas;
+          this.quotaTable = null;
+          break;
+        }
         case 'scramCredentials':
           if (value === null) this.scramCredentialsByUser.delete(what.user);
           else this.scramCredentialsByUser.set(what.user, { credentials: loadScramCredentials(JSON.parse(value)), modRevision: Number(kv.mod_revision) });

@@ -2,7 +2,8 @@
 // a partition of a topic this broker does not know, or past its partition count, is answered
 // UNKNOWN_TOPIC_OR_PARTITION at once while the others are still committed; those go to the
 // coordinator in one call, and each error it answers goes back to the partition's place. A topic
-// the request named by an id this broker does not know (no name) is UNKNOWN_TOPIC_ID.
+// the request named by an id this broker does not know (no name) is UNKNOWN_TOPIC_ID; one the
+// principal may not READ is TOPIC_AUTHORIZATION_FAILED (after UNKNOWN_TOPIC_ID, before existence).
 import type { Controller } from '../../cluster/controller';
 import { ErrorCode } from '../../common/errors';
 
@@ -21,6 +22,7 @@ export async function commitKnownPartitions<P extends { partitionIndex: number }
   topics: { name?: string; partitions: P[] }[],
   toCommit: (topic: string, p: P) => C,
   commit: (partitions: C[]) => Promise<number[]>,
+  readable: (topic: string) => boolean,
 ): Promise<CommitAnswerTopic[]> {
   const answer: CommitAnswerTopic[] = topics.map((t) => ({
     name: t.name ?? '', partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE })),
@@ -30,8 +32,13 @@ export async function commitKnownPartitions<P extends { partitionIndex: number }
   const slots: { topic: number; partition: number }[] = [];
   topics.forEach((t, ti) => {
     const name = t.name;
-    const meta = name === undefined ? undefined : controller.topic(name);
+    const refused = name !== undefined && !readable(name);
+    const meta = name === undefined || refused ? undefined : controller.topic(name);
     t.partitions.forEach((p, pi) => {
+      if (refused) {
+        answer[ti].partitions[pi].errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+        return;
+      }
       if (!meta || p.partitionIndex < 0 || p.partitionIndex >= meta.partitions.length) {
         answer[ti].partitions[pi].errorCode = name === undefined ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         return;
