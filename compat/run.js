@@ -64,9 +64,15 @@ const CLUSTER_RUNNER = { 'cluster-admin-partitions': PARTITIONS_TEST }; // else 
 const NO_REASSIGNMENT_API = (client) => `${client} has no partition reassignment API (AlterPartitionReassignments / ListPartitionReassignments)`;
 const CLUSTER_TIMEOUT_S = 120;
 
+// The security rows (security/rows.js): one broker per row with every listener, TLS, SASL, StandardAuthorizer
+// (Fjord, or Kafka 4.4 with FJORD_SECURE_BROKER=kafka), the clients run one after another against it.
+// `--scenario security` selects them.
+const { SECURE_SCENARIOS, runSecureRow } = require('./security/rows');
+
 /** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*.) */
 const PREFIXES = ['group', 'txn', 'cluster'];
-const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || PREFIXES.some((p) => opts.scenarios.includes(p) && name.startsWith(`${p}-`));
+const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || PREFIXES.some((p) => opts.scenarios.includes(p) && name.startsWith(`${p}-`)) ||
+  (opts.scenarios.includes('security') && SECURE_SCENARIOS.includes(name));
 const ONCE_TIMEOUT_S = 150;
 
 const VENV_PY = path.join(DIR, 'python/.venv/bin/python');
@@ -84,6 +90,7 @@ const GO_BIN = path.join(GO_DIR, 'fjord-compat-go');
 const KCAT_NO_TXN = 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make';
 const CONSUMER_PROTOCOL = ['group-consume-consumer', 'group-rebalance-consumer', 'group-static-consumer'];
 const classicOnly = (why) => Object.fromEntries(CONSUMER_PROTOCOL.map((s) => [s, why]));
+const NO_QUOTA_CELL = { 'quota-throttle': 'not written: the quota row has a Java cell (its produce-throttle-time metrics) and a franz-go cell (its OnBrokerThrottle hook)' };
 const CLIENTS = [
   {
     name: 'kafkajs',
@@ -94,6 +101,7 @@ const CLIENTS = [
       'group-static': 'kafkajs has no static membership: it sends no group.instance.id',
       'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
       'cluster-admin-partitions': `${NO_REASSIGNMENT_API('kafkajs 2.2.4')}, ElectLeaders, DescribeLogDirs nor incremental config changes`,
+      ...NO_QUOTA_CELL,
     },
   },
   {
@@ -106,12 +114,14 @@ const CLIENTS = [
       'cluster-failover': 'kcat -P reports no offset per acknowledged record (confluent-kafka is librdkafka with delivery reports)',
       'cluster-group': 'not wired: the cluster harness drives JSON-lines group members, kcat -G members are parsed in kcat/client.js',
       'cluster-admin-partitions': 'kcat has no admin API',
+      ...NO_QUOTA_CELL,
     },
   },
   {
     name: 'confluent-kafka',
     check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
+    na: NO_QUOTA_CELL,
   },
   {
     name: 'kafka-python',
@@ -120,6 +130,7 @@ const CLIENTS = [
     na: {
       ...classicOnly('kafka-python has the classic group protocol only'),
       'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)',
+      ...NO_QUOTA_CELL,
     },
   },
   {
@@ -218,8 +229,8 @@ function parseArgs(argv) {
   }
   const names = CLIENTS.map((c) => c.name);
   for (const c of opts.only || []) if (!names.includes(c)) usage(`unknown client ${c}; clients: ${names.join(', ')}`);
-  const selectors = [...new Set([...ONCE.map((o) => o.select), ...ONCE_ON_BROKER.map((o) => o.select), ...PREFIXES])];
-  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
+  const selectors = [...new Set([...ONCE.map((o) => o.select), ...ONCE_ON_BROKER.map((o) => o.select), ...PREFIXES, 'security'])];
+  for (const s of opts.scenarios || []) if (![...SCENARIOS, ...CLUSTER_SCENARIOS, ...SECURE_SCENARIOS].includes(s) && !selectors.includes(s)) usage(`unknown scenario ${s}; scenarios: ${[...SCENARIOS, ...CLUSTER_SCENARIOS, ...SECURE_SCENARIOS].join(', ')}, ${selectors.join(', ')}`);
   if (!(opts.timeout > 0)) usage('--timeout needs a number of seconds');
   return opts;
 }
@@ -228,7 +239,7 @@ function usage(error) {
   if (error) console.error(`compat: ${error}`);
   console.error(
     'usage: node compat/run.js [--only client,...] [--scenario name,...] [--bootstrap host:port] [--timeout seconds] [--log-level level] [--verbose]\n' +
-      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; run once: ${[...ONCE_ON_BROKER, ...ONCE].map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*`,
+      `clients: ${CLIENTS.map((c) => c.name).join(', ')}\nscenarios: ${SCENARIOS.join(', ')}; cluster: ${CLUSTER_SCENARIOS.join(', ')}; security (one broker per row): ${SECURE_SCENARIOS.join(', ')}; run once: ${[...ONCE_ON_BROKER, ...ONCE].map((o) => `${o.name} (--scenario ${o.select})`).join(', ')}; group: every group-*; txn: every txn-*; cluster: every cluster-*; security: the security rows`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -310,6 +321,7 @@ async function main() {
   const clients = CLIENTS.filter((c) => !opts.only || opts.only.includes(c.name));
   const scenarios = SCENARIOS.filter((s) => selected(opts, s));
   const clusterScenarios = CLUSTER_SCENARIOS.filter((s) => selected(opts, s));
+  const secureScenarios = SECURE_SCENARIOS.filter((s) => selected(opts, s));
   const once = ONCE.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
   const onceOnBroker = ONCE_ON_BROKER.filter((o) => selected(opts, o.select) && clients.some((c) => c.name === o.client));
   const results = new Map(); // "client/scenario" -> { status, message }
@@ -318,7 +330,7 @@ async function main() {
   // 1. Toolchains and builds, one at a time (builds are heavy on 2 cores).
   const unusable = new Map(); // client name -> reason
   for (const c of clients) {
-    if (!scenarios.length && !clusterScenarios.length && ![...once, ...onceOnBroker].some((o) => o.client === c.name)) continue; // nothing to run with it
+    if (!scenarios.length && !clusterScenarios.length && !secureScenarios.length && ![...once, ...onceOnBroker].some((o) => o.client === c.name)) continue; // nothing to run with it
     let reason = c.check();
     if (!reason && c.build) {
       const [program, args, { cwd } = {}] = c.build;
@@ -402,7 +414,23 @@ async function main() {
     }
   }
 
-  // 5. The run-once scenarios, each with its own broker process.
+  // 5. The security rows, each with its own broker.
+  for (const s of secureScenarios) {
+    const runnable = [];
+    for (const c of clients) {
+      if (unusable.has(c.name)) results.set(`${c.name}/${s}`, { status: 'FAIL', message: unusable.get(c.name) });
+      else if (c.na && c.na[s]) results.set(`${c.name}/${s}`, { status: 'n/a', message: c.na[s] });
+      else runnable.push(c);
+    }
+    if (!runnable.length) continue;
+    const row = await runSecureRow(s, runnable, (c, env) => {
+      const [program, args] = c.cmd(env.FJORD_SEC_PLAINTEXT, s);
+      return runCell(`${c.name}/${s}`, program, args, opts.timeout, opts, env);
+    }, (line) => console.log(`compat: ${line}`));
+    for (const [name, result] of row) results.set(`${name}/${s}`, result);
+  }
+
+  // 6. The run-once scenarios, each with its own broker process.
   for (const o of once) {
     const key = `${o.client}/${o.name}`;
     let result;
@@ -411,9 +439,9 @@ async function main() {
     results.set(key, result);
   }
 
-  // 6. Report.
+  // 7. Report.
   console.log('');
-  printMatrix([...scenarios, ...clusterScenarios, ...onceOnBroker.map((o) => o.name), ...once.map((o) => o.name)], clients, results);
+  printMatrix([...scenarios, ...clusterScenarios, ...secureScenarios, ...onceOnBroker.map((o) => o.name), ...once.map((o) => o.name)], clients, results);
   const failures = [...results].filter(([, r]) => r.status === 'FAIL');
   if (failures.length || brokerErrors.length) console.log('\nFailures:');
   for (const [key, r] of failures) console.log(`\n[${key}] ${r.message.replace(/\n/g, '\n    ')}`);

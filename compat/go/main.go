@@ -39,6 +39,10 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"retention":  retention,
 
 	"cluster-admin-partitions": clusterAdminPartitions,
+
+	"secure-produce-consume": secureProduceConsume,
+	"acl-denials":            aclDenials,
+	"quota-throttle":         quotaThrottle,
 }
 
 // scenarioTimeout: the bound of each scenario, 50 s unless longer here.

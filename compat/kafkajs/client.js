@@ -10,6 +10,7 @@ const CODECS = require('./codecs');
 const group = require('../lib/group');
 const cleanup = require('../lib/cleanup');
 const txn = require('../lib/txn');
+const security = require('./security');
 
 async function connect(bootstrap, admin) {
   const cluster = await admin.describeCluster();
@@ -345,6 +346,7 @@ const scenarios = {
   'txn-zombie-fenced': txnZombieFenced,
   compaction: (bootstrap, admin, kafka) => cleanup.compaction(cleanupAdapter(bootstrap, admin, kafka)),
   retention: (bootstrap, admin, kafka) => cleanup.retention(cleanupAdapter(bootstrap, admin, kafka)),
+  ...security,
 };
 
 if (process.argv[3] === 'cluster-produce') {

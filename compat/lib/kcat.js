@@ -54,6 +54,11 @@ function consumeFrom(bootstrap, topic, partition, offset, count, config = {}) {
   return parse(kcat(['-C', '-b', bootstrap, '-t', topic, '-p', String(partition), '-o', String(offset), '-c', String(count), '-q', '-m', '15', '-f', FORMAT, ...xargs(config)]));
 }
 
+/** A group member's values (kcat -G GROUP ... -e) until the end of its partitions or `timeout` ms (then it fails). */
+function groupConsume(bootstrap, group, topic, config = {}, timeout = 30000) {
+  return kcat(['-G', group, '-b', bootstrap, '-e', '-q', '-f', '%s\\n', ...xargs(config), topic], undefined, timeout).toString().split('\n').filter(Boolean);
+}
+
 /** The records in kcat's FORMAT output. */
 function parse(out) {
   const records = [];
@@ -111,4 +116,4 @@ function metadata(bootstrap, topic) {
   return JSON.parse(out);
 }
 
-module.exports = { metadata, produce, produceAsync, produceFile, consumeAll, consumeFrom, offsetForTime, xargs };
+module.exports = { metadata, produce, produceAsync, produceFile, consumeAll, groupConsume, consumeFrom, offsetForTime, xargs };

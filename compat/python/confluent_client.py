@@ -11,6 +11,7 @@ import cleanup
 import data
 import group
 import partitions
+import security
 import txn
 from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
@@ -401,6 +402,62 @@ def cluster_admin_partitions(bootstrap, admin):
             f"elect_leaders PREFERRED: {b} leads, then ELECTION_NOT_NEEDED")
 
 
+# ----- the security rows (compat/security/rows.js): librdkafka's security settings, alice as the user.
+
+def secure_produce_consume(bootstrap, admin):
+    for t in security.TRANSPORTS:
+        topic = f"secure-confluent-{t.lower()}"
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=15)[topic].result(timeout=30)
+        conf = security.librdkafka_config(t, "alice")
+        sent = security.sent_values(t)
+        produce(security.endpoint(t), topic, [(f"k{i}".encode(), v, None, None) for i, v in enumerate(sent)], **conf)
+        # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may describe
+        read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf, **{"group.id": f"secure-confluent-{t.lower()}"})]
+        check(read == sent, f"{t}: read back {read}, expected {sent}")
+        print(f"{t}: {security.RECORDS} records produced and read back", flush=True)  # progress, shown if a later transport times out
+    return f"produced and consumed {security.RECORDS} records over {', '.join(security.TRANSPORTS)}"
+
+
+def kafka_error_code(f):
+    """The KafkaError code f raises (KafkaException), else a description of what it did."""
+    try:
+        return f"no error: {f()!r}"
+    except KafkaException as e:
+        return e.args[0].code() if isinstance(e.args[0], KafkaError) else repr(e)
+
+
+def acl_denials(bootstrap, admin):
+    """FJORD_SEC_PHASE denied, then allowed: alice over SASL_PLAINTEXT with PLAIN."""
+    b, conf, topic = security.endpoint("PLAIN", False), security.librdkafka_config("PLAIN", "alice", False), "acl-confluent-kafka"
+    # consume_all's consumer has a group.id (unused, but librdkafka looks its coordinator up): one alice may read
+    consume_conf = {**conf, "group.id": "acl-ok-confluent"}
+    if security.env("FJORD_SEC_PHASE") == "allowed":
+        read = [r[3] for r in consume_all(b, topic, 1, **consume_conf)]
+        check(read[:5] == [f"r{i}".encode() for i in range(5)], f"read {read} after the READ grant")
+        return f"after the READ grant: {topic} read group-less"
+    code = kafka_error_code(lambda: consume_all(b, topic, 1, **consume_conf))
+    check(code == KafkaError.TOPIC_AUTHORIZATION_FAILED, f"group-less read of {topic} without READ: {code}, expected TOPIC_AUTHORIZATION_FAILED")
+
+    def join_denied_group():
+        consumer = Consumer({"bootstrap.servers": b, "group.id": "acl-denied-confluent", "auto.offset.reset": "earliest", **conf})
+        try:
+            consumer.subscribe([topic])
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                msg = consumer.poll(1)
+                if msg is not None and msg.error():
+                    raise KafkaException(msg.error())
+                check(msg is None, f"read {msg.value()} in group acl-denied-confluent")
+            return "nothing within 15 s"
+        finally:
+            consumer.close()
+    code = kafka_error_code(join_denied_group)
+    check(code == KafkaError.GROUP_AUTHORIZATION_FAILED, f"group acl-denied-confluent: {code}, expected GROUP_AUTHORIZATION_FAILED")
+    code = kafka_error_code(lambda: Producer({"bootstrap.servers": b, "transactional.id": "acl-txn-confluent", **conf}).init_transactions(15))
+    check(code == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, f"init_transactions: {code}, expected TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+    return "consume: TOPIC_AUTHORIZATION_FAILED; subscribe: GROUP_AUTHORIZATION_FAILED; init_transactions: TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+
+
 def run(bootstrap, scenario):
     admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "fjord-compat-confluent"})
     if scenario in (group.group_consume, group.group_rebalance, group.group_static, txn.txn_consume_transform_produce, txn.txn_zombie_fenced,
@@ -420,4 +477,5 @@ elif __name__ == "__main__":
           "large-records": large_records, "keyed-partitions": keyed_partitions, "offsets-by-time": offsets_by_time,
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
-          "txn-zombie-fenced": txn.txn_zombie_fenced, "cluster-admin-partitions": cluster_admin_partitions, **group.CONSUMER_PROTOCOL_SCENARIOS}, run)
+          "txn-zombie-fenced": txn.txn_zombie_fenced, "cluster-admin-partitions": cluster_admin_partitions, **group.CONSUMER_PROTOCOL_SCENARIOS,
+          "secure-produce-consume": secure_produce_consume, "acl-denials": acl_denials}, run)

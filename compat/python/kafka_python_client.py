@@ -13,6 +13,7 @@ import cleanup
 import data
 import group
 import partitions
+import security
 import txn
 from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
@@ -387,6 +388,62 @@ def cluster_admin_partitions(bootstrap, admin):
             f"perform_leader_election PREFERRED: {b} leads, then ELECTION_NOT_NEEDED")
 
 
+# ----- the security rows (compat/security/rows.js): kafka-python's security settings, alice as the user.
+
+def secure_produce_consume(bootstrap, admin):
+    for t in security.TRANSPORTS:
+        topic = f"secure-kafka-python-{t.lower()}"
+        response = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+        check(not [e for e in response.topic_errors if e[1] != 0], f"CreateTopics errors: {response.topic_errors}")
+        conf = security.kafka_python_config(t, "alice")
+        sent = security.sent_values(t)
+        produce(security.endpoint(t), topic, [(f"k{i}".encode(), v, None, None) for i, v in enumerate(sent)], **conf)
+        read = [r[3] for r in consume_all(security.endpoint(t), topic, 1, **conf)]
+        check(read == sent, f"{t}: read back {read}, expected {sent}")
+        print(f"{t}: {security.RECORDS} records produced and read back", flush=True)  # progress, shown if a later transport times out
+    return f"produced and consumed {security.RECORDS} records over {', '.join(security.TRANSPORTS)}"
+
+
+def acl_denials(bootstrap, admin):
+    """FJORD_SEC_PHASE denied, then allowed: alice over SASL_PLAINTEXT with PLAIN."""
+    b, conf, topic = security.endpoint("PLAIN", False), security.kafka_python_config("PLAIN", "alice", False), "acl-kafka-python"
+    if security.env("FJORD_SEC_PHASE") == "allowed":
+        read = [r[3] for r in consume_all(b, topic, 1, **conf)]
+        check(read[:5] == [f"r{i}".encode() for i in range(5)], f"read {read} after the READ grant")
+        return f"after the READ grant: {topic} read group-less"
+
+    def error_of(f):
+        try:
+            return f"no error: {f()!r}"
+        except kafka_errors.KafkaError as e:
+            return e
+    e = error_of(lambda: consume_all(b, topic, 1, **conf))
+    check(isinstance(e, kafka_errors.TopicAuthorizationFailedError), f"group-less read of {topic} without READ: {e!r}, expected TopicAuthorizationFailedError")
+
+    def join_denied_group():
+        consumer = KafkaConsumer(topic, bootstrap_servers=b, group_id="acl-denied-kafka-python", auto_offset_reset="earliest", **conf)
+        try:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                check(not consumer.poll(timeout_ms=1000), "read records in group acl-denied-kafka-python")
+            return "nothing within 15 s"
+        finally:
+            consumer.close()
+    e = error_of(join_denied_group)
+    check(isinstance(e, kafka_errors.GroupAuthorizationFailedError), f"group acl-denied-kafka-python: {e!r}, expected GroupAuthorizationFailedError")
+
+    def init_transactions():
+        producer = KafkaProducer(bootstrap_servers=b, transactional_id="acl-txn-kafka-python", **conf)
+        try:
+            producer.init_transactions()
+        finally:
+            producer.close(5)
+    e = error_of(init_transactions)
+    check(isinstance(e, kafka_errors.TransactionalIdAuthorizationFailedError),
+          f"init_transactions with id acl-txn-kafka-python: {e!r}, expected TransactionalIdAuthorizationFailedError")
+    return "consume: TopicAuthorizationFailedError; subscribe: GroupAuthorizationFailedError; init_transactions: TransactionalIdAuthorizationFailedError"
+
+
 def run(bootstrap, scenario):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fjord-compat-kafka-python", request_timeout_ms=15000)
     try:
@@ -409,4 +466,4 @@ elif __name__ == "__main__":
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
           "txn-zombie-fenced": txn.txn_zombie_fenced, "compaction": cleanup.compaction, "retention": cleanup.retention,
-          "cluster-admin-partitions": cluster_admin_partitions}, run)
+          "cluster-admin-partitions": cluster_admin_partitions, "secure-produce-consume": secure_produce_consume, "acl-denials": acl_denials}, run)

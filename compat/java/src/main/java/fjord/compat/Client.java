@@ -269,6 +269,9 @@ public final class Client {
         case "compaction" -> new Cleanup(client).compaction();
         case "retention" -> new Cleanup(client).retention();
         case "cluster-admin-partitions" -> System.out.println(new Partitions(client).run());
+        case "secure-produce-consume" -> System.out.println(new Security(client).produceConsume());
+        case "acl-denials" -> System.out.println(new Security(client).aclDenials());
+        case "quota-throttle" -> System.out.println(new Security(client).quotaThrottle());
         default -> {
           System.err.println("unknown scenario " + args[1]);
           code = 2;
