@@ -3,18 +3,13 @@
 // effective values and DescribeConfigs sources as its cache follows the watch, a broker refusing
 // another's id as Kafka does, and broker 1 finding its values again after a restart.
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { DescribeConfigsResponse } from '../../src/protocol/generated/DescribeConfigsResponse';
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { ConfigSource } from '../../src/config/definitions';
-import { startEtcd, type RunningEtcd } from '../helpers/etcd';
+import { withEtcdBrokers } from '../helpers/etcd-brokers';
 import { eventually } from '../helpers/eventually';
-import { RawClient } from '../helpers/raw-client';
 
 const BROKER = 4;
 const SET = 0;
@@ -22,45 +17,16 @@ const NO_THROTTLE = Number(9223372036854775807n);
 
 describe('dynamic broker configs in a cluster', function () {
   this.timeout(60_000);
-  let etcd: RunningEtcd;
-  let root: string;
-  const brokers = new Map<number, RunningBroker>();
-
-  const startNode = async (nodeId: number) => {
-    brokers.set(nodeId, await startBroker({
-      nodeId, dataDir: path.join(root, `broker-${nodeId}`), logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
-      config: { 'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.replication.factor': '2' },
-    }));
-  };
-  const request = async <T>(nodeId: number, apiKey: number, version: number, body: unknown): Promise<T> => {
-    const c = await RawClient.connect(brokers.get(nodeId)!.port);
-    try {
-      return await c.request<T>(apiKey, version, body);
-    } finally {
-      c.close();
-    }
-  };
+  const cluster = withEtcdBrokers([1, 2]);
   const alter = async (via: number, resourceName: string, configs: { name: string; value: string }[]) =>
-    (await request<IncrementalAlterConfigsResponse>(via, ApiKey.IncrementalAlterConfigs, 1, {
+    (await cluster.request<IncrementalAlterConfigsResponse>(via, ApiKey.IncrementalAlterConfigs, 1, {
       resources: [{ resourceType: BROKER, resourceName, configs: configs.map((c) => ({ ...c, configOperation: SET })) }], validateOnly: false,
     })).responses[0];
   const describe = async (nodeId: number, keys: string[]) =>
-    (await request<DescribeConfigsResponse>(nodeId, ApiKey.DescribeConfigs, 4, {
+    (await cluster.request<DescribeConfigsResponse>(nodeId, ApiKey.DescribeConfigs, 4, {
       resources: [{ resourceType: BROKER, resourceName: String(nodeId), configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false,
     })).results[0].configs.map((e) => [e.name, e.value, e.configSource]);
-  const config = (nodeId: number) => brokers.get(nodeId)!.broker.config;
-
-  before(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'fjord-cluster-dynamic-configs-'));
-    etcd = await startEtcd();
-    await startNode(1);
-    await startNode(2);
-  });
-  after(async () => {
-    await Promise.all([...brokers.values()].map((b) => b.close()));
-    await etcd?.stop();
-    await rm(root, { recursive: true, force: true });
-  });
+  const config = (nodeId: number) => cluster.broker(nodeId).broker.config;
 
   it('applies a per-broker value to its broker only and the defaults to every broker, whichever broker took them', async () => {
     expect(await alter(1, '1', [{ name: 'leader.replication.throttled.rate', value: '1000000' }])).to.include({ errorCode: ErrorCode.NONE });
@@ -94,9 +60,7 @@ describe('dynamic broker configs in a cluster', function () {
   });
 
   it('finds its dynamic configs again after a restart', async () => {
-    await brokers.get(1)!.close();
-    brokers.delete(1);
-    await startNode(1);
+    await cluster.restart(1);
     expect(config(1).getLong('leader.replication.throttled.rate')).to.equal(1000000);
     expect(config(1).logRetentionMs).to.equal(3600000);
     expect(await describe(1, ['leader.replication.throttled.rate', 'unclean.leader.election.enable'])).to.deep.equal([

@@ -6,56 +6,33 @@
 // user from both brokers each apply once (the etcd transaction is conditioned on the user's key).
 import { expect } from 'chai';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { AlterUserScramCredentialsResponse } from '../../src/protocol/generated/AlterUserScramCredentialsResponse';
 import type { DescribeUserScramCredentialsResponse } from '../../src/protocol/generated/DescribeUserScramCredentialsResponse';
 import type { ScramMechanism } from '../../src/security/sasl';
-import { startEtcd, type RunningEtcd } from '../helpers/etcd';
+import { withEtcdBrokers } from '../helpers/etcd-brokers';
 import { eventually } from '../helpers/eventually';
-import { RawClient } from '../helpers/raw-client';
 import { authenticates, upsertion } from '../helpers/scram';
 
 const SHA256 = 1;
 
 describe('SCRAM credentials in a cluster', function () {
   this.timeout(60_000);
-  let etcd: RunningEtcd;
-  let root: string;
-  const brokers = new Map<number, RunningBroker>();
-
-  const startNode = async (nodeId: number) => {
-    brokers.set(nodeId, await startBroker({
-      nodeId, dataDir: path.join(root, `broker-${nodeId}`), logLevel: process.env.FJORD_TEST_LOG ?? 'silent',
-      config: {
-        'etcd.connect': etcd.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.replication.factor': '2',
-        // Admin requests and replication on PLAINTEXT, SCRAM logins on SASL_PLAINTEXT.
-        listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', 'inter.broker.listener.name': 'PLAINTEXT',
-        'sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512', 'connection.failed.authentication.delay.ms': '0',
-      },
-    }));
-  };
-  const request = async <T>(nodeId: number, apiKey: number, body: unknown): Promise<T> => {
-    const c = await RawClient.connect(brokers.get(nodeId)!.port);
-    try {
-      return await c.request<T>(apiKey, 0, body);
-    } finally {
-      c.close();
-    }
-  };
+  const cluster = withEtcdBrokers([1, 2], {
+    // Admin requests and replication on PLAINTEXT, SCRAM logins on SASL_PLAINTEXT.
+    listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', 'inter.broker.listener.name': 'PLAINTEXT',
+    'sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512', 'connection.failed.authentication.delay.ms': '0',
+  });
   const alter = async (via: number, deletions: { name: string; mechanism: number }[], upsertions: ReturnType<typeof upsertion>[]) =>
-    (await request<AlterUserScramCredentialsResponse>(via, ApiKey.AlterUserScramCredentials, { deletions, upsertions })).results;
+    (await cluster.request<AlterUserScramCredentialsResponse>(via, ApiKey.AlterUserScramCredentials, 0, { deletions, upsertions })).results;
   const describeAll = async (via: number) =>
-    (await request<DescribeUserScramCredentialsResponse>(via, ApiKey.DescribeUserScramCredentials, { users: null })).results;
+    (await cluster.request<DescribeUserScramCredentialsResponse>(via, ApiKey.DescribeUserScramCredentials, 0, { users: null })).results;
   const canLogIn = (nodeId: number, mechanism: ScramMechanism, user: string, password: string) =>
-    authenticates(brokers.get(nodeId)!.broker.controller, mechanism, user, password);
+    authenticates(cluster.broker(nodeId).broker.controller, mechanism, user, password);
 
   /** Whether kafkajs logs in on the broker's SASL_PLAINTEXT listener with these credentials (and lists topics). */
   const kafkajsLogsIn = async (nodeId: number, sasl: SASLOptions): Promise<boolean> => {
-    const port = brokers.get(nodeId)!.listeners.get('SASL_PLAINTEXT')!.port;
+    const port = cluster.broker(nodeId).listeners.get('SASL_PLAINTEXT')!.port;
     const admin = new Kafka({ clientId: 'scram-cluster', brokers: [`127.0.0.1:${port}`], sasl, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
     try {
       await admin.connect();
@@ -67,18 +44,6 @@ describe('SCRAM credentials in a cluster', function () {
       await admin.disconnect();
     }
   };
-
-  before(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'fjord-cluster-scram-'));
-    etcd = await startEtcd();
-    await startNode(1);
-    await startNode(2);
-  });
-  after(async () => {
-    await Promise.all([...brokers.values()].map((b) => b.close()));
-    await etcd?.stop();
-    await rm(root, { recursive: true, force: true });
-  });
 
   it('a user created through one broker authenticates on the other; changes and deletions reach every broker', async () => {
     expect(await alter(1, [], [upsertion('alice', 'SCRAM-SHA-256', 'alice-secret', 8192), upsertion('team/ops%1', 'SCRAM-SHA-512', 'ops')]))
@@ -106,7 +71,7 @@ describe('SCRAM credentials in a cluster', function () {
     expect(await alter(1, [{ name: 'alice', mechanism: SHA256 }], [])).to.deep.equal([{ user: 'alice', errorCode: 0, errorMessage: null }]);
     await eventually(() => !canLogIn(2, 'SCRAM-SHA-256', 'alice', 'new-secret'), 'broker 2 to forget alice', 10_000);
     expect(await kafkajsLogsIn(2, { mechanism: 'scram-sha-256', username: 'alice', password: 'new-secret' })).to.equal(false);
-    expect(brokers.get(2)!.broker.controller.scramUsers()).to.deep.equal(['team/ops%1']);
+    expect(cluster.broker(2).broker.controller.scramUsers()).to.deep.equal(['team/ops%1']);
   });
 
   it('racing alterations of the same user from both brokers each apply once, none lost', async () => {

@@ -35,6 +35,16 @@ export class RawClient {
     });
   }
 
+  /** One request on a connection of its own, closed once answered (or failed). */
+  static async requestOnce<T>(port: number, apiKey: number, version: number, body: unknown): Promise<T> {
+    const c = await RawClient.connect(port);
+    try {
+      return await c.request<T>(apiKey, version, body);
+    } finally {
+      c.close();
+    }
+  }
+
   /** Over TLS; rejects if the handshake fails. */
   static connectTls(port: number, options: tls.ConnectionOptions, host = '127.0.0.1'): Promise<RawClient> {
     return new Promise((resolve, reject) => {
