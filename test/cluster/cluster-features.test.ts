@@ -13,15 +13,6 @@ import { startEtcd, type RunningEtcd } from '../helpers/etcd';
 import { eventually } from '../helpers/eventually';
 import { RawClient } from '../helpers/raw-client';
 
-async function request<T>(port: number, apiKey: number, version: number, body: unknown): Promise<T> {
-  const c = await RawClient.connect(port);
-  try {
-    return await c.request<T>(apiKey, version, body);
-  } finally {
-    c.close();
-  }
-}
-
 const levelsOf = (res: ApiVersionsResponse) => Object.fromEntries((res.finalizedFeatures ?? []).map((f) => [f.name, f.maxVersionLevel]));
 
 describe('features in a cluster of two brokers on etcd', function () {
@@ -35,9 +26,9 @@ describe('features in a cluster of two brokers on etcd', function () {
     // third broker that never comes, and close() must not wait with it.
     config: { 'etcd.connect': etcd!.connect, 'broker.session.timeout.ms': '6000', 'offsets.topic.num.partitions': '1' },
   });
-  const apiVersions = (i: number) => request<ApiVersionsResponse>(brokers[i]!.port, ApiKey.ApiVersions, 4,
+  const apiVersions = (i: number) => RawClient.requestOnce<ApiVersionsResponse>(brokers[i]!.port, ApiKey.ApiVersions, 4,
     { clientSoftwareName: 'features-test', clientSoftwareVersion: '1.0' });
-  const update = (i: number, feature: string, level: number, upgradeType: number) => request<UpdateFeaturesResponse>(
+  const update = (i: number, feature: string, level: number, upgradeType: number) => RawClient.requestOnce<UpdateFeaturesResponse>(
     brokers[i]!.port, ApiKey.UpdateFeatures, 2, { featureUpdates: [{ feature, maxVersionLevel: level, upgradeType }] });
 
   before(async () => {

@@ -43,6 +43,41 @@ async function saslBroker(props: Record<string, string>, level = 'info'): Promis
   return { broker, lines };
 }
 
+/**
+ * A suite's saslBroker: started before its tests and closed after them; the raw clients `connect`
+ * opens are closed after each test.
+ */
+function withSaslBroker(props: Record<string, string>, level?: string) {
+  let started: { broker: RunningBroker; lines: Record<string, unknown>[] } | undefined;
+  const clients: RawClient[] = [];
+  const current = () => {
+    if (!started) throw new Error('SASL broker not started');
+    return started;
+  };
+  before(async () => {
+    started = await saslBroker(props, level);
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  after(async () => {
+    await started?.broker.close();
+  });
+  return {
+    get broker() {
+      return current().broker;
+    },
+    get lines() {
+      return current().lines;
+    },
+    connect: async () => {
+      const c = await RawClient.connect(current().broker.port);
+      clients.push(c);
+      return c;
+    },
+  };
+}
+
 function kafka(broker: RunningBroker, sasl: SASLOptions, extra: { reauthenticationThreshold?: number } = {}): Kafka {
   return new Kafka({ clientId: 'sasl-test', brokers: [broker.bootstrap], sasl, logLevel: logLevel.NOTHING, retry: { retries: 0 }, ...extra });
 }
@@ -81,37 +116,21 @@ async function closedWithin(c: RawClient, ms: number, started = Date.now()): Pro
 
 describe('SASL on a SASL_PLAINTEXT listener', function () {
   this.timeout(30_000);
-  let broker: RunningBroker;
-  let lines: Record<string, unknown>[];
-  const clients: RawClient[] = [];
-  const connect = async () => {
-    const c = await RawClient.connect(broker.port);
-    clients.push(c);
-    return c;
-  };
-
-  before(async () => {
-    ({ broker, lines } = await saslBroker({
-      'sasl.enabled.mechanisms': 'PLAIN,OAUTHBEARER',
-      'listener.name.sasl_plaintext.plain.sasl.jaas.config': PLAIN_JAAS,
-      'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': OAUTH_JAAS,
-      'connection.failed.authentication.delay.ms': '300',
-    }));
+  const suite = withSaslBroker({
+    'sasl.enabled.mechanisms': 'PLAIN,OAUTHBEARER',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config': PLAIN_JAAS,
+    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config': OAUTH_JAAS,
+    'connection.failed.authentication.delay.ms': '300',
   });
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
-  after(async () => {
-    await broker.close();
-  });
+  const { connect } = suite;
 
   it('PLAIN through kafkajs: the right password produces and reads metadata, a wrong one gets Kafka\'s message', async () => {
-    const producer = kafka(broker, { mechanism: 'plain', username: 'alice', password: 'alice-secret' }).producer();
+    const producer = kafka(suite.broker, { mechanism: 'plain', username: 'alice', password: 'alice-secret' }).producer();
     await producer.connect();
     await producer.send({ topic: 'sasl-plain', messages: [{ value: 'hello' }] });
     await producer.disconnect();
 
-    const bad = kafka(broker, { mechanism: 'plain', username: 'alice', password: 'wrong' }).admin();
+    const bad = kafka(suite.broker, { mechanism: 'plain', username: 'alice', password: 'wrong' }).admin();
     let error: Error | null = null;
     try {
       await bad.connect();
@@ -123,9 +142,9 @@ describe('SASL on a SASL_PLAINTEXT listener', function () {
     expect(error?.name).to.equal('KafkaJSSASLAuthenticationError');
     expect(error?.message).to.contain('Authentication failed: Invalid username or password');
     // Logged at info with the peer and mechanism, never the password.
-    const failure = lines.find((l) => String(l.msg).startsWith('Failed authentication'));
+    const failure = suite.lines.find((l) => String(l.msg).startsWith('Failed authentication'));
     expect(failure).to.include({ mechanism: 'PLAIN' });
-    expect(JSON.stringify(lines)).not.to.contain('wrong');
+    expect(JSON.stringify(suite.lines)).not.to.contain('wrong');
   });
 
   it('raw frames: ApiVersions lists SASL, handshake v1 lists the mechanisms, then SaslAuthenticate and Metadata', async () => {
@@ -179,7 +198,7 @@ describe('SASL on a SASL_PLAINTEXT listener', function () {
     const c = await connect();
     c.send(ApiKey.Metadata, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
     await closedWithin(c, 2000);
-    expect(lines.some((l) => l.reason === 'Unexpected Kafka request of type METADATA during SASL handshake.')).to.equal(true);
+    expect(suite.lines.some((l) => l.reason === 'Unexpected Kafka request of type METADATA during SASL handshake.')).to.equal(true);
     // After a v1 handshake only SaslAuthenticate may come.
     const d = await connect();
     await handshake(d, 'PLAIN');
@@ -207,7 +226,7 @@ describe('SASL on a SASL_PLAINTEXT listener', function () {
 
   it('OAUTHBEARER with an unsecured token through kafkajs', async () => {
     const token = unsecuredToken({ sub: 'alice', iat: nowSeconds(), exp: nowSeconds() + 3600, scope: 'kafka' });
-    const admin = kafka(broker, { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: token }) }).admin();
+    const admin = kafka(suite.broker, { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: token }) }).admin();
     await admin.connect();
     expect(await admin.listTopics()).to.be.an('array');
     await admin.disconnect();
@@ -303,33 +322,17 @@ describe('SASL OAUTHBEARER with JWTs verified against a JWKS file', function () 
 
 describe('SASL re-authentication (KIP-368) and a stalled exchange', function () {
   this.timeout(30_000);
-  let broker: RunningBroker;
-  let lines: Record<string, unknown>[];
-  const clients: RawClient[] = [];
-  const connect = async () => {
-    const c = await RawClient.connect(broker.port);
-    clients.push(c);
-    return c;
-  };
-
-  before(async () => {
-    ({ broker, lines } = await saslBroker({
-      'sasl.enabled.mechanisms': 'PLAIN',
-      'listener.name.sasl_plaintext.plain.sasl.jaas.config': PLAIN_JAAS,
-      'listener.name.sasl_plaintext.plain.connections.max.reauth.ms': '1500',
-      'connections.max.idle.ms': '2000',
-      'connection.failed.authentication.delay.ms': '0',
-    }, 'debug'));
-  });
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
-  after(async () => {
-    await broker.close();
-  });
+  const suite = withSaslBroker({
+    'sasl.enabled.mechanisms': 'PLAIN',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config': PLAIN_JAAS,
+    'listener.name.sasl_plaintext.plain.connections.max.reauth.ms': '1500',
+    'connections.max.idle.ms': '2000',
+    'connection.failed.authentication.delay.ms': '0',
+  }, 'debug');
+  const { connect } = suite;
 
   it('kafkajs re-authenticates before its session expires and keeps producing', async () => {
-    const producer = kafka(broker, { mechanism: 'plain', username: 'alice', password: 'alice-secret' }, { reauthenticationThreshold: 1000 }).producer();
+    const producer = kafka(suite.broker, { mechanism: 'plain', username: 'alice', password: 'alice-secret' }, { reauthenticationThreshold: 1000 }).producer();
     await producer.connect();
     const until = Date.now() + 4000;
     let sent = 0;
@@ -340,8 +343,8 @@ describe('SASL re-authentication (KIP-368) and a stalled exchange', function () 
     await producer.disconnect();
     expect(sent).to.be.greaterThan(10);
     // Sessions of 1.5 s over 4 s: each of its connections re-authenticated, none was closed as expired.
-    expect(lines.filter((l) => l.msg === 'SASL authentication complete' && l.reauthentication === true).length).to.be.at.least(2);
-    expect(lines.some((l) => String(l.reason).includes('expired'))).to.equal(false);
+    expect(suite.lines.filter((l) => l.msg === 'SASL authentication complete' && l.reauthentication === true).length).to.be.at.least(2);
+    expect(suite.lines.some((l) => String(l.reason).includes('expired'))).to.equal(false);
   });
 
   it('a raw client re-authenticates and keeps working; one that does not is closed at its next request', async () => {
