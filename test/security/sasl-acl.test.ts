@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import {
   Kafka, logLevel, AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes, type SASLOptions, type Admin,
 } from 'kafkajs';
-import { startBroker, type RunningBroker } from '../../src/broker';
+import { withBroker } from '../helpers/broker';
 
 const ANY_ACL = {
   resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY,
@@ -15,25 +15,18 @@ const ANY_ACL = {
 
 describe('SASL principals under the StandardAuthorizer', function () {
   this.timeout(30_000);
-  let broker: RunningBroker;
-  before(async () => {
-    broker = await startBroker({
-      logLevel: 'silent',
-      config: {
-        listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
-        'sasl.enabled.mechanisms': 'PLAIN',
-        'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
-          'user_admin="admin-secret" user_alice="alice-secret" user_mallory="mallory-secret";',
-        'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-        'super.users': 'User:admin',
-      },
-    });
-  });
-  after(async () => {
-    await broker.close();
+  const broker = withBroker({
+    config: {
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      'sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
+        'user_admin="admin-secret" user_alice="alice-secret" user_mallory="mallory-secret";',
+      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      'super.users': 'User:admin',
+    },
   });
   const admin = (username: string): Admin => new Kafka({
-    clientId: 'sasl-acl', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 },
+    clientId: 'sasl-acl', brokers: [broker.current().bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 },
     sasl: { mechanism: 'plain', username, password: `${username}-secret` } as SASLOptions,
   }).admin();
 

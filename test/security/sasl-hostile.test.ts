@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { startBroker, type RunningBroker } from '../../src/broker';
+import { withBroker } from '../helpers/broker';
 
 const CONNECTIONS = 1000;
 const SAMPLES = 200;
@@ -28,35 +28,27 @@ const percentile = (times: number[], p: number) => [...times].sort((a, b) => a -
 
 describe(`SASL listener under ${CONNECTIONS} hostile unauthenticated connections`, function () {
   this.timeout(120_000);
-  let broker: RunningBroker;
-
-  before(async () => {
-    broker = await startBroker({
-      logLevel: 'silent',
-      config: {
-        listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
-        'sasl.enabled.mechanisms': 'PLAIN',
-        'listener.name.sasl_plaintext.plain.sasl.jaas.config':
-          'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bystander="b-secret";',
-        // Idle and stalled sockets are cut after 3 s (min(connections.max.idle.ms, 30 s)) and reopened.
-        'connections.max.idle.ms': '3000',
-      },
-    });
-  });
-  after(async () => {
-    await broker.close();
+  const broker = withBroker({
+    config: {
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      'sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config':
+        'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bystander="b-secret";',
+      // Idle and stalled sockets are cut after 3 s (min(connections.max.idle.ms, 30 s)) and reopened.
+      'connections.max.idle.ms': '3000',
+    },
   });
 
   it('keeps an authenticated producer working with a bounded p99', async () => {
     const producer = new Kafka({
-      clientId: 'bystander', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING,
+      clientId: 'bystander', brokers: [broker.current().bootstrap], logLevel: logLevel.NOTHING,
       sasl: { mechanism: 'plain', username: 'bystander', password: 'b-secret' },
     }).producer();
     await producer.connect();
     await sendTimes(producer); // warm-up: the topic is created, the connection is up
     const quiet = await sendTimes(producer);
 
-    const attacker = fork(path.join(__dirname, 'sasl-attacker.js'), [String(broker.port), String(CONNECTIONS)],
+    const attacker = fork(path.join(__dirname, 'sasl-attacker.js'), [String(broker.current().port), String(CONNECTIONS)],
       { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     let attacked: number[];
     let stats: { opened: number; closedByBroker: number; failedAnswers: number };
