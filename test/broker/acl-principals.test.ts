@@ -39,8 +39,7 @@ describe('ACLs for a principal authenticated by its certificate', function () {
       logLevel: 'silent',
       config: {
         listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-        'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.server.keystore,
-        'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.ca.certPath,
+        ...certs.brokerSsl,
         'ssl.client.auth': 'required', 'ssl.principal.mapping.rules': 'RULE:^CN=([^,]*),.*$/$1/,DEFAULT',
         'authorizer.class.name': STANDARD_AUTHORIZER_CLASS, 'super.users': 'User:ANONYMOUS',
       },

@@ -31,8 +31,7 @@ describe('a cluster whose inter-broker listener is SSL (mutual TLS)', function (
       listeners: `PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0${extraListener}`,
       'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTRA:PLAINTEXT',
       'inter.broker.listener.name': 'INTERNAL',
-      'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.server.keystore,
-      'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.ca.certPath,
+      ...certs.brokerSsl,
       'listener.name.internal.ssl.client.auth': 'required',
     },
   });

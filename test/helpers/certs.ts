@@ -4,7 +4,7 @@
 //
 //   const certs = makeCertificates();            // certs.ca, certs.server
 //   const alice = certs.client('/CN=alice/OU=eng/O=acme');
-//   broker config: ssl.keystore.location = certs.server.keystore, ssl.truststore.location = certs.ca.certPath
+//   broker config: { ...certs.brokerSsl } (ssl.keystore.location = certs.server.keystore, ssl.truststore.location = certs.ca.certPath)
 //   kafkajs:       ssl: { ca: certs.ca.cert, cert: alice.cert, key: alice.key }
 //   certs.remove() when done.
 import { execFileSync } from 'node:child_process';
@@ -27,6 +27,8 @@ export interface Certificates {
   readonly ca: KeyPair;
   /** For 127.0.0.1, ::1 and localhost, signed by `ca`. */
   readonly server: KeyPair;
+  /** A broker's PEM keystore (`server`) and truststore (`ca`) properties. */
+  readonly brokerSsl: Record<string, string>;
   /** A client (or any) certificate with this subject ("/CN=alice/O=acme"), signed by `ca` or `signer`. */
   client(subject: string, opts?: { signer?: KeyPair; keyPassword?: string }): KeyPair;
   /** Another CA, e.g. for a certificate the broker must not trust. */
@@ -73,6 +75,10 @@ export function makeCertificates(): Certificates {
   let cas = 0;
   return {
     dir, ca, server,
+    brokerSsl: {
+      'ssl.keystore.type': 'PEM', 'ssl.keystore.location': server.keystore,
+      'ssl.truststore.type': 'PEM', 'ssl.truststore.location': ca.certPath,
+    },
     client: (subject, opts = {}) => signed(`client-${++clients}`, subject, opts.signer ?? ca, 'extendedKeyUsage=clientAuth\n', opts.keyPassword),
     otherCa: () => newCa(`other-ca-${++cas}`),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),

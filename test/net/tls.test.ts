@@ -50,8 +50,7 @@ describe('listeners and TLS', function () {
         logLevel: 'silent',
         config: {
           listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-          'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.server.keystore,
-          'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.ca.certPath,
+          ...certs.brokerSsl,
           'ssl.client.auth': 'requested',
           // The listener's own value wins over the broker-wide one.
           'ssl.principal.mapping.rules': 'RULE:^CN=(.*)$/nobody/',

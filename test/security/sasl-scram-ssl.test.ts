@@ -31,8 +31,7 @@ describe('SASL: SCRAM over SASL_SSL, and SCRAM between brokers', function () {
         'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config':
           'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-secret";',
         'plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_carol="carol-secret";',
-        'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.server.keystore,
-        'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.ca.certPath,
+        ...certs.brokerSsl,
         'connection.failed.authentication.delay.ms': '0',
       },
     });
