@@ -3,10 +3,6 @@
 // ListConfigResources; and Kafka 4's message.timestamp.after.max.ms default refusing records from
 // the future.
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { AlterConfigsResponse } from '../../src/protocol/generated/AlterConfigsResponse';
 import type { DeleteGroupsResponse } from '../../src/protocol/generated/DeleteGroupsResponse';
@@ -18,7 +14,7 @@ import type { ProduceResponse } from '../../src/protocol/generated/ProduceRespon
 import { ErrorCode } from '../../src/common/errors';
 import { ConfigSource } from '../../src/config/definitions';
 import { buildBatchSync } from '../../src/records/records';
-import { RawClient } from '../helpers/raw-client';
+import { withRestartableBroker } from '../helpers/broker';
 
 const GROUP = 32;
 const SET = 0;
@@ -26,25 +22,12 @@ const DELETE = 1;
 
 describe('config resources (Kafka 4.4)', function () {
   this.timeout(60_000);
-  let dataDir: string;
-  let running: RunningBroker;
-  let c: RawClient;
-
-  before(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-config-resources-'));
-    running = await startBroker({ dataDir, logLevel: 'silent' });
-    c = await RawClient.connect(running.port);
-  });
-  after(async () => {
-    c?.close();
-    await running?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const broker = withRestartableBroker();
 
   const incrementalAlter = async (name: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) =>
-    (await c.request<IncrementalAlterConfigsResponse>(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: GROUP, resourceName: name, configs }], validateOnly })).responses[0];
+    (await broker.client.request<IncrementalAlterConfigsResponse>(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: GROUP, resourceName: name, configs }], validateOnly })).responses[0];
   const describeGroup = async (name: string, keys: string[] | null = null) =>
-    (await c.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: GROUP, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false })).results[0];
+    (await broker.client.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: GROUP, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false })).results[0];
   const overrides = async (name: string) =>
     Object.fromEntries((await describeGroup(name)).configs.filter((e) => e.configSource === ConfigSource.DYNAMIC_GROUP_CONFIG).map((e) => [e.name, e.value]));
 
@@ -66,7 +49,7 @@ describe('config resources (Kafka 4.4)', function () {
       });
       expect(await incrementalAlter('orders-app', [{ name: 'consumer.heartbeat.interval.ms', configOperation: DELETE, value: null }])).to.include({ errorCode: ErrorCode.NONE });
       expect(await overrides('orders-app')).to.deep.equal({ 'consumer.session.timeout.ms': '50000' });
-      expect(running.broker.controller.consumerGroupConfig('orders-app')).to.deep.equal({ sessionTimeoutMs: 50000, heartbeatIntervalMs: 5000, assignmentIntervalMs: 1000 });
+      expect(broker.running.broker.controller.consumerGroupConfig('orders-app')).to.deep.equal({ sessionTimeoutMs: 50000, heartbeatIntervalMs: 5000, assignmentIntervalMs: 1000 });
     });
 
     it('refuses what Kafka refuses, with its error codes and messages, and changes nothing', async () => {
@@ -88,20 +71,20 @@ describe('config resources (Kafka 4.4)', function () {
     });
 
     it("outlive their group: deleting the group leaves them, as in Kafka", async () => {
-      await running.broker.controller.createTopic({ name: 'committed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
-      const commit = await c.request<OffsetCommitResponse>(ApiKey.OffsetCommit, 8, {
+      await broker.running.broker.controller.createTopic({ name: 'committed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+      const commit = await broker.client.request<OffsetCommitResponse>(ApiKey.OffsetCommit, 8, {
         groupId: 'orders-app', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
         topics: [{ name: 'committed', partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
       });
       expect(commit.topics[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
-      const deleted = await c.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 2, { groupsNames: ['orders-app'] });
+      const deleted = await broker.client.request<DeleteGroupsResponse>(ApiKey.DeleteGroups, 2, { groupsNames: ['orders-app'] });
       expect(deleted.results[0]).to.include({ groupId: 'orders-app', errorCode: ErrorCode.NONE });
       expect(await overrides('orders-app')).to.deep.equal({ 'consumer.session.timeout.ms': '50000' });
     });
 
     it('AlterConfigs replaces the whole set', async () => {
       await incrementalAlter('replaced', [{ name: 'consumer.heartbeat.interval.ms', configOperation: SET, value: '6000' }]);
-      const res = await c.request<AlterConfigsResponse>(ApiKey.AlterConfigs, 2, {
+      const res = await broker.client.request<AlterConfigsResponse>(ApiKey.AlterConfigs, 2, {
         resources: [{ resourceType: GROUP, resourceName: 'replaced', configs: [{ name: 'consumer.session.timeout.ms', value: '55000' }] }], validateOnly: false,
       });
       expect(res.responses[0]).to.include({ errorCode: ErrorCode.NONE });
@@ -110,7 +93,7 @@ describe('config resources (Kafka 4.4)', function () {
   });
 
   it('DescribeConfigs answers bad resources with Kafka 4.4\'s codes and messages, "" on success', async () => {
-    const node = running.broker.config.nodeId;
+    const node = broker.running.broker.config.nodeId;
     const cases: [number, string, number, string][] = [
       [2, 'a b', ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"],
       [2, '', ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name is invalid: the empty string is not allowed'],
@@ -121,7 +104,7 @@ describe('config resources (Kafka 4.4)', function () {
       [8, '', ErrorCode.INVALID_REQUEST, 'Broker id must not be empty'],
       [16, 'some-subscription', ErrorCode.NONE, ''],
     ];
-    const res = await c.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, {
+    const res = await broker.client.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, {
       resources: cases.map(([resourceType, resourceName]) => ({ resourceType, resourceName, configurationKeys: null })), includeSynonyms: false, includeDocumentation: false,
     });
     expect(res.results.map((r) => [r.resourceType, r.resourceName, r.errorCode, r.errorMessage])).to.deep.equal(cases);
@@ -129,18 +112,18 @@ describe('config resources (Kafka 4.4)', function () {
 
   describe('ListConfigResources', () => {
     const list = async (version: number, resourceTypes: number[] = []) =>
-      c.request<ListConfigResourcesResponse>(ApiKey.ListConfigResources, version, { resourceTypes });
+      broker.client.request<ListConfigResourcesResponse>(ApiKey.ListConfigResources, version, { resourceTypes });
 
     it('v0 lists client metrics resources: none', async () => {
       expect(await list(0)).to.deep.include({ errorCode: ErrorCode.NONE, configResources: [] });
     });
 
     it('v1 lists the groups with configs, the broker (as logger and broker) and every topic, by type', async () => {
-      await running.broker.controller.createTopic({ name: 'listed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
-      const groups = running.broker.controller.groupsWithConfigs();
+      await broker.running.broker.controller.createTopic({ name: 'listed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+      const groups = broker.running.broker.controller.groupsWithConfigs();
       expect(groups).to.include('orders-app');
-      const node = String(running.broker.config.nodeId);
-      const topics = running.broker.controller.topics().map((t) => t.name);
+      const node = String(broker.running.broker.config.nodeId);
+      const topics = broker.running.broker.controller.topics().map((t) => t.name);
       expect(topics).to.include('listed');
       const all = (await list(1)).configResources.map((r) => [r.resourceType, r.resourceName]);
       expect(all).to.deep.equal([...groups.map((g) => [32, g]), [8, node], [4, node], ...topics.map((t) => [2, t])]);
@@ -151,19 +134,16 @@ describe('config resources (Kafka 4.4)', function () {
 
   describe('across a restart', () => {
     it('keeps group configs', async () => {
-    await running.close();
-    c.close();
-    running = await startBroker({ dataDir, logLevel: 'silent' });
-    c = await RawClient.connect(running.port);
+    await broker.restart();
     expect(await overrides('orders-app')).to.deep.equal({ 'consumer.session.timeout.ms': '50000' });
     });
   });
 
   describe('Produce', () => {
     it('refuses records stamped more than message.timestamp.after.max.ms (Kafka 4: an hour) ahead', async () => {
-    await running.broker.controller.createTopic({ name: 'stamps', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
-    await running.broker.controller.createTopic({ name: 'lenient', numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'message.timestamp.after.max.ms': String(3 * 3600_000) } }, false);
-    const produce = async (topic: string, timestamp: number) => (await c.request<ProduceResponse>(ApiKey.Produce, 9, {
+    await broker.running.broker.controller.createTopic({ name: 'stamps', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+    await broker.running.broker.controller.createTopic({ name: 'lenient', numPartitions: 1, replicationFactor: 1, assignments: [], configs: { 'message.timestamp.after.max.ms': String(3 * 3600_000) } }, false);
+    const produce = async (topic: string, timestamp: number) => (await broker.client.request<ProduceResponse>(ApiKey.Produce, 9, {
       transactionalId: null, acks: -1, timeoutMs: 5000,
       topicData: [{ name: topic, partitionData: [{ index: 0, records: buildBatchSync({ records: [{ value: 'v', timestamp }] }) }] }],
     })).responses[0].partitionResponses[0].errorCode;

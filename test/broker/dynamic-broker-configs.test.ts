@@ -3,11 +3,7 @@
 // refusals, the change reaching the logs at once, kafkajs' admin, and the configs surviving a restart
 // (kept in the metadata store).
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Kafka, ConfigResourceTypes, logLevel } from 'kafkajs';
-import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { AlterConfigsResponse } from '../../src/protocol/generated/AlterConfigsResponse';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse';
@@ -15,6 +11,7 @@ import type { DescribeConfigsResponse } from '../../src/protocol/generated/Descr
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { ConfigSource } from '../../src/config/definitions';
+import { withRestartableBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
 
 const BROKER = 4;
@@ -24,29 +21,13 @@ const APPEND = 2;
 
 describe('dynamic broker configs (single broker)', function () {
   this.timeout(60_000);
-  let dataDir: string;
-  let running: RunningBroker;
-  let c: RawClient;
-
-  const start = async () => {
-    running = await startBroker({ dataDir, nodeId: 1, logLevel: 'silent' });
-    c = await RawClient.connect(running.port);
-  };
-  before(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-dynamic-configs-'));
-    await start();
-  });
-  after(async () => {
-    c?.close();
-    await running?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const broker = withRestartableBroker({ nodeId: 1 });
 
   const alter = async (name: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) =>
-    (await c.request<IncrementalAlterConfigsResponse>(ApiKey.IncrementalAlterConfigs, 1,
+    (await broker.client.request<IncrementalAlterConfigsResponse>(ApiKey.IncrementalAlterConfigs, 1,
       { resources: [{ resourceType: BROKER, resourceName: name, configs }], validateOnly })).responses[0];
   const describe = async (name: string, keys: string[] | null = null) =>
-    (await c.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4,
+    (await broker.client.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4,
       { resources: [{ resourceType: BROKER, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false })).results[0];
   const entry = async (name: string, key: string) => (await describe(name, [key])).configs.find((e) => e.name === key);
 
@@ -56,7 +37,7 @@ describe('dynamic broker configs (single broker)', function () {
     expect(await alter('', [{ name: 'log.retention.ms', configOperation: SET, value: '3600000' },
       { name: 'follower.replication.throttled.rate', configOperation: SET, value: '5' }])).to.include({ errorCode: ErrorCode.NONE });
 
-    const config = running.broker.config;
+    const config = broker.running.broker.config;
     expect(config.getLong('leader.replication.throttled.rate')).to.equal(1000000);
     expect(config.getLong('follower.replication.throttled.rate')).to.equal(5);
     expect(config.logRetentionMs).to.equal(3600000);
@@ -99,7 +80,7 @@ describe('dynamic broker configs (single broker)', function () {
     });
     // Nothing of it was applied.
     expect((await describe('1', ['log.dirs'])).configs[0].configSource).to.equal(ConfigSource.STATIC_BROKER_CONFIG);
-    expect(running.broker.config.logRetentionMs).to.equal(3600000);
+    expect(broker.running.broker.config.logRetentionMs).to.equal(3600000);
   });
 
   it('changes nothing with validateOnly', async () => {
@@ -108,7 +89,7 @@ describe('dynamic broker configs (single broker)', function () {
   });
 
   it('applies log defaults to new topics and to existing logs at once, a topic override still winning', async () => {
-    const created = await c.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
+    const created = await broker.client.request<CreateTopicsResponse>(ApiKey.CreateTopics, 7, {
       topics: [
         { name: 'plain', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
         { name: 'kept', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [{ name: 'segment.bytes', value: '3145728' }] },
@@ -120,7 +101,7 @@ describe('dynamic broker configs (single broker)', function () {
     expect(created.topics[0].configs!.find((e) => e.name === 'retention.ms'))
       .to.include({ value: '3600000', configSource: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
     expect(await alter('', [{ name: 'log.segment.bytes', configOperation: SET, value: '2097152' }])).to.include({ errorCode: ErrorCode.NONE });
-    const logs = running.broker.replicas.logs;
+    const logs = broker.running.broker.replicas.logs;
     expect(logs.get('plain', 0)!.config.segmentBytes).to.equal(2097152);
     expect(logs.get('plain', 0)!.config.retentionMs).to.equal(3600000);
     expect(logs.get('kept', 0)!.config.segmentBytes).to.equal(3145728);
@@ -130,10 +111,10 @@ describe('dynamic broker configs (single broker)', function () {
 
   it('applies max.connections to the next connection', async () => {
     expect(await alter('1', [{ name: 'max.connections', configOperation: SET, value: '1' }])).to.include({ errorCode: ErrorCode.NONE });
-    const refused = await RawClient.connect(running.port);
+    const refused = await RawClient.connect(broker.running.port);
     await refused.closed;
     expect(await alter('1', [{ name: 'max.connections', configOperation: DELETE, value: null }])).to.include({ errorCode: ErrorCode.NONE });
-    const accepted = await RawClient.connect(running.port);
+    const accepted = await RawClient.connect(broker.running.port);
     expect((await accepted.request<DescribeConfigsResponse>(ApiKey.DescribeConfigs, 4, {
       resources: [{ resourceType: BROKER, resourceName: '1', configurationKeys: ['max.connections'] }], includeSynonyms: false, includeDocumentation: false,
     })).results[0].configs[0]).to.include({ value: '2147483647', configSource: ConfigSource.DEFAULT_CONFIG });
@@ -141,17 +122,17 @@ describe('dynamic broker configs (single broker)', function () {
   });
 
   it('replaces a resource\'s whole set with AlterConfigs', async () => {
-    const res = await c.request<AlterConfigsResponse>(ApiKey.AlterConfigs, 2, {
+    const res = await broker.client.request<AlterConfigsResponse>(ApiKey.AlterConfigs, 2, {
       resources: [{ resourceType: BROKER, resourceName: '1', configs: [{ name: 'message.max.bytes', value: '3000' }] }], validateOnly: false,
     });
     expect(res.responses[0]).to.include({ errorCode: ErrorCode.NONE });
     expect(await entry('1', 'message.max.bytes')).to.include({ value: '3000', configSource: ConfigSource.DYNAMIC_BROKER_CONFIG });
     expect(await entry('1', 'leader.replication.throttled.rate')).to.equal(undefined);
-    expect(running.broker.config.getLong('leader.replication.throttled.rate')).to.equal(Number(9223372036854775807n));
+    expect(broker.running.broker.config.getLong('leader.replication.throttled.rate')).to.equal(Number(9223372036854775807n));
   });
 
   it('is served to kafkajs\' admin', async () => {
-    const admin = new Kafka({ brokers: [running.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers: [broker.running.bootstrap], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
       await admin.alterConfigs({
@@ -162,20 +143,18 @@ describe('dynamic broker configs (single broker)', function () {
         includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configNames: ['unclean.leader.election.enable'] }],
       });
       expect(described.resources[0].configEntries[0]).to.include({ configValue: 'true', configSource: ConfigSource.DYNAMIC_BROKER_CONFIG });
-      expect(running.broker.config.getBool('unclean.leader.election.enable')).to.equal(true);
+      expect(broker.running.broker.config.getBool('unclean.leader.election.enable')).to.equal(true);
     } finally {
       await admin.disconnect();
     }
   });
 
   it('keeps the dynamic configs across a restart', async () => {
-    c.close();
-    await running.close();
-    await start();
-    expect(running.broker.config.getBool('unclean.leader.election.enable')).to.equal(true);
-    expect(running.broker.config.logRetentionMs).to.equal(3600000);
+    await broker.restart();
+    expect(broker.running.broker.config.getBool('unclean.leader.election.enable')).to.equal(true);
+    expect(broker.running.broker.config.logRetentionMs).to.equal(3600000);
     expect(await entry('1', 'unclean.leader.election.enable')).to.include({ value: 'true', configSource: ConfigSource.DYNAMIC_BROKER_CONFIG });
     expect((await describe('')).configs.map((e) => e.name)).to.deep.equal(['follower.replication.throttled.rate', 'log.retention.ms']);
-    expect(running.broker.replicas.logs.get('plain', 0)!.config.retentionMs).to.equal(3600000);
+    expect(broker.running.broker.replicas.logs.get('plain', 0)!.config.retentionMs).to.equal(3600000);
   });
 });

@@ -4,9 +4,6 @@
 // authorization of both APIs (the operations asked, and the StandardAuthorizer's denial over the
 // wire), and the credentials surviving a restart (kept in the metadata store).
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ApiKey } from '../../src/protocol/generated';
 import type { AlterUserScramCredentialsResponse } from '../../src/protocol/generated/AlterUserScramCredentialsResponse';
@@ -16,6 +13,7 @@ import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { AclOperation, ResourceType } from '../../src/security/acl';
 import { describeUserScramCredentials } from '../../src/handlers/describe-user-scram-credentials';
 import { alterUserScramCredentials } from '../../src/handlers/alter-user-scram-credentials';
+import { withRestartableBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
 import { allowAllRequest } from '../helpers/request-context';
 import { authenticates, upsertion } from '../helpers/scram';
@@ -25,31 +23,14 @@ const SHA512 = 2;
 
 describe('SCRAM credentials (single broker): AlterUserScramCredentials / DescribeUserScramCredentials', function () {
   this.timeout(60_000);
-  let dataDir: string;
-  let running: RunningBroker;
-  let c: RawClient;
-
-  const start = async () => {
-    running = await startBroker({ dataDir, nodeId: 1, logLevel: 'silent' });
-    c = await RawClient.connect(running.port);
-  };
+  const broker = withRestartableBroker({ nodeId: 1 });
   const alter = (deletions: { name: string; mechanism: number }[], upsertions: ReturnType<typeof upsertion>[]) =>
-    c.request<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, { deletions, upsertions });
+    broker.client.request<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, { deletions, upsertions });
   const describeUsers = (users: string[] | null) =>
-    c.request<DescribeUserScramCredentialsResponse>(ApiKey.DescribeUserScramCredentials, 0, { users: users && users.map((name) => ({ name })) });
-
-  before(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-scram-'));
-    await start();
-  });
-  after(async () => {
-    c?.close();
-    await running?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+    broker.client.request<DescribeUserScramCredentialsResponse>(ApiKey.DescribeUserScramCredentials, 0, { users: users && users.map((name) => ({ name })) });
 
   it('creates users whose next authentication succeeds, and describes them without secrets', async () => {
-    const controller = running.broker.controller;
+    const controller = broker.running.broker.controller;
     expect(authenticates(controller, 'SCRAM-SHA-256', 'alice', 'alice-secret')).to.equal(false);
     expect((await alter([], [upsertion('alice', 'SCRAM-SHA-256', 'alice-secret', 8192), upsertion('bob', 'SCRAM-SHA-512', 'bob-secret')])).results)
       .to.deep.equal([{ user: 'alice', errorCode: 0, errorMessage: null }, { user: 'bob', errorCode: 0, errorMessage: null }]);
@@ -94,7 +75,7 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
       { user: 'ivan', errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, errorMessage: 'Unknown SCRAM mechanism' },
       { user: 'kate', errorCode: ErrorCode.DUPLICATE_RESOURCE, errorMessage: 'A user credential cannot be altered twice in the same request' },
     ]);
-    const controller = running.broker.controller;
+    const controller = broker.running.broker.controller;
     // alice's deletion was dropped with her upsertion; judy is in; the refused users are not.
     expect(authenticates(controller, 'SCRAM-SHA-256', 'alice', 'alice-secret')).to.equal(true);
     expect(authenticates(controller, 'SCRAM-SHA-256', 'judy', 'judy-secret')).to.equal(true);
@@ -105,7 +86,7 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
     expect((await alter([{ name: 'alice', mechanism: SHA256 }, { name: 'judy', mechanism: SHA256 }], [])).results).to.deep.equal([
       { user: 'alice', errorCode: 0, errorMessage: null }, { user: 'judy', errorCode: 0, errorMessage: null },
     ]);
-    const controller = running.broker.controller;
+    const controller = broker.running.broker.controller;
     expect(authenticates(controller, 'SCRAM-SHA-256', 'alice', 'alice-secret')).to.equal(false);
     expect(authenticates(controller, 'SCRAM-SHA-512', 'alice', 'alice-512')).to.equal(true);
     expect(authenticates(controller, 'SCRAM-SHA-256', 'judy', 'judy-secret')).to.equal(false);
@@ -116,7 +97,7 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
     const asked: [AclOperation, ResourceType, string][] = [];
     const deny = { ...allowAllRequest, authorize: (op: AclOperation, type: ResourceType, name: string) => (asked.push([op, type, name]), false) };
     const ctx = { apiKey: 0, apiVersion: 0, correlationId: 1, clientId: null, peer: '127.0.0.1:1', responseBuffer: Buffer.alloc, closeConnection: () => undefined, ...deny };
-    const controller = running.broker.controller;
+    const controller = broker.running.broker.controller;
     const denied = { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
 
     const altered = await alterUserScramCredentials.bind({ controller }).handle(
@@ -130,10 +111,8 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
   });
 
   it('keeps the credentials across a restart', async () => {
-    c.close();
-    await running.close();
-    await start();
-    const controller = running.broker.controller;
+    await broker.restart();
+    const controller = broker.running.broker.controller;
     expect(authenticates(controller, 'SCRAM-SHA-512', 'alice', 'alice-512')).to.equal(true);
     expect(authenticates(controller, 'SCRAM-SHA-512', 'bob', 'bob-secret')).to.equal(true);
     expect(authenticates(controller, 'SCRAM-SHA-512', 'bob', 'wrong')).to.equal(false);
