@@ -5,16 +5,12 @@
 // not fetched (compat/lib/apache-kafka.sh fetch-tools).
 import { expect } from 'chai';
 import { withBroker } from '../helpers/broker';
-import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
-
-const kafkaConfigs = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.ConfigCommand', bootstrap, ...args);
+import { kafkaConfigs, skipUnlessKafkaToolsFetched } from '../helpers/kafka-tool';
 
 describe('kafka-configs (Kafka 4.4\'s ConfigCommand) on dynamic broker configs against Fjord', function () {
   this.timeout(300_000);
   const broker = withBroker({ nodeId: 1 });
-  before(function () {
-    if (!kafkaToolsFetched()) this.skip();
-  });
+  skipUnlessKafkaToolsFetched();
 
   it('alters and describes a broker\'s and the cluster-wide configs as Kafka 4.4 prints them', async () => {
     const bootstrap = broker.current().bootstrap;

@@ -8,19 +8,16 @@ import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/generated';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse';
 import { withBroker } from '../helpers/broker';
-import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
+import { kafkaConfigs, skipUnlessKafkaToolsFetched } from '../helpers/kafka-tool';
 import { RawClient } from '../helpers/raw-client';
 import { authenticates } from '../helpers/scram';
 
-const kafkaConfigs = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.ConfigCommand', bootstrap, ...args);
 const user = (name: string) => ['--entity-type', 'users', '--entity-name', name];
 
 describe('kafka-configs (Kafka 4.4\'s ConfigCommand) on SCRAM users against Fjord', function () {
   this.timeout(300_000);
   const broker = withBroker({ nodeId: 1 });
-  before(function () {
-    if (!kafkaToolsFetched()) this.skip();
-  });
+  skipUnlessKafkaToolsFetched();
 
   it('adds and deletes credentials as Kafka 4.4 does, with its answers and refusals', async () => {
     const { bootstrap, broker: { controller } } = broker.current();

@@ -28,3 +28,13 @@ export function runKafkaTool(mainClass: string, bootstrap: string, ...args: stri
       }));
   });
 }
+
+/** Kafka's kafka-configs (ConfigCommand) with `args`. */
+export const kafkaConfigs = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.ConfigCommand', bootstrap, ...args);
+
+/** Skips the suite's tests when the tools are not fetched. */
+export function skipUnlessKafkaToolsFetched(): void {
+  before(function () {
+    if (!kafkaToolsFetched()) this.skip();
+  });
+}
