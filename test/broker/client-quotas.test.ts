@@ -22,7 +22,7 @@ import { startBroker, type RunningBroker } from '../../src/broker';
 import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
-import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
+import { kafkaConfigs, skipUnlessKafkaToolsFetched } from '../helpers/kafka-tool';
 
 type Entity = { entityType: string; entityName: string | null }[];
 type Op = { key: string; value: number; remove: boolean };
@@ -278,24 +278,22 @@ describe('client quotas on a broker', function () {
   describe('kafka-configs (Kafka 4.4\'s ConfigCommand)', function () {
     this.timeout(300_000);
     const broker = withBroker();
-    const kafkaConfigs = (...args: string[]) => runKafkaTool('org.apache.kafka.tools.ConfigCommand', broker.current().bootstrap, ...args);
-    before(function () {
-      if (!kafkaToolsFetched()) this.skip();
-    });
+    const configCommand = (...args: string[]) => kafkaConfigs(broker.current().bootstrap, ...args);
+    skipUnlessKafkaToolsFetched();
 
     it('alters and describes client, user and default quotas', async () => {
-      expect((await kafkaConfigs('--alter', '--add-config', 'producer_byte_rate=1024', '--entity-type', 'clients', '--entity-name', 'c1')))
+      expect((await configCommand('--alter', '--add-config', 'producer_byte_rate=1024', '--entity-type', 'clients', '--entity-name', 'c1')))
         .to.include({ status: 0, out: 'Completed updating config for client c1.' });
-      expect((await kafkaConfigs('--alter', '--add-config', 'consumer_byte_rate=2048,request_percentage=50', '--entity-type', 'users', '--entity-default')))
+      expect((await configCommand('--alter', '--add-config', 'consumer_byte_rate=2048,request_percentage=50', '--entity-type', 'users', '--entity-default')))
         .to.include({ status: 0 });
-      expect((await kafkaConfigs('--describe', '--entity-type', 'clients', '--entity-name', 'c1')).out)
+      expect((await configCommand('--describe', '--entity-type', 'clients', '--entity-name', 'c1')).out)
         .to.equal("Quota configs for client-id 'c1' are producer_byte_rate=1024.0");
-      expect((await kafkaConfigs('--describe', '--entity-type', 'clients')).out)
+      expect((await configCommand('--describe', '--entity-type', 'clients')).out)
         .to.equal("Quota configs for client-id 'c1' are producer_byte_rate=1024.0");
       // (--describe --entity-type users without a name also asks for SCRAM credentials: DescribeUserScramCredentials.)
-      expect((await kafkaConfigs('--describe', '--entity-type', 'users', '--entity-default')).out)
+      expect((await configCommand('--describe', '--entity-type', 'users', '--entity-default')).out)
         .to.equal('Quota configs for the default user-principal are consumer_byte_rate=2048.0, request_percentage=50.0');
-      const refused = await kafkaConfigs('--alter', '--add-config', 'producer_byte_rate=-5', '--entity-type', 'clients', '--entity-name', 'c1');
+      const refused = await configCommand('--alter', '--add-config', 'producer_byte_rate=-5', '--entity-type', 'clients', '--entity-name', 'c1');
       expect(refused.status).to.equal(1);
       expect(refused.err).to.include('Quota producer_byte_rate must be greater than 0');
     });

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { STANDARD_AUTHORIZER_CLASS } from '../../src/config/definitions';
 import { withBroker } from '../helpers/broker';
-import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
+import { runKafkaTool, skipUnlessKafkaToolsFetched } from '../helpers/kafka-tool';
 
 const FIXTURE = path.resolve(__dirname, '..', '..', '..', 'test', 'broker', 'kafka-acls-tool.kafka-4.4.txt');
 
@@ -40,9 +40,7 @@ describe('kafka-acls (Kafka 4.4\'s AclCommand) against Fjord', function () {
   this.timeout(600_000);
   // The tool connects over PLAINTEXT as User:ANONYMOUS, the super user (as on the Kafka node captured).
   const broker = withBroker({ config: { 'authorizer.class.name': STANDARD_AUTHORIZER_CLASS, 'super.users': 'User:ANONYMOUS' } });
-  before(function () {
-    if (!kafkaToolsFetched()) this.skip();
-  });
+  skipUnlessKafkaToolsFetched();
 
   it('adds, lists and removes ACLs, printing what Kafka 4.4 prints', async () => {
     for (const run of kafkaRuns()) {

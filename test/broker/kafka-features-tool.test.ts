@@ -4,7 +4,7 @@
 // Kafka refuses it. Skipped when the tools are not fetched (compat/lib/apache-kafka.sh fetch-tools).
 import { expect } from 'chai';
 import { withBroker } from '../helpers/broker';
-import { kafkaToolsFetched, runKafkaTool } from '../helpers/kafka-tool';
+import { runKafkaTool, skipUnlessKafkaToolsFetched } from '../helpers/kafka-tool';
 
 const kafkaFeatures = (bootstrap: string, ...args: string[]) => runKafkaTool('org.apache.kafka.tools.FeatureCommand', bootstrap, ...args);
 
@@ -20,9 +20,7 @@ function described(out: string): string[][] {
 describe('kafka-features (Kafka 4.4\'s FeatureCommand) against Fjord', function () {
   this.timeout(300_000);
   const broker = withBroker();
-  before(function () {
-    if (!kafkaToolsFetched()) this.skip();
-  });
+  skipUnlessKafkaToolsFetched();
 
   it('describes the features Kafka 4.4 lists, then upgrades and downgrades transaction.version', async () => {
     const bootstrap = broker.current().bootstrap;
