@@ -5,10 +5,11 @@ import * as path from 'node:path';
 import { startBroker, type RunningBroker, type StartBrokerOptions } from '../../src/broker';
 import { RawClient } from './raw-client';
 
-export function withBroker(opts: StartBrokerOptions = {}): { current: () => RunningBroker } {
+/** `opts` as a function when they are known only once the suite's earlier hooks ran (e.g. its certificates). */
+export function withBroker(opts: StartBrokerOptions | (() => StartBrokerOptions) = {}): { current: () => RunningBroker } {
   let running: RunningBroker | undefined;
   before(async () => {
-    running = await startBroker({ logLevel: 'silent', ...opts });
+    running = await startBroker({ logLevel: 'silent', ...(typeof opts === 'function' ? opts() : opts) });
   });
   after(async () => {
     await running?.close();

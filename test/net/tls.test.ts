@@ -10,10 +10,11 @@ import { ApiKey } from '../../src/protocol/generated';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse';
 import type { DescribeClusterResponse } from '../../src/protocol/generated/DescribeClusterResponse';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse';
-import { startBroker, type RunningBroker } from '../../src/broker';
+import { startBroker } from '../../src/broker';
 import { BrokerConfig } from '../../src/config/broker-config';
 import { serverTls, openSslCipherName } from '../../src/security/tls';
 import { makeCertificates, type Certificates, type KeyPair } from '../helpers/certs';
+import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
 
 const API_VERSIONS = { clientSoftwareName: 'tls-test', clientSoftwareVersion: '1.0' };
@@ -44,27 +45,22 @@ describe('listeners and TLS', function () {
   const trust = () => ({ ca: certs.ca.cert, servername: 'localhost' });
 
   describe('a broker with PLAINTEXT and SSL listeners (ssl.client.auth=requested)', () => {
-    let running: RunningBroker;
-    before(async () => {
-      running = await startBroker({
-        logLevel: 'silent',
-        config: {
-          listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-          ...certs.brokerSsl,
-          'ssl.client.auth': 'requested',
-          // The listener's own value wins over the broker-wide one.
-          'ssl.principal.mapping.rules': 'RULE:^CN=(.*)$/nobody/',
-          'listener.name.ssl.ssl.principal.mapping.rules': 'RULE:^CN=([^,]*),OU=eng,.*$/$1@eng/L,DEFAULT',
-        },
-      });
-    });
-    after(() => running.close());
-    const portOf = (name: string) => running.listeners.get(name)!.port;
+    const broker = withBroker(() => ({
+      config: {
+        listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
+        ...certs.brokerSsl,
+        'ssl.client.auth': 'requested',
+        // The listener's own value wins over the broker-wide one.
+        'ssl.principal.mapping.rules': 'RULE:^CN=(.*)$/nobody/',
+        'listener.name.ssl.ssl.principal.mapping.rules': 'RULE:^CN=([^,]*),OU=eng,.*$/$1@eng/L,DEFAULT',
+      },
+    }));
+    const portOf = (name: string) => broker.current().listeners.get(name)!.port;
 
     it('opens both listeners, on their own ports', () => {
-      expect([...running.listeners.keys()]).to.deep.equal(['PLAINTEXT', 'SSL']);
+      expect([...broker.current().listeners.keys()]).to.deep.equal(['PLAINTEXT', 'SSL']);
       expect(portOf('PLAINTEXT')).to.not.equal(portOf('SSL'));
-      expect(running.port).to.equal(portOf('PLAINTEXT'));
+      expect(broker.current().port).to.equal(portOf('PLAINTEXT'));
     });
 
     it('Metadata, DescribeCluster and FindCoordinator advertise the endpoint of the listener asked through', async () => {
@@ -115,7 +111,7 @@ describe('listeners and TLS', function () {
     });
 
     it('a client certificate gives the mapped principal; none gives ANONYMOUS', async () => {
-      const ssl = running.listeners.get('SSL')!.listener;
+      const ssl = broker.current().listeners.get('SSL')!.listener;
       const withCert = await RawClient.connectTls(portOf('SSL'), { ...trust(), cert: alice.cert, key: alice.key });
       const without = await RawClient.connectTls(portOf('SSL'), trust());
       try {
@@ -134,7 +130,7 @@ describe('listeners and TLS', function () {
       const c = await RawClient.connectTls(portOf('SSL'), { ...trust(), cert: bob.cert, key: bob.key });
       try {
         await c.request(ApiKey.ApiVersions, 3, API_VERSIONS);
-        const names = running.listeners.get('SSL')!.listener.sessions().map((s) => s.principal.name);
+        const names = broker.current().listeners.get('SSL')!.listener.sessions().map((s) => s.principal.name);
         expect(names).to.include('CN=bob,OU=ops,O=Fjord\\, Inc,C=NO');
       } finally {
         c.close();
@@ -157,57 +153,52 @@ describe('listeners and TLS', function () {
   });
 
   describe('an SSL-only broker with ssl.client.auth=required and inline PEM', () => {
-    let running: RunningBroker;
-    before(async () => {
-      running = await startBroker({
-        logLevel: 'silent',
-        config: {
-          listeners: 'SECURE://127.0.0.1:0', 'listener.security.protocol.map': 'SECURE:SSL',
-          'listener.name.secure.ssl.keystore.type': 'PEM',
-          'listener.name.secure.ssl.keystore.certificate.chain': certs.server.cert,
-          'listener.name.secure.ssl.keystore.key': certs.server.key,
-          'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': certs.ca.cert,
-          'ssl.client.auth': 'required',
-          'ssl.enabled.protocols': 'TLSv1.3',
-          // The TLS handshake gets connections.max.idle.ms when that is below 10 s.
-          'connections.max.idle.ms': '1500',
-        },
-      });
-    });
-    after(() => running.close());
+    const broker = withBroker(() => ({
+      config: {
+        listeners: 'SECURE://127.0.0.1:0', 'listener.security.protocol.map': 'SECURE:SSL',
+        'listener.name.secure.ssl.keystore.type': 'PEM',
+        'listener.name.secure.ssl.keystore.certificate.chain': certs.server.cert,
+        'listener.name.secure.ssl.keystore.key': certs.server.key,
+        'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': certs.ca.cert,
+        'ssl.client.auth': 'required',
+        'ssl.enabled.protocols': 'TLSv1.3',
+        // The TLS handshake gets connections.max.idle.ms when that is below 10 s.
+        'connections.max.idle.ms': '1500',
+      },
+    }));
 
     it('serves a client with a certificate and refuses one without', async () => {
-      const good = await RawClient.connectTls(running.port, { ...trust(), cert: alice.cert, key: alice.key });
+      const good = await RawClient.connectTls(broker.current().port, { ...trust(), cert: alice.cert, key: alice.key });
       try {
         await good.request(ApiKey.ApiVersions, 3, API_VERSIONS);
-        expect(running.listener.sessions().map((s) => s.principal.name)).to.deep.equal(['CN=alice,OU=eng,O=acme']);
+        expect(broker.current().listener.sessions().map((s) => s.principal.name)).to.deep.equal(['CN=alice,OU=eng,O=acme']);
       } finally {
         good.close();
       }
-      const outcome = await RawClient.connectTls(running.port, trust())
+      const outcome = await RawClient.connectTls(broker.current().port, trust())
         .then((c) => c.request(ApiKey.ApiVersions, 3, API_VERSIONS).then(() => 'served', () => 'closed'), () => 'refused');
       expect(outcome).to.be.oneOf(['closed', 'refused']);
     });
 
     it('refuses a certificate from an authority it does not trust', async () => {
       const mallory = certs.client('/CN=alice/OU=eng/O=acme', { signer: certs.otherCa() });
-      const outcome = await RawClient.connectTls(running.port, { ...trust(), cert: mallory.cert, key: mallory.key })
+      const outcome = await RawClient.connectTls(broker.current().port, { ...trust(), cert: mallory.cert, key: mallory.key })
         .then((c) => c.request(ApiKey.ApiVersions, 3, API_VERSIONS).then(() => 'served', () => 'closed'), () => 'refused');
       expect(outcome).to.be.oneOf(['closed', 'refused']);
     });
 
     it('refuses TLS 1.2 when only TLSv1.3 is enabled', async () => {
-      const outcome = await RawClient.connectTls(running.port, { ...trust(), cert: alice.cert, key: alice.key, maxVersion: 'TLSv1.2' })
+      const outcome = await RawClient.connectTls(broker.current().port, { ...trust(), cert: alice.cert, key: alice.key, maxVersion: 'TLSv1.2' })
         .then((c) => { c.close(); return 'connected'; }, () => 'refused');
       expect(outcome).to.equal('refused');
     });
 
     it('closes a connection that stalls its handshake, while others are served', async () => {
-      const stalled = net.connect({ port: running.port, host: '127.0.0.1' });
+      const stalled = net.connect({ port: broker.current().port, host: '127.0.0.1' });
       stalled.on('error', () => undefined);
       const closedAt = new Promise<number>((resolve) => stalled.on('close', () => resolve(Date.now())));
       const started = Date.now();
-      const other = await RawClient.connectTls(running.port, { ...trust(), cert: alice.cert, key: alice.key });
+      const other = await RawClient.connectTls(broker.current().port, { ...trust(), cert: alice.cert, key: alice.key });
       await other.request(ApiKey.ApiVersions, 3, API_VERSIONS);
       other.close();
       const elapsed = (await closedAt) - started;
@@ -216,27 +207,22 @@ describe('listeners and TLS', function () {
   });
 
   describe('the connection limits are the broker\'s, across its listeners', () => {
-    let running: RunningBroker;
-    before(async () => {
-      running = await startBroker({
-        logLevel: 'silent',
-        config: { listeners: 'PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT', 'max.connections.per.ip': '1' },
-      });
+    const broker = withBroker({
+      config: { listeners: 'PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT', 'max.connections.per.ip': '1' },
     });
-    after(() => running.close());
 
     it('max.connections.per.ip counts the connections on every listener', async () => {
-      const first = await RawClient.connect(running.listeners.get('PLAINTEXT')!.port);
+      const first = await RawClient.connect(broker.current().listeners.get('PLAINTEXT')!.port);
       try {
         await first.request(ApiKey.ApiVersions, 3, API_VERSIONS);
-        const second = await RawClient.connect(running.listeners.get('OTHER')!.port);
+        const second = await RawClient.connect(broker.current().listeners.get('OTHER')!.port);
         await second.closed;
       } finally {
         first.close();
       }
       // Once the broker has seen the first one go, its address may connect again.
       let again = false;
-      for (let tries = 0; !again && tries < 40; tries++) again = await served(running.listeners.get('OTHER')!.port);
+      for (let tries = 0; !again && tries < 40; tries++) again = await served(broker.current().listeners.get('OTHER')!.port);
       expect(again).to.equal(true);
     });
   });
