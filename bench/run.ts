@@ -140,7 +140,8 @@ async function rdkafka<T>(mode: string, args: (string | number)[]): Promise<T> {
  * each change one thing; the baseline writes a 1 GiB backlog that the consumer reads back; librdkafka
  * repeats the baseline; latency is measured on its own, far below saturation. The cluster row (issue 13)
  * is the acks=all row again on three brokers of each, every partition on all three (RF=3,
- * min.insync.replicas=2): what replication costs each.
+ * min.insync.replicas=2): what replication costs each. The TLS row (issue 16) is the baseline over TLS
+ * (in --quick with half the records of the others, to keep it short): what encryption costs each.
  */
 interface Workload {
   key: string;
@@ -174,7 +175,7 @@ const WORKLOADS: Workload[] = [
   { ...base, key: '1KB-acksall', name: '1 KB, acks=all', acks: 'all', records: 600_000, quickRecords: 100_000, inQuick: true },
   { ...base, key: '1KB-lz4', name: '1 KB, lz4', compression: 'lz4', records: 600_000, quickRecords: 100_000 },
   { ...base, key: '1KB-3prod', name: '1 KB, 3 producers', producers: 3, records: 600_000, quickRecords: 150_000 },
-  { ...base, key: 'tls-1KB', name: '1 KB over TLS', tls: true, records: 600_000, quickRecords: 100_000, inQuick: true },
+  { ...base, key: 'tls-1KB', name: '1 KB over TLS', tls: true, records: 600_000, quickRecords: 50_000, inQuick: true },
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
@@ -347,6 +348,10 @@ const CLUSTER_NOTE = `Cluster row: three brokers of each system (Fjord's with on
   'replication costs on one box, not what three machines would do; CPU and peak RSS add up the cluster\'s processes ' +
   '(Fjord\'s include etcd).';
 
+const TLS_NOTE = 'TLS row: both brokers with the same SSL listener settings (ssl.keystore.type=PEM, an EC P-256 certificate ' +
+  'made for the run, no client authentication, each side\'s default protocols), the Java tools with security.protocol=SSL ' +
+  'and the run\'s CA as their PEM trust store.';
+
 interface Args { quick: boolean; rounds: number; only?: string[]; targets: string[]; cpuProf: boolean; snapshot: boolean; out: string; md: string }
 
 function parseArgs(argv: string[]): Args {
@@ -419,8 +424,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   console.log(`bench: ${targets.map((t) => t.describe()).join(' vs ')}`);
   console.log(`bench: ${mode} run, ${args.rounds} round(s), ${workloads.length} workload(s); ${os.cpus().length} CPUs, load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
   if (load0[0] > 1) console.log(`bench: warning: the machine is busy (1-minute load ${load0[0].toFixed(2)}); numbers will be noisy`);
-  const clusterNote = workloads.some((w) => w.cluster) ? CLUSTER_NOTE : undefined;
-  if (clusterNote) console.log(`bench: ${clusterNote}`);
+  const notes = [...(workloads.some((w) => w.cluster) ? [CLUSTER_NOTE] : []), ...(workloads.some((w) => w.tls) ? [TLS_NOTE] : [])];
+  for (const note of notes) console.log(`bench: ${note}`);
 
   const tls = workloads.some((w) => w.tls) ? makeTlsSetup() : undefined;
   let results: RoundResult[];
@@ -439,7 +444,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
       `${os.cpus().length}x ${os.cpus()[0]?.model.trim()}, load average ${load0[0].toFixed(2)} -> ${load1[0].toFixed(2)}, ${Math.round(durationS)} s`,
     '',
     markdown(workloads, summaries, targets.map((t) => t.name)),
-    ...(clusterNote ? ['', clusterNote] : []),
+    ...notes.flatMap((note) => ['', note]),
   ].join('\n');
   console.log(`\n${md}\n`);
   const failed = results.filter((r) => !r.ok);
