@@ -428,12 +428,8 @@ async function main(targets: Target[], args: Args): Promise<void> {
   for (const note of notes) console.log(`bench: ${note}`);
 
   const tls = workloads.some((w) => w.tls) ? makeTlsSetup() : undefined;
-  let results: RoundResult[];
-  try {
-    results = await runRounds(workloads, targets, args, tls);
-  } finally {
-    tls?.remove();
-  }
+  if (tls) process.once('exit', () => tls.remove()); // also after Ctrl-C (the SIGINT handler exits)
+  const results = await runRounds(workloads, targets, args, tls);
   const load1 = os.loadavg();
   const durationS = (Date.now() - t0) / 1000;
   const summaries: Summaries = new Map(workloads.map((w) => [w.key,
