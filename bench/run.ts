@@ -389,25 +389,6 @@ function gitRevision(): string {
   return dirty ? `${rev}+dirty` : rev;
 }
 
-/** Every round of every workload on every target, in order (A B A B), printing a line for each. */
-async function runRounds(workloads: Workload[], targets: Target[], args: Args, tls?: TlsSetup): Promise<RoundResult[]> {
-  const results: RoundResult[] = [];
-  for (let round = 1; round <= args.rounds; round++) {
-    for (const w of workloads) {
-      for (const target of targets) {
-        process.stdout.write(`  round ${round}/${args.rounds} ${w.name} on ${target.name} ... `);
-        const r = await runOnce(target, w, round, args, tls);
-        results.push(r);
-        const m = r.metrics;
-        console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
-          ? `e2e p50 ${m!.e2eP50} ms p99 ${m!.e2eP99} ms (tool), p50 ${m!.e2eRdP50?.toFixed(2)} ms p99 ${m!.e2eRdP99?.toFixed(2)} ms (librdkafka) (${r.wallSeconds.toFixed(0)} s)`
-          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
-      }
-    }
-  }
-  return results;
-}
-
 async function main(targets: Target[], args: Args): Promise<void> {
   const t0 = Date.now();
   const git = gitRevision(); // of what the snapshot was taken from, before anyone edits the tree
@@ -429,7 +410,20 @@ async function main(targets: Target[], args: Args): Promise<void> {
 
   const tls = workloads.some((w) => w.tls) ? makeTlsSetup() : undefined;
   if (tls) process.once('exit', () => tls.remove()); // also after Ctrl-C (the SIGINT handler exits)
-  const results = await runRounds(workloads, targets, args, tls);
+  const results: RoundResult[] = [];
+  for (let round = 1; round <= args.rounds; round++) {
+    for (const w of workloads) {
+      for (const target of targets) {
+        process.stdout.write(`  round ${round}/${args.rounds} ${w.name} on ${target.name} ... `);
+        const r = await runOnce(target, w, round, args, tls);
+        results.push(r);
+        const m = r.metrics;
+        console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
+          ? `e2e p50 ${m!.e2eP50} ms p99 ${m!.e2eP99} ms (tool), p50 ${m!.e2eRdP50?.toFixed(2)} ms p99 ${m!.e2eRdP99?.toFixed(2)} ms (librdkafka) (${r.wallSeconds.toFixed(0)} s)`
+          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
+      }
+    }
+  }
   const load1 = os.loadavg();
   const durationS = (Date.now() - t0) / 1000;
   const summaries: Summaries = new Map(workloads.map((w) => [w.key,
