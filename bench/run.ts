@@ -15,6 +15,10 @@
 // end of the warm-up to the end of the workload; peak RSS is VmHWM over the broker's whole life.
 // Rounds run the workloads in order, each Fjord then Kafka (A B A B), and every cell is the median.
 //
+// The TLS row runs the baseline over TLS: each broker gets an SSL listener (a PEM key store from
+// certificates made for the run, test/helpers/certs.ts) and the Java tools connect to it with
+// security.protocol=SSL, trusting the run's CA (--command-config).
+//
 // The cluster row (`--only cluster`; not in --quick's set: `--quick --only cluster` is its short form)
 // runs on three brokers of each (bench/targets.ts startCluster): Fjord's on one etcd, Kafka's a KRaft
 // cluster of combined nodes. Its CPU and peak RSS are the sums over the cluster's processes (Fjord's
@@ -31,7 +35,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { fjordTarget, kafkaTarget, KAFKA_SH, ROOT, type RunningTarget, type Target } from './targets';
+import { makeCertificates } from '../test/helpers/certs';
+import { fjordTarget, kafkaTarget, KAFKA_SH, ROOT, type RunningTarget, type Target, type TlsListener } from './targets';
 
 const PYTHON = path.join(ROOT, 'compat', 'python', '.venv', 'bin', 'python');
 const RDKAFKA_LOAD = path.join(ROOT, 'bench', 'rdkafka-load.py');
@@ -68,10 +73,15 @@ class LoadError extends Error {
 
 const kafkaTool = (cls: string, args: string[], timeoutS: number) => run(KAFKA_SH, ['tool', `org.apache.kafka.tools.${cls}`, ...args], timeoutS);
 
+/** Where Kafka's tools connect: a bootstrap list and, over TLS, a client properties file (their --command-config). */
+interface Endpoint { bootstrap: string; clientConfig?: string }
+
+const commandConfig = (to: Endpoint) => (to.clientConfig ? ['--command-config', to.clientConfig] : []);
+
 /** A topic of `partitions` on one broker, or (a cluster workload) replicated on every broker, with its min.insync.replicas. */
-async function createTopic(bootstrap: string, topic: string, partitions: number, cluster?: Workload['cluster']): Promise<void> {
+async function createTopic(to: Endpoint, topic: string, partitions: number, cluster?: Workload['cluster']): Promise<void> {
   const replication = cluster ? [String(cluster.brokers), '--config', `min.insync.replicas=${cluster.minInsyncReplicas}`] : ['1'];
-  const out = await kafkaTool('TopicCommand', ['--bootstrap-server', bootstrap, '--create', '--topic', topic,
+  const out = await kafkaTool('TopicCommand', ['--bootstrap-server', to.bootstrap, ...commandConfig(to), '--create', '--topic', topic,
     '--partitions', String(partitions), '--replication-factor', ...replication], 60);
   if (out.code !== 0) throw new LoadError(`creating ${topic}`, out);
 }
@@ -82,10 +92,11 @@ interface ProduceResult { records: number; recordsPerSec: number; mbPerSec: numb
  * ProducerPerformance, flat out (throughput -1) unless given records/s; the Java producer's defaults except
  * acks and compression.
  */
-async function producerPerformance(bootstrap: string, topic: string, records: number, size: number, acks: string, compression: string,
+async function producerPerformance(to: Endpoint, topic: string, records: number, size: number, acks: string, compression: string,
   throughput = -1): Promise<ProduceResult> {
   const out = await kafkaTool('ProducerPerformance', ['--topic', topic, '--num-records', String(records), '--record-size', String(size),
-    '--throughput', String(throughput), '--producer-props', `bootstrap.servers=${bootstrap}`, `acks=${acks}`, `compression.type=${compression}`], 600);
+    '--throughput', String(throughput), ...commandConfig(to), '--producer-props', `bootstrap.servers=${to.bootstrap}`, `acks=${acks}`,
+    `compression.type=${compression}`], 600);
   // "N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency, P ms 50th, P ms 95th, P ms 99th, P ms 99.9th."
   const last = out.stdout.find((l) => / records sent, .* 99\.9th\./.test(l));
   const m = last && /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\).* (\d+) ms 50th, \d+ ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/.exec(last);
@@ -94,8 +105,8 @@ async function producerPerformance(bootstrap: string, topic: string, records: nu
 }
 
 /** ConsumerPerformance (subscribes with a fresh group); MB/s over the fetch time, without the group join. */
-async function consumerPerformance(bootstrap: string, topic: string, records: number): Promise<{ mbPerSec: number; recordsPerSec: number }> {
-  const out = await kafkaTool('ConsumerPerformance', ['--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(records),
+async function consumerPerformance(to: Endpoint, topic: string, records: number): Promise<{ mbPerSec: number; recordsPerSec: number }> {
+  const out = await kafkaTool('ConsumerPerformance', ['--bootstrap-server', to.bootstrap, ...commandConfig(to), '--topic', topic, '--messages', String(records),
     '--timeout', '60000', '--group', `bench-${topic}`], 600);
   // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
   const row = out.stdout.find((l) => /^\d{4}-/.test(l))?.split(',').map((s) => s.trim());
@@ -129,7 +140,8 @@ async function rdkafka<T>(mode: string, args: (string | number)[]): Promise<T> {
  * each change one thing; the baseline writes a 1 GiB backlog that the consumer reads back; librdkafka
  * repeats the baseline; latency is measured on its own, far below saturation. The cluster row (issue 13)
  * is the acks=all row again on three brokers of each, every partition on all three (RF=3,
- * min.insync.replicas=2): what replication costs each.
+ * min.insync.replicas=2): what replication costs each. The TLS row (issue 16) is the baseline over TLS
+ * (in --quick with half the records of the others, to keep it short): what encryption costs each.
  */
 interface Workload {
   key: string;
@@ -151,6 +163,8 @@ interface Workload {
    * ackRate records/s for ackSeconds (quickAckSeconds), far below saturation.
    */
   cluster?: { brokers: number; minInsyncReplicas: number; ackRate: number; ackSeconds: number; quickAckSeconds: number };
+  /** Produced and consumed over TLS (warm-up and topic creation too): an SSL listener on each broker (Target.start's tls). */
+  tls?: boolean;
   inQuick: boolean;
 }
 
@@ -161,6 +175,7 @@ const WORKLOADS: Workload[] = [
   { ...base, key: '1KB-acksall', name: '1 KB, acks=all', acks: 'all', records: 600_000, quickRecords: 100_000, inQuick: true },
   { ...base, key: '1KB-lz4', name: '1 KB, lz4', compression: 'lz4', records: 600_000, quickRecords: 100_000 },
   { ...base, key: '1KB-3prod', name: '1 KB, 3 producers', producers: 3, records: 600_000, quickRecords: 150_000 },
+  { ...base, key: 'tls-1KB', name: '1 KB over TLS', tls: true, records: 600_000, quickRecords: 50_000, inQuick: true },
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
@@ -185,27 +200,27 @@ interface RoundResult {
   metrics?: Metrics; brokerLog?: string[]; wallSeconds: number;
 }
 
-async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<Omit<Metrics, 'cpuSeconds' | 'peakRssMb' | 'startupMs'>> {
+async function measure(to: Endpoint, w: Workload, quick: boolean): Promise<Omit<Metrics, 'cpuSeconds' | 'peakRssMb' | 'startupMs'>> {
   const records = quick ? w.quickRecords : w.records;
   const topic = `bench-${w.key}`;
   if (w.e2e) {
-    const tool = await endToEndLatency(b.bootstrap, topic, records, w.size);
+    const tool = await endToEndLatency(to.bootstrap, topic, records, w.size);
     const rdTopic = `${topic}-rdkafka`;
-    await createTopic(b.bootstrap, rdTopic, 1);
-    const rd = await rdkafka<{ latencyMs: { p50: number; p99: number; p999: number } }>('e2e', [b.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
+    await createTopic(to, rdTopic, 1);
+    const rd = await rdkafka<{ latencyMs: { p50: number; p99: number; p999: number } }>('e2e', [to.bootstrap, rdTopic, w.e2e.rate, quick ? w.e2e.quickSeconds : w.e2e.seconds, w.size]);
     return { e2eAvg: tool.avg, e2eP50: tool.p50, e2eP99: tool.p99, e2eRdP50: rd.latencyMs.p50, e2eRdP99: rd.latencyMs.p99, e2eRdP999: rd.latencyMs.p999 };
   }
-  await createTopic(b.bootstrap, topic, w.partitions, w.cluster);
+  await createTopic(to, topic, w.partitions, w.cluster);
   if (w.client === 'rdkafka') {
     const p = await rdkafka<{ records: number; recordsPerSec: number; mbPerSec: number; latencyMs: { p50: number; p99: number; p999: number } }>(
-      'produce', [b.bootstrap, topic, records, w.size, w.acks, w.compression]);
-    const c = await rdkafka<{ records: number; mbPerSec: number }>('consume', [b.bootstrap, topic, records]);
+      'produce', [to.bootstrap, topic, records, w.size, w.acks, w.compression]);
+    const c = await rdkafka<{ records: number; mbPerSec: number }>('consume', [to.bootstrap, topic, records]);
     if (p.records !== records || c.records !== records) throw new Error(`librdkafka produced ${p.records} and consumed ${c.records} of ${records}`);
     return { recordsPerSec: p.recordsPerSec, mbPerSec: p.mbPerSec, ...p.latencyMs, consumerMbPerSec: c.mbPerSec };
   }
   const each = Math.floor(records / w.producers);
-  const ps = await Promise.all(Array.from({ length: w.producers }, () => producerPerformance(b.bootstrap, topic, each, w.size, w.acks, w.compression)));
-  const c = await consumerPerformance(b.bootstrap, topic, each * w.producers);
+  const ps = await Promise.all(Array.from({ length: w.producers }, () => producerPerformance(to, topic, each, w.size, w.acks, w.compression)));
+  const c = await consumerPerformance(to, topic, each * w.producers);
   const sum = (f: (p: ProduceResult) => number) => ps.reduce((a, p) => a + f(p), 0);
   const worst = (f: (p: ProduceResult) => number) => Math.max(...ps.map(f));
   // Producers run side by side: throughputs add up; latency is the slowest producer's.
@@ -213,23 +228,37 @@ async function measure(b: RunningTarget, w: Workload, quick: boolean): Promise<O
     p50: worst((p) => p.p50), p99: worst((p) => p.p99), p999: worst((p) => p.p999), consumerMbPerSec: c.mbPerSec };
   if (!w.cluster) return flatOut;
   const ackTopic = `${topic}-ack-latency`;
-  await createTopic(b.bootstrap, ackTopic, w.partitions, w.cluster);
+  await createTopic(to, ackTopic, w.partitions, w.cluster);
   const seconds = quick ? w.cluster.quickAckSeconds : w.cluster.ackSeconds;
-  const ack = await producerPerformance(b.bootstrap, ackTopic, w.cluster.ackRate * seconds, w.size, w.acks, w.compression, w.cluster.ackRate);
+  const ack = await producerPerformance(to, ackTopic, w.cluster.ackRate * seconds, w.size, w.acks, w.compression, w.cluster.ackRate);
   return { ...flatOut, ackP50: ack.p50, ackP99: ack.p99, ackP999: ack.p999 };
 }
 
-async function runOnce(target: Target, w: Workload, round: number, args: Args): Promise<RoundResult> {
+/** The TLS workloads' certificates: made once a run, in a temporary directory, with the clients' properties beside them. */
+interface TlsSetup { listener: TlsListener; clientConfig: string; remove(): void }
+
+/** A CA and the brokers' certificate (test/helpers/certs.ts); the Java clients connect with SSL and trust that CA. */
+function makeTlsSetup(): TlsSetup {
+  const certs = makeCertificates();
+  const clientConfig = path.join(certs.dir, 'client.properties');
+  fs.writeFileSync(clientConfig, ['security.protocol=SSL', 'ssl.truststore.type=PEM', `ssl.truststore.location=${certs.ca.certPath}`, ''].join('\n'));
+  return { listener: { keystore: certs.server.keystore }, clientConfig, remove: () => certs.remove() };
+}
+
+async function runOnce(target: Target, w: Workload, round: number, args: Args, tls?: TlsSetup): Promise<RoundResult> {
   const t0 = Date.now();
   const res: RoundResult = { workload: w.key, target: target.name, round, ok: false, wallSeconds: 0 };
   let b: RunningTarget | undefined;
   try {
     const label = `${w.key}-r${round}`;
-    b = await (w.cluster ? target.startCluster(label, w.cluster.brokers) : target.start(label));
-    await createTopic(b.bootstrap, 'bench-warmup', w.partitions, w.cluster);
-    await producerPerformance(b.bootstrap, 'bench-warmup', args.quick ? 50_000 : 200_000, 1024, w.acks, w.compression);
+    if (w.tls && !tls) throw new Error(`${w.key} needs the run's certificates`);
+    const listener = w.tls ? tls?.listener : undefined;
+    b = await (w.cluster ? target.startCluster(label, w.cluster.brokers) : target.start(label, listener));
+    const to: Endpoint = { bootstrap: b.bootstrap, clientConfig: w.tls ? tls?.clientConfig : undefined };
+    await createTopic(to, 'bench-warmup', w.partitions, w.cluster);
+    await producerPerformance(to, 'bench-warmup', args.quick ? 50_000 : 200_000, 1024, w.acks, w.compression);
     const before = b.stats();
-    const m = await measure(b, w, args.quick);
+    const m = await measure(to, w, args.quick);
     const after = b.stats();
     res.metrics = { ...m, cpuSeconds: after.cpuSeconds - before.cpuSeconds, peakRssMb: after.peakRssMb, startupMs: b.startupMs };
     res.ok = true;
@@ -319,6 +348,10 @@ const CLUSTER_NOTE = `Cluster row: three brokers of each system (Fjord's with on
   'replication costs on one box, not what three machines would do; CPU and peak RSS add up the cluster\'s processes ' +
   '(Fjord\'s include etcd).';
 
+const TLS_NOTE = 'TLS row: both brokers with the same SSL listener settings (ssl.keystore.type=PEM, an EC P-256 certificate ' +
+  'made for the run, no client authentication, each side\'s default protocols), the Java tools with security.protocol=SSL ' +
+  'and the run\'s CA as their PEM trust store.';
+
 interface Args { quick: boolean; rounds: number; only?: string[]; targets: string[]; cpuProf: boolean; snapshot: boolean; out: string; md: string }
 
 function parseArgs(argv: string[]): Args {
@@ -372,15 +405,17 @@ async function main(targets: Target[], args: Args): Promise<void> {
   console.log(`bench: ${targets.map((t) => t.describe()).join(' vs ')}`);
   console.log(`bench: ${mode} run, ${args.rounds} round(s), ${workloads.length} workload(s); ${os.cpus().length} CPUs, load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
   if (load0[0] > 1) console.log(`bench: warning: the machine is busy (1-minute load ${load0[0].toFixed(2)}); numbers will be noisy`);
-  const clusterNote = workloads.some((w) => w.cluster) ? CLUSTER_NOTE : undefined;
-  if (clusterNote) console.log(`bench: ${clusterNote}`);
+  const notes = [...(workloads.some((w) => w.cluster) ? [CLUSTER_NOTE] : []), ...(workloads.some((w) => w.tls) ? [TLS_NOTE] : [])];
+  for (const note of notes) console.log(`bench: ${note}`);
 
+  const tls = workloads.some((w) => w.tls) ? makeTlsSetup() : undefined;
+  if (tls) process.once('exit', () => tls.remove()); // also after Ctrl-C (the SIGINT handler exits)
   const results: RoundResult[] = [];
   for (let round = 1; round <= args.rounds; round++) {
     for (const w of workloads) {
       for (const target of targets) {
         process.stdout.write(`  round ${round}/${args.rounds} ${w.name} on ${target.name} ... `);
-        const r = await runOnce(target, w, round, args);
+        const r = await runOnce(target, w, round, args, tls);
         results.push(r);
         const m = r.metrics;
         console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
@@ -399,7 +434,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
       `${os.cpus().length}x ${os.cpus()[0]?.model.trim()}, load average ${load0[0].toFixed(2)} -> ${load1[0].toFixed(2)}, ${Math.round(durationS)} s`,
     '',
     markdown(workloads, summaries, targets.map((t) => t.name)),
-    ...(clusterNote ? ['', clusterNote] : []),
+    ...notes.flatMap((note) => ['', note]),
   ].join('\n');
   console.log(`\n${md}\n`);
   const failed = results.filter((r) => !r.ok);

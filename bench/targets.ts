@@ -1,6 +1,7 @@
 // The brokers under test for bench/run.ts: a single Fjord or Apache Kafka process, or a cluster of
 // each on loopback (Fjord: its brokers on one etcd from src/local-etcd.ts; Kafka: a KRaft cluster of
 // combined broker+controller nodes from compat/lib/apache-kafka.sh cluster-start), behind one interface.
+// A single broker may also get an SSL listener (the TLS row): its bootstrap is then that listener's.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -33,11 +34,17 @@ export interface RunningTarget {
 
 interface Exit { code: number | null; signal: string | null }
 
+/**
+ * An SSL listener next to the broker's PLAINTEXT one (which only the start-up probe uses then): Kafka's
+ * ssl.keystore.type=PEM, the key and its certificate chain in one file; no client authentication.
+ */
+export interface TlsListener { keystore: string }
+
 export interface Target {
   name: string;
   describe(): string;
-  /** label: names the run (workload and round), e.g. for profile files. */
-  start(label: string): Promise<RunningTarget>;
+  /** label: names the run (workload and round), e.g. for profile files. With tls, bootstrap is the SSL listener's. */
+  start(label: string, tls?: TlsListener): Promise<RunningTarget>;
   /** A cluster of `brokers` brokers on loopback, for the cluster workloads. */
   startCluster(label: string, brokers: number): Promise<RunningTarget>;
   /** Frees what the target kept between starts. */
@@ -86,7 +93,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * removes dataDir.
  */
 async function spawnBroker(name: string, cmd: string, args: string[], port: number, dataDir: string,
-  env: NodeJS.ProcessEnv = process.env): Promise<RunningTarget & { pid: number }> {
+  env: NodeJS.ProcessEnv = process.env, bootstrapPort = port): Promise<RunningTarget & { pid: number }> {
   const lines: string[] = [];
   const t0 = process.hrtime.bigint();
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -112,7 +119,7 @@ async function spawnBroker(name: string, cmd: string, args: string[], port: numb
   }
   const startupMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const pid = child.pid!;
-  return { bootstrap: `127.0.0.1:${port}`, pid, startupMs, stats: () => procStats(pid), output: () => lines.slice(), stop };
+  return { bootstrap: `127.0.0.1:${bootstrapPort}`, pid, startupMs, stats: () => procStats(pid), output: () => lines.slice(), stop };
 }
 
 /**
@@ -175,26 +182,46 @@ function sumStats(pids: number[]): ProcStats {
   return { cpuSeconds: each.reduce((a, s) => a + s.cpuSeconds, 0), peakRssMb: each.reduce((a, s) => a + s.peakRssMb, 0) };
 }
 
+/**
+ * server.properties lines, the same for both brokers, for an SSL listener on sslPort and a PLAINTEXT one on
+ * plainPort, both advertised, and `internal` listeners (plaintext, not advertised: Kafka's CONTROLLER). SSL comes
+ * first: apache-kafka.sh reads its port from its own `listeners=PLAINTEXT://` line.
+ */
+function tlsListenerProperties(tls: TlsListener, sslPort: number, plainPort: number, internal: Record<string, number> = {}): string[] {
+  const advertised = { SSL: sslPort, PLAINTEXT: plainPort };
+  const all = { ...advertised, ...internal };
+  const endpoints = (ls: Record<string, number>) => Object.entries(ls).map(([name, port]) => `${name}://127.0.0.1:${port}`).join(',');
+  return [
+    `listeners=${endpoints(all)}`,
+    `advertised.listeners=${endpoints(advertised)}`,
+    `listener.security.protocol.map=${Object.keys(all).map((name) => `${name}:${name === 'SSL' ? 'SSL' : 'PLAINTEXT'}`).join(',')}`,
+    'ssl.keystore.type=PEM',
+    `ssl.keystore.location=${tls.keystore}`,
+  ];
+}
+
 /** The first unclean exit of several (SIGTERM's 143 is clean), else the first. */
 const worstExit = (exits: Exit[]): Exit => exits.find((e) => e.code !== 0 && e.code !== 143) ?? exits[0];
 
 /**
  * Fjord: `bin/fjord start --log-level warn` on a free port and a temporary data dir, with Kafka's
  * group.initial.rebalance.delay.ms=0 as compat/lib/apache-kafka.sh sets it (ConsumerPerformance joins a
- * group; neither broker should make it wait 3 s). A cluster: one etcd (startEtcd, one member), then every
+ * group; neither broker should make it wait 3 s). With tls, its listeners are set with --set (no --port). A cluster: one etcd (startEtcd, one member), then every
  * broker at once with its --node-id and etcd.connect; its CPU and memory include etcd's (Kafka's
  * controller quorum runs inside its nodes).
  */
 export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): Target {
   let home: string | undefined = opts.snapshot ? snapshotFjord() : ROOT;
-  const startNode = async (profileName: string, extraArgs: string[]) => {
+  const startNode = async (profileName: string, extraArgs: string[], tls?: TlsListener) => {
     if (!home) throw new Error('fjord target already disposed');
     const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir, '--cpu-prof-name', `${profileName}.cpuprofile`] : [];
     const port = await freePort();
+    const sslPort = tls ? await freePort() : port;
+    const listenerArgs = tls ? tlsListenerProperties(tls, sslPort, port).flatMap((p) => ['--set', p]) : ['--port', String(port)];
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-bench-'));
-    return spawnBroker('fjord', process.execPath, [...nodeArgs, path.join(home, 'bin', 'fjord'), 'start', '--port', String(port),
+    return spawnBroker('fjord', process.execPath, [...nodeArgs, path.join(home, 'bin', 'fjord'), 'start', ...listenerArgs,
       '--data-dir', dataDir, '--log-level', 'warn', '--set', 'group.initial.rebalance.delay.ms=0', ...extraArgs],
-    port, dataDir, { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') });
+    port, dataDir, { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') }, sslPort);
   };
   return {
     name: 'fjord',
@@ -203,7 +230,7 @@ export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): T
       if (home && home !== ROOT) fs.rmSync(home, { recursive: true, force: true });
       home = undefined;
     },
-    start: (label: string) => startNode(label, []),
+    start: (label: string, tls?: TlsListener) => startNode(label, [], tls),
     async startCluster(label: string, brokers: number) {
       const t0 = Date.now();
       const etcd = await startEtcd();
@@ -238,7 +265,8 @@ export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): T
 /**
  * Apache Kafka: `apache-kafka.sh prepare` writes server.properties and formats the temporary data dir
  * (not timed: it is the install step Fjord does not have), then `apache-kafka.sh run` execs the JVM
- * (so the child's pid is the JVM's). Heap: the script's -Xms256m -Xmx768m. A cluster: `cluster-prepare`
+ * (so the child's pid is the JVM's). Heap: the script's -Xms256m -Xmx768m. With tls, the listener lines go to
+ * the script's FJORD_KAFKA_PROPS (after its own, so they win), with a controller port of our own. A cluster: `cluster-prepare`
  * (not timed either), then `cluster-start`, which returns once every node is unfenced; its nodes are
  * combined broker+controller JVMs (-Xms256m -Xmx1g each) that outlive the script, found by their pid files.
  */
@@ -246,15 +274,22 @@ export function kafkaTarget(): Target {
   return {
     name: 'kafka',
     describe: () => 'Apache Kafka 4.4.0 (KRaft combined node, compat/lib/apache-kafka.sh, -Xms256m -Xmx768m, G1)',
-    async start() {
+    async start(_label: string, tls?: TlsListener) {
       const port = await freePort();
+      const sslPort = tls ? await freePort() : port;
+      const extraProps: string[] = [];
+      if (tls) {
+        const controller = await freePort();
+        extraProps.push(...tlsListenerProperties(tls, sslPort, port, { CONTROLLER: controller }), `controller.quorum.voters=1@127.0.0.1:${controller}`);
+      }
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kafka-bench-'));
-      const prep = spawnSync(KAFKA_SH, ['prepare', String(port), String(port), dataDir], { encoding: 'utf8', timeout: 600_000 });
+      const env = tls ? { ...process.env, FJORD_KAFKA_PROPS: extraProps.join('\n') } : process.env;
+      const prep = spawnSync(KAFKA_SH, ['prepare', String(port), String(port), dataDir], { encoding: 'utf8', timeout: 600_000, env });
       if (prep.status !== 0) {
         await rm(dataDir, { recursive: true, force: true });
         throw new Error(`apache-kafka.sh prepare failed: ${prep.stderr}`);
       }
-      return spawnBroker('kafka', KAFKA_SH, ['run', String(port), String(port), dataDir], port, dataDir);
+      return spawnBroker('kafka', KAFKA_SH, ['run', String(port), String(port), dataDir], port, dataDir, process.env, sslPort);
     },
     async startCluster(_label: string, brokers: number) {
       const base = await freePortRange(2 * brokers); // a client and a controller port per node
