@@ -14,7 +14,8 @@
 // - Authorization (Kafka's handleAddPartitionsToTxnRequest): v4+ (brokers) needs CLUSTER_ACTION on the
 //   cluster, else CLUSTER_AUTHORIZATION_FAILED for the request; v3- needs WRITE on the transactional
 //   id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. Every version needs WRITE on
-//   each topic (never granted for internal topics): TOPIC_AUTHORIZATION_FAILED for its partitions,
+//   each topic (never granted for internal topics below v4: a broker adds __consumer_offsets for a
+//   transaction version 2 offset commit): TOPIC_AUTHORIZATION_FAILED for its partitions,
 //   before UNKNOWN_TOPIC_OR_PARTITION, and OPERATION_NOT_ATTEMPTED for the others.
 import { ApiKey } from '../protocol/generated';
 import type { AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../protocol/generated/AddPartitionsToTxnRequest';
@@ -69,7 +70,8 @@ async function addToTransaction(
 ): Promise<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[]> {
   const partitions: TopicPartition[] = t.topics.flatMap((topic) => topic.partitions.map((partition) => ({ topic: topic.name, partition })));
   const writable = new Set(t.topics.map((topic) => topic.name)
-    .filter((name) => !isInternalTopic(name) && ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, name)));
+    // Brokers (v4+) add __consumer_offsets for transaction version 2 offset commits; clients may not.
+    .filter((name) => (v >= 4 || !isInternalTopic(name)) && ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, name)));
   const refusal = (tp: TopicPartition): number => (!writable.has(tp.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
     : s.controller.topic(tp.topic)?.partitions[tp.partition] === undefined ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE);
   let errors: number[];
