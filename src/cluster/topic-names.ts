@@ -6,11 +6,13 @@ import { ErrorCode, quoteInMessage } from '../common/errors';
 
 export const GROUP_METADATA_TOPIC_NAME = '__consumer_offsets';
 export const TRANSACTION_STATE_TOPIC_NAME = '__transaction_state';
+/** The share coordinator's log of share-partition state (KIP-932). */
+export const SHARE_GROUP_STATE_TOPIC_NAME = '__share_group_state';
 /** KRaft's metadata log; never a client-visible topic. */
 export const CLUSTER_METADATA_TOPIC_NAME = '__cluster_metadata';
 
 /** Kafka's internal topics (Metadata reports is_internal=true for these). */
-export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME]);
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME]);
 
 export const MAX_TOPIC_NAME_LENGTH = 249;
 export const LEGAL_CHARS = '[a-zA-Z0-9._-]';

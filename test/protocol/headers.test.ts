@@ -76,7 +76,7 @@ describe('protocol headers and framing', () => {
   });
 
   it('api specs: every API key, name, version range and codecs', () => {
-    expect(apiSpecList.length).to.equal(64);
+    expect(apiSpecList.length).to.equal(76);
     for (const s of apiSpecList) {
       expect(getApiSpec(s.apiKey)).to.equal(s);
       expect(s.minVersion).to.be.at.most(s.maxVersion);

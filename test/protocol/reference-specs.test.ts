@@ -35,6 +35,7 @@ const COORDINATOR_RECORD_JARS: Record<string, string[]> = {
     'ConsumerGroupRegularExpressionKey', 'ConsumerGroupRegularExpressionValue',
   ],
   'kafka-transaction-coordinator': ['TransactionLogKey', 'TransactionLogValue'],
+  'kafka-share-coordinator': ['ShareSnapshotKey', 'ShareSnapshotValue', 'ShareUpdateKey', 'ShareUpdateValue'],
 };
 const COORDINATOR_RECORD_SPECS = new Set(Object.values(COORDINATOR_RECORD_JARS).flat());
 const KAFKA_FETCH_SCRIPT = path.join(ROOT, 'compat', 'lib', 'apache-kafka.sh');
