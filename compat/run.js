@@ -27,7 +27,8 @@ const PARTITIONS_TEST = path.join(DIR, 'cluster/partitions-test.js');
 // kafka-features tool), run after every other per-client row; the harness restores the version afterwards.
 const SCENARIOS = ['connect', 'admin-topics', 'produce-consume', 'compression', 'large-records', 'keyed-partitions', 'offsets-by-time', 'idempotent',
   'group-consume', 'group-rebalance', 'group-static', 'group-consume-consumer', 'group-rebalance-consumer', 'group-static-consumer',
-  'txn-consume-transform-produce', 'txn-zombie-fenced', 'txn-consume-transform-produce-tv1', 'txn-zombie-fenced-tv1', 'compaction', 'retention'];
+  'txn-consume-transform-produce', 'txn-zombie-fenced', 'txn-consume-transform-produce-tv1', 'txn-zombie-fenced-tv1', 'compaction', 'retention',
+  'share-queue', 'share-dlq'];
 const TV1 = /-tv1$/; // the scenario with transaction.version 1: the client program runs the scenario without the suffix
 const KAFKA_SH = path.join(DIR, 'lib/apache-kafka.sh');
 
@@ -69,8 +70,8 @@ const CLUSTER_TIMEOUT_S = 120;
 // `--scenario security` selects them.
 const { SECURE_SCENARIOS, runSecureRow } = require('./security/rows');
 
-/** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*.) */
-const PREFIXES = ['group', 'txn', 'cluster'];
+/** Does `--scenario` select scenario or run-once selector `name`? ("group" selects every group-* scenario, "txn" every txn-*, "share" every share-*.) */
+const PREFIXES = ['group', 'txn', 'cluster', 'share'];
 const selected = (opts, name) => !opts.scenarios || opts.scenarios.includes(name) || PREFIXES.some((p) => opts.scenarios.includes(p) && name.startsWith(`${p}-`)) ||
   (opts.scenarios.includes('security') && SECURE_SCENARIOS.includes(name));
 const ONCE_TIMEOUT_S = 150;
@@ -90,6 +91,10 @@ const GO_BIN = path.join(GO_DIR, 'fjord-compat-go');
 const KCAT_NO_TXN = 'kcat has no transactions: librdkafka needs init/begin/commit_transaction calls that kcat does not make';
 const CONSUMER_PROTOCOL = ['group-consume-consumer', 'group-rebalance-consumer', 'group-static-consumer'];
 const classicOnly = (why) => Object.fromEntries(CONSUMER_PROTOCOL.map((s) => [s, why]));
+// Share groups (KIP-932): the clients with a share consumer are Java (KafkaShareConsumer), confluent-kafka (ShareConsumer,
+// 2.16) and franz-go (kgo.ShareGroup, 1.22).
+const NO_SHARE_CONSUMER = (client) => ({ 'share-queue': `${client} has no share consumer (KIP-932)`, 'share-dlq': `${client} has no share consumer (KIP-932)` });
+const NO_SHARE_DLQ_CELL = { 'share-dlq': 'not written: the DLQ row has a Java cell (KafkaShareConsumer); the broker side it checks does not depend on the client' };
 const NO_QUOTA_CELL = { 'quota-throttle': 'not written: the quota row has a Java cell (its produce-throttle-time metrics) and a franz-go cell (its OnBrokerThrottle hook)' };
 const CLIENTS = [
   {
@@ -102,6 +107,7 @@ const CLIENTS = [
       'cluster-txn': 'kafkajs does not retry AddPartitionsToTxn / EndTxn (its eosManager addPartitionsToTransaction, commit, abort have no retrier): a coordinator killed mid-request fails the transaction with KafkaJSConnectionClosedError',
       'cluster-admin-partitions': `${NO_REASSIGNMENT_API('kafkajs 2.2.4')}, ElectLeaders, DescribeLogDirs nor incremental config changes`,
       ...NO_QUOTA_CELL,
+      ...NO_SHARE_CONSUMER('kafkajs 2.2.4'),
     },
   },
   {
@@ -115,13 +121,14 @@ const CLIENTS = [
       'cluster-group': 'not wired: the cluster harness drives JSON-lines group members, kcat -G members are parsed in kcat/client.js',
       'cluster-admin-partitions': 'kcat has no admin API',
       ...NO_QUOTA_CELL,
+      ...NO_SHARE_CONSUMER('kcat 1.7.1 (librdkafka 2.0.2)'),
     },
   },
   {
     name: 'confluent-kafka',
     check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
-    na: NO_QUOTA_CELL,
+    na: { ...NO_QUOTA_CELL, ...NO_SHARE_DLQ_CELL },
   },
   {
     name: 'kafka-python',
@@ -131,6 +138,7 @@ const CLIENTS = [
       ...classicOnly('kafka-python has the classic group protocol only'),
       'cluster-txn': 'kafka-python hangs in send_offsets_to_transaction once the transaction coordinator is killed, against Apache Kafka 4.4 too (FJORD_CLUSTER=kafka: 2 of 2 runs)',
       ...NO_QUOTA_CELL,
+      ...NO_SHARE_CONSUMER('kafka-python 2.3'),
     },
   },
   {
@@ -148,6 +156,7 @@ const CLIENTS = [
     na: {
       'group-static-consumer': 'franz-go 1.22.3 sends a static member\'s leave (member epoch -2) without its instance id, which Kafka 4.4 refuses ' +
         '(INVALID_REQUEST "InstanceId can\'t be null."): the member stays until its session expires and its restarted instance is refused meanwhile',
+      ...NO_SHARE_DLQ_CELL,
     },
   },
 ];

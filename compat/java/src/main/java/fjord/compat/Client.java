@@ -240,6 +240,15 @@ public final class Client {
       }
       System.exit(0);
     }
+    if (args.length == 5 && args[1].equals("share-member")) { // share-queue's victim, a JVM of its own (Share.memberProcess)
+      try {
+        Share.memberProcess(args[0], args[2], args[3], Integer.parseInt(args[4]));
+      } catch (Throwable e) {
+        System.err.println("FAIL: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     if (args.length != 2) {
       System.err.println("usage: Client BOOTSTRAP SCENARIO");
       System.exit(2);
@@ -268,6 +277,8 @@ public final class Client {
         case "txn-zombie-fenced" -> System.out.println(new Txn(client).zombieFenced());
         case "compaction" -> new Cleanup(client).compaction();
         case "retention" -> new Cleanup(client).retention();
+        case "share-queue" -> System.out.println(new Share(client).shareQueue());
+        case "share-dlq" -> System.out.println(new Share(client).shareDlq());
         case "cluster-admin-partitions" -> System.out.println(new Partitions(client).run());
         case "secure-produce-consume" -> System.out.println(new Security(client).produceConsume());
         case "acl-denials" -> System.out.println(new Security(client).aclDenials());
