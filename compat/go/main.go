@@ -43,6 +43,8 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"secure-produce-consume": secureProduceConsume,
 	"acl-denials":            aclDenials,
 	"quota-throttle":         quotaThrottle,
+
+	"share-queue": shareQueue,
 }
 
 // scenarioTimeout: the bound of each scenario, 50 s unless longer here.
@@ -332,6 +334,14 @@ func main() {
 		}
 		if err := groupMember(os.Args[1], o); err != nil {
 			fmt.Fprintln(os.Stderr, "group-member:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 6 && os.Args[2] == "share-member" { // share-queue's victim process (share.go)
+		holdAfter, _ := strconv.Atoi(os.Args[5])
+		if err := shareMember(os.Args[1], os.Args[3], os.Args[4], holdAfter); err != nil {
+			fmt.Fprintln(os.Stderr, "share-member:", err)
 			os.Exit(1)
 		}
 		return
