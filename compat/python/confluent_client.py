@@ -12,6 +12,7 @@ import data
 import group
 import partitions
 import security
+import share
 import txn
 from common import REPLICATION_FACTOR, check, main, retry, run_mode
 
@@ -470,6 +471,8 @@ def run(bootstrap, scenario):
 
 if __name__ == "__main__" and sys.argv[2:3] == ["cluster-produce"]:
     run_mode(cluster_produce, sys.argv[1], sys.argv[3], sys.argv[4])
+elif __name__ == "__main__" and sys.argv[2:3] == ["share-member"]:  # share-queue's victim process (share.py)
+    run_mode(share.share_member, sys.argv[1], sys.argv[3], sys.argv[4], int(sys.argv[5]))
 elif __name__ == "__main__" and sys.argv[2:3] == ["group-member"]:
     group_member(sys.argv[1], json.loads(sys.argv[3]))
 elif __name__ == "__main__":
@@ -478,4 +481,5 @@ elif __name__ == "__main__":
           "idempotent": idempotent, "group-consume": group.group_consume, "group-rebalance": group.group_rebalance,
           "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
           "txn-zombie-fenced": txn.txn_zombie_fenced, "cluster-admin-partitions": cluster_admin_partitions, **group.CONSUMER_PROTOCOL_SCENARIOS,
-          "secure-produce-consume": secure_produce_consume, "acl-denials": acl_denials}, run)
+          "secure-produce-consume": secure_produce_consume, "acl-denials": acl_denials,
+          "share-queue": lambda b, admin: share.share_queue(b, admin, create_topic, produce)}, run)
