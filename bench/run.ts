@@ -24,6 +24,9 @@
 // cluster of combined nodes. Its CPU and peak RSS are the sums over the cluster's processes (Fjord's
 // with etcd's); start-up runs to every broker in the metadata.
 //
+// The share row (issue 17) reads the 1 KB baseline back with a share group of three KafkaShareConsumers (Kafka's
+// ShareConsumerPerformance) instead of a consumer group: records/s acknowledged, all three together.
+//
 // --cpu-prof: V8 CPU profiles of Fjord in <out dir>/profiles/ (bench/profile-top.ts reads them).
 // --no-snapshot: run the tree's dist/ rather than a copy taken at the start (a rebuild during a long
 // run would otherwise change the broker under test).
@@ -114,6 +117,25 @@ async function consumerPerformance(to: Endpoint, topic: string, records: number)
   return { mbPerSec: +row[8], recordsPerSec: +row[9] };
 }
 
+/**
+ * A share group's records/s: Kafka's ShareConsumerPerformance (kafka-share-consumer-perf-test) with `consumers`
+ * KafkaShareConsumers in one share group (--threads), each acknowledging implicitly (every record of a poll accepted
+ * with the next poll), after kafka-configs has set the group's share.auto.offset.reset to earliest (a share group
+ * starts at the latest offset by default, so the backlog would not be read). Records/s and MB/s over the whole run.
+ */
+async function shareConsumerPerformance(to: Endpoint, topic: string, records: number, consumers: number): Promise<{ recordsPerSec: number; mbPerSec: number }> {
+  const group = `bench-share-${topic}`;
+  const config = await kafkaTool('ConfigCommand', ['--bootstrap-server', to.bootstrap, ...commandConfig(to), '--alter', '--entity-type', 'groups',
+    '--entity-name', group, '--add-config', 'share.auto.offset.reset=earliest'], 60);
+  if (config.code !== 0) throw new LoadError(`kafka-configs share.auto.offset.reset=earliest on ${group}`, config);
+  const out = await kafkaTool('ShareConsumerPerformance', ['--bootstrap-server', to.bootstrap, ...commandConfig(to), '--topic', topic,
+    '--group', group, '--num-records', String(records), '--threads', String(consumers), '--timeout', '60000'], 600);
+  // start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms
+  const row = out.stdout.find((l) => /^\d{4}-/.test(l))?.split(',').map((x) => x.trim());
+  if (out.code !== 0 || !row || Number(row[5]) < records) throw new LoadError('ShareConsumerPerformance', out);
+  return { mbPerSec: +row[3], recordsPerSec: +row[4] };
+}
+
 /** EndToEndLatency: one record at a time, produced (acks=1) and consumed before the next is sent. */
 async function endToEndLatency(bootstrap: string, topic: string, records: number, size: number): Promise<{ avg: number; p50: number; p99: number; p999: number }> {
   const out = await kafkaTool('EndToEndLatency', [bootstrap, topic, String(records), '1', String(size)], 300);
@@ -165,6 +187,8 @@ interface Workload {
   cluster?: { brokers: number; minInsyncReplicas: number; ackRate: number; ackSeconds: number; quickAckSeconds: number };
   /** Produced and consumed over TLS (warm-up and topic creation too): an SSL listener on each broker (Target.start's tls). */
   tls?: boolean;
+  /** Read back by a share group of `consumers` share consumers (ShareConsumerPerformance) instead of ConsumerPerformance. */
+  share?: { consumers: number };
   inQuick: boolean;
 }
 
@@ -176,6 +200,7 @@ const WORKLOADS: Workload[] = [
   { ...base, key: '1KB-lz4', name: '1 KB, lz4', compression: 'lz4', records: 600_000, quickRecords: 100_000 },
   { ...base, key: '1KB-3prod', name: '1 KB, 3 producers', producers: 3, records: 600_000, quickRecords: 150_000 },
   { ...base, key: 'tls-1KB', name: '1 KB over TLS', tls: true, records: 600_000, quickRecords: 50_000, inQuick: true },
+  { ...base, key: 'share-1KB', name: '1 KB, share group', share: { consumers: 3 }, records: 300_000, quickRecords: 50_000, inQuick: true },
   { ...base, key: 'rdkafka-1KB', name: 'librdkafka: 1 KB', client: 'rdkafka', records: 400_000, quickRecords: 100_000 },
   { ...base, key: 'e2e', name: 'end-to-end, 100 B', size: 100, partitions: 1, records: 10_000, quickRecords: 2_000,
     e2e: { rate: 1000, seconds: 10, quickSeconds: 3 }, inQuick: true },
@@ -186,6 +211,8 @@ const WORKLOADS: Workload[] = [
 interface Metrics {
   recordsPerSec?: number; mbPerSec?: number; p50?: number; p99?: number; p999?: number;
   consumerMbPerSec?: number;
+  /** A share group's consumption (ShareConsumerPerformance): records/s, all its consumers together. */
+  shareRecordsPerSec?: number;
   /** EndToEndLatency (ms, as the tool prints them: whole milliseconds but the average). */
   e2eAvg?: number; e2eP50?: number; e2eP99?: number;
   /** librdkafka at a fixed rate (sub-millisecond). */
@@ -220,6 +247,11 @@ async function measure(to: Endpoint, w: Workload, quick: boolean): Promise<Omit<
   }
   const each = Math.floor(records / w.producers);
   const ps = await Promise.all(Array.from({ length: w.producers }, () => producerPerformance(to, topic, each, w.size, w.acks, w.compression)));
+  if (w.share) {
+    const share = await shareConsumerPerformance(to, topic, each * w.producers, w.share.consumers);
+    return { recordsPerSec: ps[0].recordsPerSec, mbPerSec: ps[0].mbPerSec, p50: ps[0].p50, p99: ps[0].p99, p999: ps[0].p999,
+      consumerMbPerSec: share.mbPerSec, shareRecordsPerSec: share.recordsPerSec };
+  }
   const c = await consumerPerformance(to, topic, each * w.producers);
   const sum = (f: (p: ProduceResult) => number) => ps.reduce((a, p) => a + f(p), 0);
   const worst = (f: (p: ProduceResult) => number) => Math.max(...ps.map(f));
@@ -288,7 +320,7 @@ function median(xs: number[]): number {
 }
 
 type MetricKey = keyof Metrics;
-const METRIC_KEYS: MetricKey[] = ['recordsPerSec', 'mbPerSec', 'p50', 'p99', 'p999', 'consumerMbPerSec', 'e2eAvg', 'e2eP50', 'e2eP99',
+const METRIC_KEYS: MetricKey[] = ['recordsPerSec', 'mbPerSec', 'p50', 'p99', 'p999', 'consumerMbPerSec', 'shareRecordsPerSec', 'e2eAvg', 'e2eP50', 'e2eP99',
   'e2eRdP50', 'e2eRdP99', 'e2eRdP999', 'ackP50', 'ackP99', 'ackP999', 'cpuSeconds', 'peakRssMb', 'startupMs'];
 
 function summarize(rs: RoundResult[]): Partial<Record<MetricKey, number>> {
@@ -327,6 +359,8 @@ function markdown(workloads: Workload[], s: Summaries, targets: string[]): strin
     const c = (key: MetricKey, d = 1) => cell(f[key], k[key], d);
     const broker = [c('cpuSeconds', 2), c('peakRssMb', 0), c('startupMs', 0)];
     const flatOut = [w.name, c('recordsPerSec', 0), c('mbPerSec'), c('p50', 0), c('p99', 0), c('p999', 0), c('consumerMbPerSec'), ...broker];
+    // The share row's second line: the share group's consumption (its MB/s is also the first line's consumer MB/s).
+    if (w.share) return [flatOut, [`${w.name}: ${w.share.consumers} share consumers`, c('shareRecordsPerSec', 0), '', '', '', '', c('consumerMbPerSec'), '', '', '']];
     if (w.cluster) {
       const rate = `${w.cluster.ackRate.toLocaleString('en-US')}/s`;
       return [flatOut, [`${w.name}, ${rate}`, '', '', c('ackP50', 0), c('ackP99', 0), c('ackP999', 0), '', '', '', '']];
@@ -420,7 +454,7 @@ async function main(targets: Target[], args: Args): Promise<void> {
         const m = r.metrics;
         console.log(!r.ok ? `FAILED: ${r.error}` : w.e2e
           ? `e2e p50 ${m!.e2eP50} ms p99 ${m!.e2eP99} ms (tool), p50 ${m!.e2eRdP50?.toFixed(2)} ms p99 ${m!.e2eRdP99?.toFixed(2)} ms (librdkafka) (${r.wallSeconds.toFixed(0)} s)`
-          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
+          : `${fmtNum(m!.recordsPerSec, 0)} rec/s, ${m!.mbPerSec?.toFixed(1)} MB/s, p99 ${m!.p99} ms, consumer ${m!.consumerMbPerSec?.toFixed(1)} MB/s, ${m!.shareRecordsPerSec === undefined ? '' : `share group ${fmtNum(m!.shareRecordsPerSec, 0)} rec/s, `}${m!.ackP99 === undefined ? '' : `p50/p99 ${m!.ackP50}/${m!.ackP99} ms at ${w.cluster?.ackRate}/s, `}CPU ${m!.cpuSeconds.toFixed(1)} s, RSS ${m!.peakRssMb.toFixed(0)} MB, start-up ${m!.startupMs.toFixed(0)} ms (${r.wallSeconds.toFixed(0)} s)`);
       }
     }
   }
