@@ -166,7 +166,7 @@ final class Share {
     reader.setDaemon(true);
     reader.start();
     try {
-      Client.check(victimStarted.await(60, TimeUnit.SECONDS), "the victim JVM accepted nothing in 60 s");
+      Client.check(victimStarted.await(30, TimeUnit.SECONDS), "the victim JVM accepted nothing in 30 s");
       List<Thread> survivors = new ArrayList<>();
       List<Throwable> errors = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
