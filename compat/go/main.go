@@ -45,6 +45,7 @@ var scenarios = map[string]func(ctx context.Context, bootstrap string, adm *kadm
 	"quota-throttle":         quotaThrottle,
 
 	"share-queue": shareQueue,
+	"share-dlq":   shareDlq,
 }
 
 // scenarioTimeout: the bound of each scenario, 50 s unless longer here.

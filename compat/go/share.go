@@ -369,3 +369,171 @@ func shareMember(bootstrap, topic, group string, holdAfter int) error {
 		time.Sleep(20 * time.Millisecond) // slower than the survivors, so that all three take part
 	}
 }
+
+// share-dlq (as java/.../Share.java's): 20 records; a group with share.delivery.count.limit=2 and
+// errors.deadletterqueue.topic.name rejects 0..9 and releases 10..19 at each delivery; all 20 must land on the DLQ
+// topic with Kafka 4.4's headers, without then with errors.deadletterqueue.copy.record.enable.
+const dlqRecords = 20
+
+var dlqHeaders = []string{"__dlq.errors.topic", "__dlq.errors.partition", "__dlq.errors.offset", "__dlq.errors.group", "__dlq.errors.delivery.count", "__dlq.errors.message"}
+
+func shareDlq(ctx context.Context, bootstrap string, adm *kadm.Client) error {
+	topic, err := createTopic(ctx, adm, "share-dlq", 1, nil)
+	if err != nil {
+		return err
+	}
+	admin, err := kgo.NewClient(seeds(bootstrap))
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	records := make([]*kgo.Record, dlqRecords)
+	for i := range records {
+		records[i] = &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", i)), Headers: headers(i)}
+	}
+	if err := produce(ctx, bootstrap, records); err != nil {
+		return err
+	}
+	var summary []string
+	for _, copyRecord := range []bool{false, true} {
+		group, dlq := topic+"-headers", "dlq."+topic // Kafka 4.4's errors.deadletterqueue.topic.name.prefix: "dlq."
+		if copyRecord {
+			group, dlq = topic+"-copy", dlq+"-copy"
+		}
+		enable := "true"
+		created, err := adm.CreateTopics(ctx, 1, replicationFactor(), map[string]*string{"errors.deadletterqueue.group.enable": &enable}, dlq)
+		if err == nil {
+			err = created.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("CreateTopics %s: %w", dlq, err)
+		}
+		if err := setGroupConfigs(ctx, admin, group, map[string]string{"share.auto.offset.reset": "earliest", "share.delivery.count.limit": "2",
+			"errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.copy.record.enable": strconv.FormatBool(copyRecord)}); err != nil {
+			return err
+		}
+		if err := rejectAndRelease(ctx, bootstrap, topic, group); err != nil {
+			return fmt.Errorf("group %s: %w", group, err)
+		}
+		if err := retry(20*time.Second, func() error {
+			ends, err := adm.ListEndOffsets(ctx, dlq)
+			if err != nil {
+				return err
+			}
+			if end, _ := ends.Lookup(dlq, 0); end.Offset < dlqRecords {
+				return fmt.Errorf("the DLQ topic's end offset is %d, expected %d", end.Offset, dlqRecords)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		got, err := consumeAll(ctx, bootstrap, adm, dlq, 1)
+		if err != nil {
+			return err
+		}
+		if err := checkDlq(got, topic, group, copyRecord); err != nil {
+			return fmt.Errorf("group %s: %w", group, err)
+		}
+		summary = append(summary, fmt.Sprintf("%s (copy.record.enable=%v): %d DLQ records, first %s", group, copyRecord, len(got), showHeaders(got[0].Headers)))
+	}
+	fmt.Println(strings.Join(summary, "\n"))
+	return nil
+}
+
+// rejectAndRelease: one share consumer REJECTs offsets 0..9 and RELEASEs 10..19 until their second delivery.
+func rejectAndRelease(ctx context.Context, bootstrap, topic, group string) error {
+	var mu sync.Mutex
+	var ackErr error
+	cl, err := shareClient(bootstrap, group, "compat-go-dlq", func(rs kgo.ShareAckResults) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := rs.Error(); err != nil {
+			ackErr = err
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cl.AddConsumeTopics(topic)
+	finished := map[int64]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(finished) < dlqRecords && time.Now().Before(deadline) {
+		pollCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		fetches := cl.PollRecords(pollCtx, 100)
+		cancel()
+		var again error
+		fetches.EachRecord(func(r *kgo.Record) {
+			if finished[r.Offset] {
+				again = fmt.Errorf("offset %d delivered again (delivery count %d) after it was rejected or released at the limit", r.Offset, r.DeliveryCount())
+			}
+			if r.Offset < dlqRecords/2 {
+				r.Ack(kgo.AckReject)
+				finished[r.Offset] = true
+			} else {
+				r.Ack(kgo.AckRelease)
+				if r.DeliveryCount() >= 2 {
+					finished[r.Offset] = true
+				}
+			}
+		})
+		if again != nil {
+			return again
+		}
+		if err := cl.FlushAcks(ctx); err != nil {
+			return err
+		}
+		mu.Lock()
+		failed := ackErr
+		mu.Unlock()
+		if failed != nil {
+			return fmt.Errorf("acknowledgement failed: %w", failed)
+		}
+	}
+	if len(finished) < dlqRecords {
+		return fmt.Errorf("only %d of %d records rejected or released to the limit in 30 s", len(finished), dlqRecords)
+	}
+	return nil
+}
+
+func checkDlq(got []*kgo.Record, topic, group string, copyRecord bool) error {
+	if len(got) != dlqRecords {
+		return fmt.Errorf("the DLQ has %d records, expected %d", len(got), dlqRecords)
+	}
+	seen := map[int64]bool{}
+	for _, r := range got {
+		h := map[string]string{}
+		var names []string
+		for _, x := range r.Headers {
+			h[x.Key] = string(x.Value)
+			names = append(names, x.Key)
+		}
+		where := fmt.Sprintf("DLQ record %d (%s): ", r.Offset, showHeaders(r.Headers))
+		if strings.Join(names, ",") != strings.Join(dlqHeaders, ",") {
+			return fmt.Errorf("%sheaders %v, expected %v", where, names, dlqHeaders)
+		}
+		offset, err := strconv.ParseInt(h["__dlq.errors.offset"], 10, 64)
+		if err != nil || offset < 0 || offset >= dlqRecords || seen[offset] {
+			return fmt.Errorf("%sunexpected or repeated __dlq.errors.offset", where)
+		}
+		seen[offset] = true
+		count, message := "1", "Offset rejected by client."
+		if offset >= dlqRecords/2 {
+			count, message = "2", "Offset delivery count exceeded the threshold."
+		}
+		want := map[string]string{"__dlq.errors.topic": topic, "__dlq.errors.partition": "0", "__dlq.errors.group": group,
+			"__dlq.errors.delivery.count": count, "__dlq.errors.message": message}
+		for k, v := range want {
+			if h[k] != v {
+				return fmt.Errorf("%s%s %q, expected %q", where, k, h[k], v)
+			}
+		}
+		if copyRecord && (string(r.Key) != fmt.Sprintf("k%d", offset) || string(r.Value) != fmt.Sprintf("v%d", offset)) {
+			return fmt.Errorf("%scopy.record.enable: key %q value %q, expected the original's", where, r.Key, r.Value)
+		}
+		if !copyRecord && (r.Key != nil || r.Value != nil) {
+			return fmt.Errorf("%scopy.record.enable=false: key %q value %q, expected none", where, r.Key, r.Value)
+		}
+	}
+	return nil
+}
