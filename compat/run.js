@@ -94,7 +94,6 @@ const classicOnly = (why) => Object.fromEntries(CONSUMER_PROTOCOL.map((s) => [s,
 // Share groups (KIP-932): the clients with a share consumer are Java (KafkaShareConsumer), confluent-kafka (ShareConsumer,
 // 2.16) and franz-go (kgo.ShareGroup, 1.22).
 const NO_SHARE_CONSUMER = (client) => ({ 'share-queue': `${client} has no share consumer (KIP-932)`, 'share-dlq': `${client} has no share consumer (KIP-932)` });
-const NO_SHARE_DLQ_CELL = { 'share-dlq': 'not written: the DLQ row has a Java and a franz-go cell; the broker side it checks does not depend on the client' };
 const NO_QUOTA_CELL = { 'quota-throttle': 'not written: the quota row has a Java cell (its produce-throttle-time metrics) and a franz-go cell (its OnBrokerThrottle hook)' };
 const CLIENTS = [
   {
@@ -128,7 +127,7 @@ const CLIENTS = [
     name: 'confluent-kafka',
     check: () => tool(PY, ['-c', 'import confluent_kafka'], 'Python confluent-kafka (pip install -r compat/python/requirements.txt)'),
     cmd: (b, s) => [PY, [path.join(DIR, 'python/confluent_client.py'), b, s]],
-    na: { ...NO_QUOTA_CELL, ...NO_SHARE_DLQ_CELL },
+    na: NO_QUOTA_CELL,
   },
   {
     name: 'kafka-python',

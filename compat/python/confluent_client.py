@@ -482,4 +482,5 @@ elif __name__ == "__main__":
           "group-static": group.group_static, "compaction": cleanup.compaction, "retention": cleanup.retention, "txn-consume-transform-produce": txn.txn_consume_transform_produce,
           "txn-zombie-fenced": txn.txn_zombie_fenced, "cluster-admin-partitions": cluster_admin_partitions, **group.CONSUMER_PROTOCOL_SCENARIOS,
           "secure-produce-consume": secure_produce_consume, "acl-denials": acl_denials,
-          "share-queue": lambda b, admin: share.share_queue(b, admin, create_topic, produce)}, run)
+          "share-queue": lambda b, admin: share.share_queue(b, admin, create_topic, produce),
+          "share-dlq": lambda b, admin: share.share_dlq(b, admin, create_topic, produce, consume_all)}, run)

@@ -1,4 +1,4 @@
-"""share-queue with confluent-kafka's ShareConsumer (librdkafka 2.16, KIP-932): 10,000 records on a 1-partition
+"""share-queue and share-dlq with confluent-kafka's ShareConsumer (librdkafka 2.16, KIP-932): 10,000 records on a 1-partition
 topic, three consumers in one share group acknowledging each record explicitly (share.acknowledgement.mode=explicit,
 acknowledge + commit_sync): two threads and a victim process (`confluent_client.py BOOTSTRAP share-member TOPIC GROUP
 HOLD_AFTER`) that accepts HOLD_AFTER records, then holds its next batch without acknowledging it and is SIGKILLed.
@@ -11,10 +11,10 @@ import threading
 import time
 
 from confluent_kafka import AcknowledgeType, ShareConsumer
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 import data
-from common import check
+from common import REPLICATION_FACTOR, check
 
 QUEUE_RECORDS = 10000
 VICTIM_HOLDS_AFTER = 1000
@@ -197,3 +197,83 @@ def share_member(bootstrap, topic, group, hold_after):
             accepted += len(msgs)
         time.sleep(0.02)  # slower than the survivors, so that all three take part
 
+
+
+DLQ_RECORDS = 20
+DLQ_HEADERS = ["__dlq.errors.topic", "__dlq.errors.partition", "__dlq.errors.offset", "__dlq.errors.group", "__dlq.errors.delivery.count",
+               "__dlq.errors.message"]
+
+
+def share_dlq(bootstrap, admin, create_topic, produce, consume_all):
+    """share-dlq (as java/.../Share.java's): 20 records; a group with share.delivery.count.limit=2 and
+    errors.deadletterqueue.topic.name rejects 0..9 and releases 10..19 at each delivery; all 20 must land on the DLQ
+    topic with Kafka 4.4's headers, without then with errors.deadletterqueue.copy.record.enable."""
+    topic = create_topic(admin, "share-dlq", 1)
+    produce(bootstrap, topic, [(f"k{i}".encode(), f"v{i}".encode(), data.headers(i), None) for i in range(DLQ_RECORDS)], partition=0)
+    summary = []
+    for copy in (False, True):
+        group, dlq = (f"{topic}-copy", f"dlq.{topic}-copy") if copy else (f"{topic}-headers", f"dlq.{topic}")  # Kafka's prefix: "dlq."
+        admin.create_topics([NewTopic(dlq, num_partitions=1, replication_factor=REPLICATION_FACTOR,
+                                      config={"errors.deadletterqueue.group.enable": "true"})], operation_timeout=15)[dlq].result(timeout=30)
+        set_group_configs(admin, group, {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": "2",
+                                         "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.copy.record.enable": str(copy).lower()})
+        reject_and_release(bootstrap, topic, group)
+        got = []
+        deadline = time.monotonic() + 20
+        while len(got) < DLQ_RECORDS and time.monotonic() < deadline:
+            got = consume_all(bootstrap, dlq, 1)
+            time.sleep(0.2)
+        check_dlq(got, topic, group, copy)
+        summary.append(f"{group} (copy.record.enable={copy}): {len(got)} DLQ records, first {got[0][4]}")
+    return "\n".join(summary)
+
+
+def reject_and_release(bootstrap, topic, group):
+    """One share consumer REJECTs offsets 0..9 and RELEASEs 10..19 until their second delivery."""
+    consumer = share_consumer(bootstrap, group, "compat-confluent-dlq")
+    try:
+        consumer.subscribe([topic])
+        finished = set()
+        deadline = time.monotonic() + 30
+        while len(finished) < DLQ_RECORDS and time.monotonic() < deadline:
+            msgs = poll(consumer, 0.2)
+            if not msgs:
+                continue
+            for m in msgs:
+                check(m.offset() not in finished, f"offset {m.offset()} delivered again (delivery count {m.delivery_count()}) after it was rejected or released at the limit")
+                if m.offset() < DLQ_RECORDS // 2:
+                    consumer.acknowledge(m, AcknowledgeType.REJECT)
+                    finished.add(m.offset())
+                else:
+                    consumer.acknowledge(m, AcknowledgeType.RELEASE)
+                    if m.delivery_count() >= 2:
+                        finished.add(m.offset())
+            error = commit_error(consumer.commit_sync(30))
+            check(error is None, f"acknowledgement failed: {error}")
+        check(len(finished) == DLQ_RECORDS, f"only {len(finished)} of {DLQ_RECORDS} records rejected or released to the limit in 30 s")
+    finally:
+        consumer.close()
+
+
+def check_dlq(got, topic, group, copy):
+    """got: consume_all's (partition, offset, key, value, headers) of the DLQ topic."""
+    check(len(got) == DLQ_RECORDS, f"the DLQ has {len(got)} records, expected {DLQ_RECORDS}")
+    seen = set()
+    for _, dlq_offset, key, value, headers in got:
+        headers = headers or []
+        h = {k: v.decode() for k, v in headers}
+        where = f"DLQ record {dlq_offset} ({headers}): "
+        check([k for k, _ in headers] == DLQ_HEADERS, f"{where}headers, expected {DLQ_HEADERS}")
+        offset = int(h["__dlq.errors.offset"])
+        check(0 <= offset < DLQ_RECORDS and offset not in seen, f"{where}unexpected or repeated __dlq.errors.offset")
+        seen.add(offset)
+        rejected = offset < DLQ_RECORDS // 2
+        want = {"__dlq.errors.topic": topic, "__dlq.errors.partition": "0", "__dlq.errors.group": group,
+                "__dlq.errors.delivery.count": "1" if rejected else "2",
+                "__dlq.errors.message": "Offset rejected by client." if rejected else "Offset delivery count exceeded the threshold."}
+        for k, v in want.items():
+            check(h[k] == v, f"{where}{k} {h[k]!r}, expected {v!r}")
+        if copy:
+            check(key == f"k{offset}".encode() and value == f"v{offset}".encode(), f"{where}copy.record.enable: key {key!r} value {value!r}, expected the original's")
+        else:
+            check(key is None and value is None, f"{where}copy.record.enable=false: key {key!r} value {value!r}, expected none")
