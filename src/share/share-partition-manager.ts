@@ -176,17 +176,21 @@ export class SharePartitionManager {
     const found = await Promise.all(partitions.map((p) => this.sharePartition(params.groupId, p)));
     const isolation: FetchIsolation = this.options.settings(params.groupId).readCommitted ? 'txn-committed' : 'high-watermark';
     const deadline = Date.now() + params.maxWaitMs;
+    // Share-partitions whose last read was out of range at this next offset: not acquirable there
+    // until it moves (else a wait would end at once, again and again).
+    const outOfRange = new Map<Entry, bigint>();
     for (;;) {
-      const results = await this.readAndAcquire(params, partitions, found, isolation);
+      const results = await this.readAndAcquire(params, partitions, found, isolation, outOfRange);
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0 || results.some((r) => r.acquired.length > 0 || r.errorCode !== ErrorCode.NONE)) return results;
-      await this.waitUntilAcquirable(partitions, found, isolation, remainingMs);
+      await this.waitUntilAcquirable(partitions, found, isolation, remainingMs, outOfRange);
     }
   }
 
   /** One pass: reads what each share-partition may acquire and acquires it (maxRecords over all of them). */
   private async readAndAcquire(
-    params: ShareFetchParams, partitions: readonly ShareFetchPartition[], found: ReadonlyArray<Entry | { errorCode: number }>, isolation: FetchIsolation,
+    params: ShareFetchParams, partitions: readonly ShareFetchPartition[], found: ReadonlyArray<Entry | { errorCode: number }>,
+    isolation: FetchIsolation, outOfRange: Map<Entry, bigint>,
   ): Promise<ShareFetchPartitionResult[]> {
     const results: ShareFetchPartitionResult[] = found.map((f) => ({
       errorCode: 'errorCode' in f ? f.errorCode : f.closed ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE,
@@ -194,44 +198,53 @@ export class SharePartitionManager {
     }));
     const toRead: number[] = [];
     found.forEach((f, i) => {
-      if (!('errorCode' in f) && !f.closed && this.acquirable(partitions[i], f, isolation)) toRead.push(i);
+      if (!('errorCode' in f) && !f.closed && this.acquirable(partitions[i], f, isolation, outOfRange)) toRead.push(i);
     });
     if (toRead.length === 0) return results;
+    const fetchOffsets = toRead.map((i) => Number((found[i] as Entry).sharePartition.nextFetchOffset()));
     const reads = await this.options.replicas.fetchMessages(
       { maxWaitMs: 0, minBytes: 0, maxBytes: params.maxBytes, isolation, allocate: params.allocate },
-      toRead.map((i) => ({
+      toRead.map((i, n) => ({
         topic: partitions[i].topicName, partition: partitions[i].partition, maxBytes: params.maxBytes,
-        fetchOffset: Number((found[i] as Entry).sharePartition.nextFetchOffset()), currentLeaderEpoch: (found[i] as Entry).leaderEpoch,
+        fetchOffset: fetchOffsets[n], currentLeaderEpoch: (found[i] as Entry).leaderEpoch,
       })));
     let remaining = params.maxRecords;
     toRead.forEach((i, n) => {
       const entry = found[i] as Entry;
       const read = reads[n];
+      if (entry.closed) return;
+      // Retention or DeleteRecords may have passed the start offset: it follows, and a read that
+      // was out of range for it is read again from the new start.
+      if (read.logStartOffset >= 0) entry.sharePartition.logStartOffsetChanged(BigInt(read.logStartOffset));
+      if (read.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+        outOfRange.set(entry, BigInt(fetchOffsets[n]));
+        return;
+      }
       if (read.errorCode !== ErrorCode.NONE) {
         results[i] = { ...results[i], errorCode: read.errorCode };
         return;
       }
-      if (remaining <= 0 || read.records.length === 0 || entry.closed) return;
-      results[i] = { ...results[i], ...this.acquire(params, entry.sharePartition, read, remaining) };
+      if (remaining <= 0 || read.records.length === 0) return;
+      results[i] = { ...results[i], ...this.acquire(params, entry.sharePartition, read, remaining, BigInt(fetchOffsets[n])) };
       for (const a of results[i].acquired) remaining -= Number(a.lastOffset - a.firstOffset) + 1;
     });
     return results;
   }
 
   private acquire(
-    params: ShareFetchParams, sharePartition: SharePartition, read: FetchPartitionResult, maxRecords: number,
+    params: ShareFetchParams, sharePartition: SharePartition, read: FetchPartitionResult, maxRecords: number, fetchOffset: bigint,
   ): Pick<ShareFetchPartitionResult, 'records' | 'acquired'> {
     const batches = logBatches(read.records);
     const aborted = read.abortedTransactions?.map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) }));
-    const acquired = sharePartition.acquire(params.memberId, batches, maxRecords, aborted);
+    const acquired = sharePartition.acquire(params.memberId, batches, maxRecords, aborted, fetchOffset);
     return { acquired, records: acquired.length === 0 ? NO_RECORDS : acquiredBatches(read.records, batches, acquired, params.allocate) };
   }
 
   /** Whether the share-partition may acquire something now: its next offset is below what reads may reach. */
-  private acquirable(p: ShareFetchPartition, entry: Entry, isolation: FetchIsolation): boolean {
+  private acquirable(p: ShareFetchPartition, entry: Entry, isolation: FetchIsolation, outOfRange: ReadonlyMap<Entry, bigint>): boolean {
     const next = entry.sharePartition.nextFetchOffset();
     const partition = this.options.replicas.partition(p.topicName, p.partition);
-    if (next === null || !partition) return false;
+    if (next === null || !partition || outOfRange.get(entry) === next) return false;
     const bound = isolation === 'txn-committed' ? partition.log.lastStableOffset : partition.log.highWatermark;
     return next < BigInt(bound);
   }
@@ -239,11 +252,12 @@ export class SharePartitionManager {
   /** Waits until a share-partition of the fetch has acquirable records, one is gone, or `ms` pass. */
   private waitUntilAcquirable(
     partitions: readonly ShareFetchPartition[], found: ReadonlyArray<Entry | { errorCode: number }>, isolation: FetchIsolation, ms: number,
+    outOfRange: ReadonlyMap<Entry, bigint>,
   ): Promise<void> {
     const { replicas } = this.options;
     const watched = partitions.map((p, i) => ({ p, entry: found[i], partition: replicas.partition(p.topicName, p.partition) }));
     const ready = (): boolean => watched.some(({ p, entry, partition }) => 'errorCode' in entry || entry.closed
-      || replicas.partition(p.topicName, p.partition) !== partition || this.acquirable(p, entry, isolation));
+      || replicas.partition(p.topicName, p.partition) !== partition || this.acquirable(p, entry, isolation, outOfRange));
     const keys = [...new Set(partitions.map((p) => partitionKey(p.topicName, p.partition)))];
     // DelayedFetch answers at once when told undefined: here, when something became acquirable.
     return new Promise((resolve) => replicas.fetchPurgatory.tryCompleteElseWatch(new DelayedFetch(ms, 1, () => (ready() ? undefined : 0), resolve), keys));

@@ -1,10 +1,11 @@
-// What ShareFetch and ShareAcknowledge check alike (Kafka's KafkaApis): the member id, the
-// acknowledgement batches of a partition, and where a partition's leader is for a client that
-// asked the wrong broker.
+// What ShareFetch and ShareAcknowledge do alike (Kafka's KafkaApis): check the member id, apply a
+// partition's acknowledgement batches once checked, and tell a client that asked the wrong broker
+// where a partition's leader is.
 import { ErrorCode } from '../../common/errors';
 import type { Controller } from '../../cluster/controller';
 import { AclOperation, ResourceType } from '../../security/acl';
-import { AcknowledgeType, type AcknowledgementBatch } from '../../share/share-partition';
+import { validateAcknowledgements } from '../../share/in-flight-records';
+import type { AcknowledgementBatch } from '../../share/share-partition';
 import type { ShareFetchPartition, SharePartitionManager } from '../../share/share-partition-manager';
 import type { ShareSessionPartition } from '../../share/share-sessions';
 import type { RequestContext } from '../handler';
@@ -18,26 +19,6 @@ interface RequestBatch {
   readonly firstOffset: bigint;
   readonly lastOffset: bigint;
   readonly acknowledgeTypes: readonly number[];
-}
-
-/**
- * One partition's acknowledgement batches as Kafka's validateAcknowledgementBatches checks them:
- * each with first <= last, after the previous one, one type or one per offset, every type known
- * (RENEW from v2 on, and only in a request that says IsRenewAck). INVALID_REQUEST otherwise.
- */
-export function checkAcknowledgements(
-  batches: readonly RequestBatch[], apiVersion: number, isRenewAck: boolean,
-): { errorCode: number } | { batches: AcknowledgementBatch[] } {
-  const maxType = apiVersion >= 2 ? AcknowledgeType.RENEW : AcknowledgeType.REJECT;
-  let nextFirst = -1n;
-  for (const b of batches) {
-    const invalid = b.firstOffset > b.lastOffset || b.firstOffset < nextFirst || b.acknowledgeTypes.length === 0
-      || (b.acknowledgeTypes.length > 1 && BigInt(b.acknowledgeTypes.length) !== b.lastOffset - b.firstOffset + 1n)
-      || b.acknowledgeTypes.some((t) => t < 0 || t > maxType || (t === AcknowledgeType.RENEW && !isRenewAck));
-    if (invalid) return { errorCode: ErrorCode.INVALID_REQUEST };
-    nextFirst = b.lastOffset + 1n;
-  }
-  return { batches: batches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, acknowledgeTypes: b.acknowledgeTypes as AcknowledgeType[] })) };
 }
 
 /** Errors after which the client looks for the partition's leader: the response tells it where. */
@@ -91,7 +72,9 @@ export async function acknowledgePartition(
   p: ShareFetchPartition, batches: readonly RequestBatch[], refusal: number,
 ): Promise<number> {
   if (refusal !== ErrorCode.NONE) return refusal;
-  const checked = checkAcknowledgements(batches, apiVersion, isRenewAck);
-  if ('errorCode' in checked) return checked.errorCode;
-  return sharePartitions.acknowledge(groupId, memberId, p, checked.batches);
+  const acknowledgements = batches as readonly AcknowledgementBatch[];
+  // RENEW only from v2 on, in a request that says IsRenewAck (KIP-1222).
+  const invalid = validateAcknowledgements(acknowledgements, apiVersion >= 2 && isRenewAck);
+  if (invalid !== ErrorCode.NONE) return invalid;
+  return sharePartitions.acknowledge(groupId, memberId, p, acknowledgements);
 }
