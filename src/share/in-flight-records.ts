@@ -369,6 +369,8 @@ class InFlightSharePartition implements SharePartition {
       this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, acquired, lock, this.batches.length);
     }
     this.finishArchive(archived, 'delivery-count-exceeded');
+    // Control records and aborted ones at the head need no acknowledgement.
+    this.advanceStart(false);
     return acquired;
   }
 
