@@ -1,0 +1,186 @@
+// ShareFetch and ShareAcknowledge end to end over a real broker (share-partitions kept by an
+// in-memory persister): members acquire disjoint records, acknowledge and release them, released
+// records come back with a higher delivery count, sessions and connections ending release what
+// their member holds, a waiting fetch wakes when records are produced.
+import { expect } from 'chai';
+import { ApiKey } from '../../src/protocol/generated';
+import type { ShareFetchRequest } from '../../src/protocol/generated/ShareFetchRequest';
+import type { ShareFetchResponse } from '../../src/protocol/generated/ShareFetchResponse';
+import { ErrorCode } from '../../src/common/errors';
+import { buildBatchSync, decodeRecordsSync } from '../../src/records/records';
+import { logBatches } from '../../src/share/log-batches';
+import { AcknowledgeType } from '../../src/share/share-partition';
+import { withBroker } from '../helpers/broker';
+import { RawClient } from '../helpers/raw-client';
+import { MemoryPersister } from '../helpers/memory-persister';
+
+const GROUP = 'share-fetch-group';
+
+interface Range { firstOffset: bigint; lastOffset: bigint; deliveryCount: number }
+
+describe('ShareFetch and ShareAcknowledge', function () {
+  this.timeout(20_000);
+  const broker = withBroker(() => ({ sharePersister: new MemoryPersister('uninitialized') }));
+  const clients: RawClient[] = [];
+  const connect = async () => {
+    const c = await RawClient.connect(broker.current().port);
+    clients.push(c);
+    return c;
+  };
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+
+  async function createTopic(c: RawClient, name: string): Promise<string> {
+    const created = await c.api(ApiKey.CreateTopics, 7, {
+      topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
+    });
+    expect(created.topics[0].errorCode).to.equal(ErrorCode.NONE);
+    return created.topics[0].topicId!;
+  }
+
+  /** `batches` batches of `perBatch` records each. */
+  async function produce(c: RawClient, topicId: string, batches: number, perBatch: number): Promise<void> {
+    for (let b = 0; b < batches; b++) {
+      const records = buildBatchSync({ records: Array.from({ length: perBatch }, (_, i) => ({ value: `v${b * perBatch + i}` })) });
+      const produced = await c.api(ApiKey.Produce, 13, { acks: -1, timeoutMs: 5000, topicData: [{ topicId, partitionData: [{ index: 0, records }] }] });
+      expect(produced.responses[0].partitionResponses[0].errorCode).to.equal(ErrorCode.NONE);
+    }
+  }
+
+  function shareFetch(c: RawClient, memberId: string, epoch: number, topicId: string, opts: Partial<ShareFetchRequest> & {
+    acknowledge?: Array<{ firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }>; forget?: boolean;
+  } = {}): Promise<ShareFetchResponse> {
+    const { acknowledge = [], forget = false, ...rest } = opts;
+    return c.api(ApiKey.ShareFetch, 1, {
+      groupId: GROUP, memberId, shareSessionEpoch: epoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, maxRecords: 500, batchSize: 500,
+      topics: forget ? [] : [{ topicId, partitions: [{ partitionIndex: 0, partitionMaxBytes: 0, acknowledgementBatches: acknowledge }] }],
+      forgottenTopicsData: forget ? [{ topicId, partitions: [0] }] : [],
+      ...rest,
+    });
+  }
+
+  function shareAcknowledge(c: RawClient, memberId: string, epoch: number, topicId: string, ranges: readonly Range[], type: AcknowledgeType) {
+    return c.api(ApiKey.ShareAcknowledge, 1, {
+      groupId: GROUP, memberId, shareSessionEpoch: epoch,
+      topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: ranges.map((r) => ({ firstOffset: r.firstOffset, lastOffset: r.lastOffset, acknowledgeTypes: [type] })) }] }],
+    });
+  }
+
+  const acquiredOf = (res: ShareFetchResponse): Range[] => {
+    expect(res.errorCode).to.equal(ErrorCode.NONE);
+    return res.responses.flatMap((t) => t.partitions.flatMap((p) => p.acquiredRecords));
+  };
+  const offsetsOf = (ranges: readonly Range[]): number[] =>
+    ranges.flatMap((r) => Array.from({ length: Number(r.lastOffset - r.firstOffset) + 1 }, (_, i) => Number(r.firstOffset) + i));
+
+  it('gives two members disjoint records, redelivers released ones with delivery count 2, and answers whole batches', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-basic');
+    const [a, b] = [await connect(), await connect()];
+    // The first fetches open the sessions and start the share-partition at the (empty) log's end.
+    expect(acquiredOf(await shareFetch(a, 'member-a', 0, topicId))).to.deep.equal([]);
+    expect(acquiredOf(await shareFetch(b, 'member-b', 0, topicId))).to.deep.equal([]);
+    await produce(c, topicId, 10, 10);
+
+    const first = await shareFetch(a, 'member-a', 1, topicId, { maxRecords: 50 });
+    const second = await shareFetch(b, 'member-b', 1, topicId, { maxRecords: 100 });
+    const ofA = acquiredOf(first);
+    const ofB = acquiredOf(second);
+    expect(first.acquisitionLockTimeoutMs).to.equal(30_000);
+    expect(offsetsOf(ofA)).to.have.length(50);
+    expect([...offsetsOf(ofA), ...offsetsOf(ofB)].sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 100 }, (_, i) => i));
+    expect(ofA.every((r) => r.deliveryCount === 1) && ofB.every((r) => r.deliveryCount === 1)).to.equal(true);
+    // The records sent are the whole batches holding the acquired offsets, and nothing else.
+    const bytesOfA = first.responses[0].partitions[0].records!;
+    const recordsOfA = logBatches(bytesOfA).flatMap((b) => decodeRecordsSync(bytesOfA.subarray(b.start, b.end)));
+    expect(recordsOfA.map((r) => r.offset)).to.deep.equal(offsetsOf(ofA));
+    expect(recordsOfA[0].value!.toString()).to.equal(`v${recordsOfA[0].offset}`);
+
+    // A accepts its records; B releases its own, which A then acquires at delivery count 2.
+    const accepted = await shareAcknowledge(a, 'member-a', 2, topicId, ofA, AcknowledgeType.ACCEPT);
+    expect(accepted.errorCode).to.equal(ErrorCode.NONE);
+    expect(accepted.responses[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+    const released = await shareAcknowledge(b, 'member-b', 2, topicId, ofB, AcknowledgeType.RELEASE);
+    expect(released.responses[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+    const again = acquiredOf(await shareFetch(a, 'member-a', 3, topicId));
+    expect(offsetsOf(again)).to.deep.equal(offsetsOf(ofB));
+    expect(again.every((r) => r.deliveryCount === 2)).to.equal(true);
+
+    // Acknowledging records it does not hold fails the partition's acknowledgement, not the fetch.
+    const wrong = await shareFetch(b, 'member-b', 3, topicId, { acknowledge: [{ firstOffset: again[0].firstOffset, lastOffset: again[0].firstOffset, acknowledgeTypes: [1] }] });
+    expect(wrong.errorCode).to.equal(ErrorCode.NONE);
+    expect(wrong.responses[0].partitions[0].acknowledgeErrorCode).to.equal(ErrorCode.INVALID_RECORD_STATE);
+    // A malformed batch (last before first) is INVALID_REQUEST.
+    const malformed = await shareFetch(a, 'member-a', 4, topicId, { acknowledge: [{ firstOffset: 5n, lastOffset: 4n, acknowledgeTypes: [1] }] });
+    expect(malformed.responses[0].partitions[0].acknowledgeErrorCode).to.equal(ErrorCode.INVALID_REQUEST);
+  });
+
+  it('answers session errors at the request level, and unknown topic ids per partition', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-errors');
+    expect((await shareFetch(c, 'member-e', 3, topicId)).errorCode).to.equal(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    await shareFetch(c, 'member-e', 0, topicId);
+    expect((await shareFetch(c, 'member-e', 7, topicId)).errorCode).to.equal(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
+    const withAcks = await shareFetch(c, 'member-e', 0, topicId, { acknowledge: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeTypes: [1] }] });
+    expect(withAcks.errorCode).to.equal(ErrorCode.INVALID_REQUEST);
+    expect((await shareFetch(c, '', 0, topicId)).errorCode).to.equal(ErrorCode.INVALID_REQUEST);
+    const unknown = await shareFetch(c, 'member-u', 0, 'ab'.repeat(16));
+    expect(unknown.errorCode).to.equal(ErrorCode.NONE);
+    expect(unknown.responses[0].partitions[0].errorCode).to.equal(ErrorCode.UNKNOWN_TOPIC_ID);
+    expect((await c.api(ApiKey.ShareAcknowledge, 1, { groupId: GROUP, memberId: 'member-u', shareSessionEpoch: 0, topics: [] })).errorCode)
+      .to.equal(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
+  });
+
+  it('releases a member\'s records when its session ends with epoch -1 or its connection closes', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-release');
+    const [a, b] = [await connect(), await connect()];
+    await shareFetch(a, 'member-a', 0, topicId);
+    await shareFetch(b, 'member-b', 0, topicId);
+    await produce(c, topicId, 2, 5);
+    const held = acquiredOf(await shareFetch(a, 'member-a', 1, topicId));
+    expect(offsetsOf(held)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(acquiredOf(await shareFetch(b, 'member-b', 1, topicId))).to.deep.equal([]);
+
+    // FINAL with an acknowledgement: offset 0 accepted, the rest released.
+    const closing = await a.api(ApiKey.ShareAcknowledge, 1, {
+      groupId: GROUP, memberId: 'member-a', shareSessionEpoch: -1,
+      topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeTypes: [AcknowledgeType.ACCEPT] }] }] }],
+    });
+    expect(closing.responses[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+    expect((await shareFetch(a, 'member-a', 2, topicId)).errorCode).to.equal(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    const redelivered = acquiredOf(await shareFetch(b, 'member-b', 2, topicId));
+    expect(offsetsOf(redelivered)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(redelivered.every((r) => r.deliveryCount === 2)).to.equal(true);
+
+    // member-b's connection closes: its records come back for member-c.
+    const cc = await connect();
+    await shareFetch(cc, 'member-c', 0, topicId);
+    b.close();
+    await b.closed;
+    const deadline = Date.now() + 5000;
+    let taken: Range[] = [];
+    for (let epoch = 1; taken.length === 0 && Date.now() < deadline; epoch++) taken = acquiredOf(await shareFetch(cc, 'member-c', epoch, topicId, { maxWaitMs: 500 }));
+    expect(offsetsOf(taken)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(taken.every((r) => r.deliveryCount === 3)).to.equal(true);
+  });
+
+  it('wakes a waiting fetch when records are produced', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-wait');
+    const a = await connect();
+    await shareFetch(a, 'member-a', 0, topicId);
+    const started = Date.now();
+    const waiting = shareFetch(a, 'member-a', 1, topicId, { maxWaitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await produce(c, topicId, 1, 3);
+    const acquired = acquiredOf(await waiting);
+    expect(offsetsOf(acquired)).to.deep.equal([0, 1, 2]);
+    expect(Date.now() - started).to.be.below(5000);
+    // Nothing acquirable: the fetch waits out maxWaitMs and answers empty.
+    const before = Date.now();
+    expect(acquiredOf(await shareFetch(a, 'member-a', 2, topicId, { maxWaitMs: 300 }))).to.deep.equal([]);
+    expect(Date.now() - before).to.be.at.least(250);
+  });
+});
