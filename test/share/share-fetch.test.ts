@@ -183,4 +183,48 @@ describe('ShareFetch and ShareAcknowledge', function () {
     expect(acquiredOf(await shareFetch(a, 'member-a', 2, topicId, { maxWaitMs: 300 }))).to.deep.equal([]);
     expect(Date.now() - before).to.be.at.least(250);
   });
+
+  it('read_committed (share.isolation.level) acquires neither aborted records nor markers; read_uncommitted acquires the aborted ones', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-txn');
+    const committedGroup = 'share-fetch-committed';
+    const altered = await c.api(ApiKey.IncrementalAlterConfigs, 1, {
+      resources: [{ resourceType: 32, resourceName: committedGroup, configs: [{ name: 'share.isolation.level', configOperation: 0, value: 'read_committed' }] }],
+      validateOnly: false,
+    });
+    expect(altered.responses[0].errorCode).to.equal(ErrorCode.NONE);
+    await shareFetch(c, 'member-rc', 0, topicId, { groupId: committedGroup });
+    await shareFetch(c, 'member-ru', 0, topicId);
+
+    // A transaction of two records, aborted (its marker at offset 2), then two plain records.
+    let coordinator = await c.api(ApiKey.FindCoordinator, 3, { key: 'share-txn', keyType: 1, coordinatorKeys: [] });
+    for (let i = 0; i < 200 && coordinator.errorCode !== ErrorCode.NONE; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      coordinator = await c.api(ApiKey.FindCoordinator, 3, { key: 'share-txn', keyType: 1, coordinatorKeys: [] });
+    }
+    const init = await c.api(ApiKey.InitProducerId, 4, { transactionalId: 'share-txn', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    expect(init.errorCode).to.equal(ErrorCode.NONE);
+    const added = await c.api(ApiKey.AddPartitionsToTxn, 3, {
+      v3AndBelowTransactionalId: 'share-txn', v3AndBelowProducerId: init.producerId!, v3AndBelowProducerEpoch: init.producerEpoch,
+      v3AndBelowTopics: [{ name: 'share-fetch-txn', partitions: [0] }], transactions: [],
+    });
+    expect(added.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).to.equal(ErrorCode.NONE);
+    const records = buildBatchSync({
+      producerId: Number(init.producerId), producerEpoch: init.producerEpoch, baseSequence: 0, isTransactional: true, records: [{ value: 'a1' }, { value: 'a2' }],
+    });
+    const produced = await c.api(ApiKey.Produce, 11, { transactionalId: 'share-txn', acks: -1, timeoutMs: 5000, topicData: [{ name: 'share-fetch-txn', partitionData: [{ index: 0, records }] }] });
+    expect(produced.responses[0].partitionResponses[0].errorCode).to.equal(ErrorCode.NONE);
+    const ended = await c.api(ApiKey.EndTxn, 3, { transactionalId: 'share-txn', producerId: init.producerId!, producerEpoch: init.producerEpoch, committed: false });
+    expect(ended.errorCode).to.equal(ErrorCode.NONE);
+    await produce(c, topicId, 1, 2);
+
+    const deadline = Date.now() + 5000;
+    let committed: Range[] = [];
+    for (let epoch = 1; committed.length === 0 && Date.now() < deadline; epoch++) {
+      committed = acquiredOf(await shareFetch(c, 'member-rc', epoch, topicId, { groupId: committedGroup, maxWaitMs: 500 }));
+    }
+    expect(offsetsOf(committed)).to.deep.equal([3, 4]);
+    const uncommitted = acquiredOf(await shareFetch(c, 'member-ru', 1, topicId));
+    expect(offsetsOf(uncommitted)).to.include.members([0, 1, 3, 4]).and.not.include(2);
+  });
 });
