@@ -13,6 +13,7 @@ import { AcknowledgeType } from '../../src/share/share-partition';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
 import { MemoryPersister } from '../helpers/memory-persister';
+import { eventually } from '../helpers/eventually';
 
 const GROUP = 'share-fetch-group';
 
@@ -226,5 +227,19 @@ describe('ShareFetch and ShareAcknowledge', function () {
     expect(offsetsOf(committed)).to.deep.equal([3, 4]);
     const uncommitted = acquiredOf(await shareFetch(c, 'member-ru', 1, topicId));
     expect(offsetsOf(uncommitted)).to.include.members([0, 1, 3, 4]).and.not.include(2);
+  });
+
+  it('drops a topic\'s share-partitions when it is deleted', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-deleted');
+    const manager = broker.current().broker.sharePartitions;
+    const before = manager.size;
+    await shareFetch(c, 'member-d', 0, topicId);
+    expect(manager.size).to.equal(before + 1);
+    const deleted = await c.api(ApiKey.DeleteTopics, 6, { topics: [{ name: 'share-fetch-deleted', topicId: '0'.repeat(32) }], timeoutMs: 5000 });
+    expect(deleted.responses[0].errorCode).to.equal(ErrorCode.NONE);
+    await eventually(() => manager.size === before, 'the share-partition dropped', 5000);
+    const after = await shareFetch(c, 'member-d', 1, topicId);
+    expect(after.responses[0].partitions[0].errorCode).to.equal(ErrorCode.UNKNOWN_TOPIC_ID);
   });
 });
