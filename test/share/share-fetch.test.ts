@@ -242,4 +242,50 @@ describe('ShareFetch and ShareAcknowledge', function () {
     const after = await shareFetch(c, 'member-d', 1, topicId);
     expect(after.responses[0].partitions[0].errorCode).to.equal(ErrorCode.UNKNOWN_TOPIC_ID);
   });
+
+  it('wakes a waiting fetch when another member releases records', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-wake-release');
+    const [a, b] = [await connect(), await connect()];
+    await shareFetch(a, 'member-a', 0, topicId);
+    await shareFetch(b, 'member-b', 0, topicId);
+    await produce(c, topicId, 1, 4);
+    const held = acquiredOf(await shareFetch(a, 'member-a', 1, topicId));
+    expect(offsetsOf(held)).to.deep.equal([0, 1, 2, 3]);
+    const started = Date.now();
+    const waiting = shareFetch(b, 'member-b', 1, topicId, { maxWaitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await shareAcknowledge(a, 'member-a', 2, topicId, held, AcknowledgeType.RELEASE)).responses[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+    const taken = acquiredOf(await waiting);
+    expect(offsetsOf(taken)).to.deep.equal([0, 1, 2, 3]);
+    expect(taken.every((r) => r.deliveryCount === 2)).to.equal(true);
+    expect(Date.now() - started).to.be.below(5000);
+  });
+
+  it('v2: IsRenewAck renews the lock without fetching, and needs MaxBytes, MinBytes, MaxRecords and MaxWaitMs at 0', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-renew');
+    const a = await connect();
+    await shareFetch(a, 'member-a', 0, topicId);
+    await produce(c, topicId, 2, 2);
+    const held = acquiredOf(await shareFetch(a, 'member-a', 1, topicId, { maxRecords: 2 }));
+    expect(offsetsOf(held)).to.deep.equal([0, 1]);
+    const renew = { firstOffset: 0n, lastOffset: 1n, acknowledgeTypes: [AcknowledgeType.RENEW] };
+    const topics = [{ topicId, partitions: [{ partitionIndex: 0, partitionMaxBytes: 0, acknowledgementBatches: [renew] }] }];
+    const refused = await a.api(ApiKey.ShareFetch, 2, {
+      groupId: GROUP, memberId: 'member-a', shareSessionEpoch: 2, maxWaitMs: 100, minBytes: 1, maxBytes: 1 << 20, maxRecords: 10, batchSize: 10,
+      isRenewAck: true, topics, forgottenTopicsData: [],
+    });
+    expect(refused.errorCode).to.equal(ErrorCode.INVALID_REQUEST);
+    const renewed = await a.api(ApiKey.ShareFetch, 2, {
+      groupId: GROUP, memberId: 'member-a', shareSessionEpoch: 2, maxWaitMs: 0, minBytes: 0, maxBytes: 0, maxRecords: 0, batchSize: 0,
+      isRenewAck: true, topics, forgottenTopicsData: [],
+    });
+    expect(renewed.errorCode).to.equal(ErrorCode.NONE);
+    const partition = renewed.responses[0].partitions[0];
+    expect([partition.acknowledgeErrorCode, partition.acquiredRecords.length, partition.records!.length]).to.deep.equal([ErrorCode.NONE, 0, 0]);
+    // RENEW in a v1 request is a malformed acknowledgement.
+    const v1 = await shareFetch(a, 'member-a', 3, topicId, { acknowledge: [renew] });
+    expect(v1.responses[0].partitions[0].acknowledgeErrorCode).to.equal(ErrorCode.INVALID_REQUEST);
+  });
 });
