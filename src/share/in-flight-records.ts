@@ -324,6 +324,9 @@ class InFlightSharePartition implements SharePartition {
       if (lastOffset > end) lastOffset = end;
     }
     if (fetchOffset !== undefined) this.archiveMissing(fetchOffset, batches[0].baseOffset);
+    // Offsets never delivered below the first batch returned are not in the log any more (the read
+    // started at or below them): archived, so the start can move past them.
+    this.archiveNeverDelivered(this.start, batches[0].baseOffset - 1n);
 
     const skipped = this.undeliverableRanges(batches, settings.readCommitted ? aborted ?? [] : []);
     const acquired: AcquiredRecords[] = [];
@@ -470,7 +473,11 @@ class InFlightSharePartition implements SharePartition {
     const pendingAborts = [...aborted].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
     const abortedProducers = new Set<bigint>();
     let next = 0;
+    let previousLast: bigint | null = null;
     for (const b of log) {
+      // Between two batches: offsets compaction removed.
+      if (previousLast !== null && b.baseOffset > previousLast + 1n) ranges.push([previousLast + 1n, b.baseOffset - 1n]);
+      previousLast = b.lastOffset;
       while (next < pendingAborts.length && pendingAborts[next].firstOffset <= b.lastOffset) abortedProducers.add(pendingAborts[next++].producerId);
       if (b.isControl) {
         // The marker ends its producer's aborted transaction.
@@ -481,6 +488,22 @@ class InFlightSharePartition implements SharePartition {
       }
     }
     return ranges;
+  }
+
+  /** Archived runs for the offsets of [from, to] in no in-flight batch (never delivered, gone from the log). */
+  private archiveNeverDelivered(from: bigint, to: bigint): void {
+    const holes: InFlightBatch[] = [];
+    let pos = from;
+    const hole = (first: bigint, last: bigint) => holes.push({ firstOffset: first, lastOffset: last, offsets: null,
+      slot: { state: RecordState.ARCHIVED, deliveryCount: 0, memberId: null, lock: null, pending: false } });
+    for (let i = this.indexAtOrAfter(from); i < this.batches.length && pos <= to; i++) {
+      const b = this.batches[i];
+      if (b.firstOffset > pos) hole(pos, b.firstOffset - 1n < to ? b.firstOffset - 1n : to);
+      pos = b.lastOffset + 1n;
+    }
+    if (pos <= to) hole(pos, to);
+    if (holes.length === 0) return;
+    for (const h of holes) this.batches.splice(this.indexAtOrAfter(h.firstOffset), 0, h);
   }
 
   /**
@@ -636,10 +659,11 @@ class InFlightSharePartition implements SharePartition {
     const archived = new Map<ArchiveCause, Array<[bigint, bigint, number]>>([['rejected', []], ['delivery-count-exceeded', []]]);
     for (const ack of batches) {
       const typeAt = (offset: bigint) => (ack.acknowledgeTypes.length === 1 ? ack.acknowledgeTypes[0] : ack.acknowledgeTypes[Number(offset - ack.firstOffset)]);
+      let renewed: AcquisitionLock | null = null;
       const visit = (slot: RecordSlot, first: bigint, last: bigint) => {
         const type = typeAt(first);
         if (type === AcknowledgeType.RENEW) {
-          slot.lock = this.newLock(memberId, first, last, settings.recordLockDurationMs);
+          slot.lock = renewed ??= this.newLock(memberId, ack.firstOffset, ack.lastOffset, settings.recordLockDurationMs);
           return;
         }
         changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
@@ -692,13 +716,19 @@ class InFlightSharePartition implements SharePartition {
       const limit = this.opts.settings().deliveryCountLimit;
       const ranges: Array<[bigint, bigint]> = [];
       const archived: Array<[bigint, bigint, number]> = [];
+      const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
       for (const b of this.batches) {
-        const slots: Array<[RecordSlot, bigint]> = b.offsets === null ? [[b.slot, b.firstOffset]] : b.offsets.map((s, i) => [s, b.firstOffset + BigInt(i)]);
-        for (const [slot, first] of slots) {
-          if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) continue;
-          const last = b.offsets === null ? b.lastOffset : first;
-          this.release(slot, first, last, limit, archived);
-          ranges.push([first, last]);
+        if (b.offsets === null) {
+          if (!held(b.slot)) continue;
+          this.release(b.slot, b.firstOffset, b.lastOffset, limit, archived);
+          ranges.push([b.firstOffset, b.lastOffset]);
+          continue;
+        }
+        for (let i = 0; i < b.offsets.length; i++) {
+          if (!held(b.offsets[i])) continue;
+          const offset = b.firstOffset + BigInt(i);
+          this.release(b.offsets[i], offset, offset, limit, archived);
+          ranges.push([offset, offset]);
         }
       }
       if (ranges.length === 0) return ErrorCode.NONE;

@@ -155,6 +155,29 @@ describe('share/share-partition', () => {
       expect(sp.startOffset()).to.equal(4n);
     });
 
+    it('archives offsets compaction removed between batches and before the first batch returned, never delivering them', async () => {
+      const { sp } = await setup();
+      expect(sp.acquire('m', [batch(0, 4), batch(8, 9)], 500)).to.deep.equal([range(0, 4, 1), range(8, 9, 1)]);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT), ack(8, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(10n);
+      // Read from 10, the log's next batch starts at 15.
+      expect(sp.acquire('m', [batch(15, 19)], 500)).to.deep.equal([range(15, 19, 1)]);
+      expect(await sp.acknowledge('m', [ack(15, 19, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(20n);
+
+      // Reloaded with offsets never delivered below an acknowledged run, which compaction then removed in part.
+      const persister = new MemoryPersister();
+      persister.setState(key, { stateEpoch: 1, leaderEpoch: 0, startOffset: 0n, deliveryCompleteCount: 5, stateBatches: [
+        { firstOffset: 5n, lastOffset: 9n, deliveryState: DeliveryState.ACKNOWLEDGED, deliveryCount: 1 },
+      ] });
+      const reloaded = await setup({}, persister);
+      expect(reloaded.sp.nextFetchOffset()).to.equal(0n);
+      expect(reloaded.sp.acquire('m', [batch(3, 4), batch(5, 9), batch(10, 12)], 500)).to.deep.equal([range(3, 4, 1), range(10, 12, 1)]);
+      expect(await reloaded.sp.acknowledge('m', [ack(3, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(reloaded.sp.startOffset()).to.equal(10n);
+      expect(persister.writes.at(-1)!.change).to.deep.include({ stateEpoch: 1, startOffset: 10n });
+    });
+
     it('acknowledges offsets with no record (compaction within a batch) as GAP', async () => {
       const { sp } = await setup();
       sp.acquire('m', log(0, 9, 10), 500);
@@ -191,6 +214,20 @@ describe('share/share-partition', () => {
       // The last attempt: one record at a time.
       expect(sp.acquire('m', log(0, 9, 10), 500)).to.deep.equal([range(0, 0, 5)]);
       expect(sp.acquire('m', log(1, 9, 9), 500)).to.deep.equal([range(1, 1, 5)]);
+    });
+
+    it('delivers a throttled batch in a fetch of its own', async () => {
+      const { sp, clock } = await setup({ deliveryCountLimit: 5 });
+      sp.acquire('m', log(0, 4), 500);
+      sp.acquire('m', log(5, 9), 500);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.NONE);
+      clock.advance(LOCK_MS);
+      for (const delivery of [2, 3]) {
+        expect(sp.acquire('m', log(5, 9), 500)).to.deep.equal([range(5, 9, delivery)]);
+        clock.advance(LOCK_MS);
+      }
+      expect(sp.acquire('m', log(0, 9), 500)).to.deep.equal([range(0, 4, 2)]);
+      expect(sp.acquire('m', log(5, 9), 500)).to.deep.equal([range(5, 6, 4)]);
     });
   });
 
