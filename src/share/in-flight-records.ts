@@ -634,25 +634,12 @@ class InFlightSharePartition implements SharePartition {
   private async doAcknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
     if (!this.loaded || this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const settings = this.opts.settings();
-    const invalid = validateAcknowledgements(batches, settings.renewAcknowledgeEnable);
+    const invalid = validateAcknowledgements(batches);
     if (invalid !== ErrorCode.NONE) return invalid;
-    // All or nothing: every offset must be this member's acquired record before anything changes.
+    // All or nothing: every range is checked before anything changes.
     for (const ack of batches) {
-      if (ack.firstOffset < this.start && ack.lastOffset < this.start) return ErrorCode.INVALID_RECORD_STATE;
-      let covered = ack.firstOffset;
-      let ok = true;
-      for (let i = this.indexAtOrAfter(ack.firstOffset); i < this.batches.length && ok; i++) {
-        const b = this.batches[i];
-        if (b.firstOffset > ack.lastOffset) break;
-        if (b.firstOffset > covered) ok = false;
-        covered = b.lastOffset + 1n;
-      }
-      if (!ok || covered <= ack.lastOffset) return ErrorCode.INVALID_RECORD_STATE;
-      let held = true;
-      this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
-        if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
-      });
-      if (!held) return ErrorCode.INVALID_RECORD_STATE;
+      const code = this.checkAcknowledgement(memberId, ack, settings.renewAcknowledgeEnable);
+      if (code !== ErrorCode.NONE) return code;
     }
     const changes: SlotChange[] = [];
     const ranges: Array<[bigint, bigint]> = [];
@@ -708,6 +695,28 @@ class InFlightSharePartition implements SharePartition {
     for (const [cause, runs] of archived) this.finishArchive(runs, cause);
     this.notifyAvailable();
     return ErrorCode.NONE;
+  }
+
+  /** Kafka's checks of one range against the in-flight records (fetchSubMapForAcknowledgementBatch and the state checks). */
+  private checkAcknowledgement(memberId: string, ack: AcknowledgementBatch, renewEnabled: boolean): number {
+    if (!renewEnabled && ack.acknowledgeTypes.includes(AcknowledgeType.RENEW)) return ErrorCode.INVALID_RECORD_STATE;
+    let floor = this.floorIndex(ack.firstOffset);
+    // A range starting below the first batch kept still counts from the start offset on.
+    if (floor < 0 && ack.firstOffset < this.start && this.start <= ack.lastOffset) floor = this.floorIndex(this.start);
+    if (floor < 0) return ErrorCode.INVALID_RECORD_STATE;
+    const last = this.batches[this.floorIndex(ack.lastOffset)];
+    if (last.lastOffset < ack.firstOffset || ack.lastOffset > last.lastOffset) return ErrorCode.INVALID_REQUEST;
+    let held = true;
+    this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
+      if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
+    });
+    return held ? ErrorCode.NONE : ErrorCode.INVALID_RECORD_STATE;
+  }
+
+  /** Index of the last batch whose firstOffset <= offset; -1 when none. */
+  private floorIndex(offset: bigint): number {
+    const i = this.indexAtOrAfter(offset);
+    return i < this.batches.length && this.batches[i].firstOffset <= offset ? i : i - 1;
   }
 
   releaseAcquiredRecords(memberId: string): Promise<number> {
@@ -927,18 +936,16 @@ function skippedCount(skipped: ReadonlyArray<readonly [bigint, bigint]>, from: b
 }
 
 /**
- * Kafka's checks of acknowledgement batches (KafkaApis/SharePartition): ordered, non-overlapping
- * ranges, one type or one per offset, known types (RENEW only where the group allows it).
+ * Kafka's checks of a request's acknowledgement batches (KafkaApis): ordered, non-overlapping ranges,
+ * one type or one per offset, known types. INVALID_REQUEST when one fails.
  */
-export function validateAcknowledgements(batches: readonly AcknowledgementBatch[], renewEnabled: boolean): number {
+export function validateAcknowledgements(batches: readonly AcknowledgementBatch[]): number {
   let previousLast = -1n;
   for (const b of batches) {
     if (b.firstOffset < 0n || b.lastOffset < b.firstOffset || b.firstOffset <= previousLast) return ErrorCode.INVALID_REQUEST;
     const size = b.lastOffset - b.firstOffset + 1n;
     if (b.acknowledgeTypes.length !== 1 && BigInt(b.acknowledgeTypes.length) !== size) return ErrorCode.INVALID_REQUEST;
-    for (const t of b.acknowledgeTypes) {
-      if (t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW || (t === AcknowledgeType.RENEW && !renewEnabled)) return ErrorCode.INVALID_REQUEST;
-    }
+    if (b.acknowledgeTypes.some((t) => t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW)) return ErrorCode.INVALID_REQUEST;
     previousLast = b.lastOffset;
   }
   return ErrorCode.NONE;

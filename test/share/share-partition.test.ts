@@ -277,7 +277,9 @@ describe('share/share-partition', () => {
       sp.acquire('m2', log(5, 9), 500);
       const writes = persister.writes.length;
       expect(await sp.acknowledge('m1', [ack(0, 4, AcknowledgeType.ACCEPT), ack(5, 5, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
-      expect(await sp.acknowledge('m1', [ack(3, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
+      // Past the records in flight: a bad request, as in Kafka.
+      expect(await sp.acknowledge('m1', [ack(3, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
+      expect(await sp.acknowledge('m1', [ack(10, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(persister.writes.length).to.equal(writes);
       expect(sp.startOffset()).to.equal(0n);
       expect(await sp.acknowledge('m1', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
@@ -285,14 +287,15 @@ describe('share/share-partition', () => {
       expect(await sp.acknowledge('m1', [ack(0, 0, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
     });
 
-    it('refuses malformed acknowledgements with INVALID_REQUEST', async () => {
+    it('refuses malformed acknowledgements with INVALID_REQUEST, renewals the group does not allow with INVALID_RECORD_STATE', async () => {
       const { sp } = await setup({ renewAcknowledgeEnable: false });
       sp.acquire('m', log(0, 9), 500);
       expect(await sp.acknowledge('m', [ack(5, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 3, AcknowledgeType.ACCEPT, AcknowledgeType.REJECT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 3, AcknowledgeType.ACCEPT), ack(2, 5, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 0, 9 as AcknowledgeType)])).to.equal(ErrorCode.INVALID_REQUEST);
-      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.RENEW)])).to.equal(ErrorCode.INVALID_REQUEST);
+      // Kafka answers a renewal the group does not allow as a record state it cannot take.
+      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.RENEW)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
     });
 
