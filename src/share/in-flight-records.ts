@@ -607,7 +607,8 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Calls fn for each state covering part of [first, last]: a whole batch's (with its bounds) or one
-   * offset's. Batches are split per offset first when only partly covered ('partial') or always.
+   * offset's. Batches are split per offset first when only partly covered ('partial') or always,
+   * except one whose state is being written (its rollback holds that state).
    */
   private forSlots(first: bigint, last: bigint, fn: (slot: RecordSlot, first: bigint, last: bigint) => void,
     split: 'never' | 'partial' | 'always' = 'never'): void {
@@ -615,7 +616,7 @@ class InFlightSharePartition implements SharePartition {
       const b = this.batches[i];
       if (b.firstOffset > last) break;
       const whole = first <= b.firstOffset && last >= b.lastOffset;
-      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole))) {
+      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole) || b.slot.pending)) {
         fn(b.slot, b.firstOffset, b.lastOffset);
         continue;
       }

@@ -377,6 +377,19 @@ describe('share/share-partition', () => {
     expect(sp.startOffset()).to.equal(6n);
   });
 
+  it('leaves records being acknowledged alone when the log start moves past part of them', async () => {
+    const { sp, persister } = await setup();
+    sp.acquire('m', log(0, 9, 10), 500);
+    persister.hold();
+    const pending = sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)]);
+    await flush();
+    sp.logStartOffsetChanged(4n);
+    persister.release();
+    expect(await pending).to.equal(ErrorCode.NONE);
+    expect(sp.startOffset()).to.equal(10n);
+    expect(sp.nextFetchOffset()).to.equal(10n);
+  });
+
   it('reloads from the persisted state: redelivers only what was not acknowledged', async () => {
     const persister = new MemoryPersister();
     const first = await setup({}, persister);
