@@ -309,7 +309,7 @@ class InFlightSharePartition implements SharePartition {
   // ---- acquisition ----
 
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[] {
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint, recordLimit = false): AcquiredRecords[] {
     if (!this.loaded || this.closed || batches.length === 0 || maxRecords <= 0) return [];
     const settings = this.opts.settings();
     let lastOffset = batches[batches.length - 1].lastOffset;
@@ -341,13 +341,15 @@ class InFlightSharePartition implements SharePartition {
       if (pos < b.firstOffset) {
         // Never delivered (a gap of the persisted state): new records.
         const gapLast = b.firstOffset - 1n < lastOffset ? b.firstOffset - 1n : lastOffset;
-        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, acquired, lock, i);
+        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, recordLimit, acquired, lock, i);
         i = this.indexAtOrAfter(b.firstOffset) - 1;
         pos = b.firstOffset;
         continue;
       }
       const reqLast = b.lastOffset < lastOffset ? b.lastOffset : lastOffset;
-      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset;
+      // In record_limit mode a batch larger than what is left is acquired in part (Kafka's checkForRecordLimitSubsetMatch).
+      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset
+        && (!recordLimit || b.lastOffset - b.firstOffset + 1n <= BigInt(limit - count));
       const throttle = this.shouldThrottle(b, pos, reqLast, tLimit);
       if (throttle && count > 0) break;
       if (fullMatch && !throttle) {
@@ -363,13 +365,14 @@ class InFlightSharePartition implements SharePartition {
           }
         }
       } else if (b.offsets !== null || b.slot.state === RecordState.AVAILABLE && !b.slot.pending) {
-        count += this.acquireSubset(memberId, b, pos, reqLast, settings.deliveryCountLimit, tLimit, acquired, archived, lock);
+        count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings.deliveryCountLimit, tLimit,
+          acquired, archived, lock);
         if (throttle && count > 0) break;
       }
       pos = b.lastOffset + 1n;
     }
     if (count < limit && pos <= lastOffset && pos > this.cacheEnd()) {
-      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, acquired, lock, this.batches.length);
+      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, recordLimit, acquired, lock, this.batches.length);
     }
     this.finishArchive(archived, 'delivery-count-exceeded');
     // Control records and aborted ones at the head need no acknowledgement.
@@ -388,7 +391,7 @@ class InFlightSharePartition implements SharePartition {
   }
 
   /** Kafka's acquireSubsetBatchRecords over one batch, split per offset. */
-  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, deliveryLimit: number, tLimit: number,
+  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, maxCount: number, deliveryLimit: number, tLimit: number,
     acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
     const offsets = this.split(b);
     let count = 0;
@@ -413,7 +416,7 @@ class InFlightSharePartition implements SharePartition {
       pushAcquired(acquired, o, o, slot.deliveryCount);
       count++;
       if (slot.deliveryCount === deliveryLimit && deliveryLimit > 2) break;
-      if (cap > 0 && count === cap) break;
+      if ((cap > 0 && count === cap) || count === maxCount) break;
     }
     if (taken.length > 0) {
       const l = lock(taken[0], taken[taken.length - 1]);
@@ -424,11 +427,12 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Records never delivered, from `from` to `to`, taken a whole log batch at a time until `limit`
-   * is reached (Kafka's batch-optimized acquisition); one in-flight batch per contiguous run,
-   * inserted at batch index `at`. Control batches and aborted records become archived runs.
+   * is reached (Kafka's batch-optimized acquisition), or exactly `limit` in record_limit mode; one
+   * in-flight batch per contiguous run, inserted at batch index `at`. Control batches and aborted
+   * records become archived runs.
    */
   private acquireNew(memberId: string, log: readonly LogBatchBounds[], skipped: ReadonlyArray<readonly [bigint, bigint]>,
-    from: bigint, to: bigint, limit: number, acquired: AcquiredRecords[],
+    from: bigint, to: bigint, limit: number, recordLimit: boolean, acquired: AcquiredRecords[],
     lock: (f: bigint, l: bigint) => AcquisitionLock, at: number): number {
     let last = from - 1n;
     for (const b of log) {
@@ -439,6 +443,17 @@ class InFlightSharePartition implements SharePartition {
       if (wanted >= limit) break;
     }
     if (last < from) return 0;
+    if (recordLimit) {
+      // The offset of the limit-th record that can be delivered.
+      for (let end = from + BigInt(limit) - 1n; ;) {
+        const next = from + BigInt(limit) - 1n + BigInt(skippedCount(skipped, from, end));
+        if (next === end) {
+          if (end < last) last = end;
+          break;
+        }
+        end = next;
+      }
+    }
     // The range [from, last] split into acquired runs and skipped (archived) runs.
     const runs: InFlightBatch[] = [];
     let count = 0;

@@ -104,6 +104,17 @@ describe('share/share-partition', () => {
       expect(sp.nextFetchOffset()).to.equal(15n);
     });
 
+    it('acquires exactly maxRecords in record_limit mode, splitting batches', async () => {
+      const { sp, clock } = await setup();
+      const records = [batch(0, 1, { isControl: true, isTransactional: true, producerId: 3n }), ...log(2, 14)];
+      expect(sp.acquire('m', records, 4, [], undefined, true)).to.deep.equal([range(2, 5, 1)]);
+      expect(sp.nextFetchOffset()).to.equal(6n);
+      expect(sp.acquire('m', log(5, 14), 4, [], undefined, true)).to.deep.equal([range(6, 9, 1)]);
+      clock.advance(LOCK_MS);
+      expect(sp.acquire('m', records, 3, [], undefined, true)).to.deep.equal([range(2, 4, 2)]);
+      expect(sp.acquire('m', records, 3, [], undefined, true)).to.deep.equal([range(5, 7, 2)]);
+    });
+
     it('releases the records when their lock expires: available again, redelivered with the next delivery count', async () => {
       const { sp, clock, persister, available } = await setup();
       sp.acquire('m1', log(0, 9), 500);
