@@ -374,6 +374,7 @@ class InFlightSharePartition implements SharePartition {
     if (count < limit && pos <= lastOffset && pos > this.cacheEnd()) {
       this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, recordLimit, acquired, lock, this.batches.length);
     }
+    if (archived.length > 0) this.persistChanges(archived.map(([first, last]) => [first, last]));
     this.finishArchive(archived, 'delivery-count-exceeded');
     // Control records and aborted ones at the head need no acknowledgement.
     this.advanceStart(false);
