@@ -309,7 +309,7 @@ class InFlightSharePartition implements SharePartition {
   // ---- acquisition ----
 
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[] {
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint, recordLimit = false): AcquiredRecords[] {
     if (!this.loaded || this.closed || batches.length === 0 || maxRecords <= 0) return [];
     const settings = this.opts.settings();
     let lastOffset = batches[batches.length - 1].lastOffset;
@@ -324,6 +324,9 @@ class InFlightSharePartition implements SharePartition {
       if (lastOffset > end) lastOffset = end;
     }
     if (fetchOffset !== undefined) this.archiveMissing(fetchOffset, batches[0].baseOffset);
+    // Offsets never delivered below the first batch returned are not in the log any more (the read
+    // started at or below them): archived, so the start can move past them.
+    this.archiveNeverDelivered(this.start, batches[0].baseOffset - 1n);
 
     const skipped = this.undeliverableRanges(batches, settings.readCommitted ? aborted ?? [] : []);
     const acquired: AcquiredRecords[] = [];
@@ -338,13 +341,15 @@ class InFlightSharePartition implements SharePartition {
       if (pos < b.firstOffset) {
         // Never delivered (a gap of the persisted state): new records.
         const gapLast = b.firstOffset - 1n < lastOffset ? b.firstOffset - 1n : lastOffset;
-        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, acquired, lock, i);
+        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, recordLimit, acquired, lock, i);
         i = this.indexAtOrAfter(b.firstOffset) - 1;
         pos = b.firstOffset;
         continue;
       }
       const reqLast = b.lastOffset < lastOffset ? b.lastOffset : lastOffset;
-      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset;
+      // In record_limit mode a batch larger than what is left is acquired in part (Kafka's checkForRecordLimitSubsetMatch).
+      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset
+        && (!recordLimit || b.lastOffset - b.firstOffset + 1n <= BigInt(limit - count));
       const throttle = this.shouldThrottle(b, pos, reqLast, tLimit);
       if (throttle && count > 0) break;
       if (fullMatch && !throttle) {
@@ -360,14 +365,16 @@ class InFlightSharePartition implements SharePartition {
           }
         }
       } else if (b.offsets !== null || b.slot.state === RecordState.AVAILABLE && !b.slot.pending) {
-        count += this.acquireSubset(memberId, b, pos, reqLast, settings.deliveryCountLimit, tLimit, acquired, archived, lock);
+        count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings.deliveryCountLimit, tLimit,
+          acquired, archived, lock);
         if (throttle && count > 0) break;
       }
       pos = b.lastOffset + 1n;
     }
     if (count < limit && pos <= lastOffset && pos > this.cacheEnd()) {
-      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, acquired, lock, this.batches.length);
+      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, recordLimit, acquired, lock, this.batches.length);
     }
+    if (archived.length > 0) this.persistChanges(archived.map(([first, last]) => [first, last]));
     this.finishArchive(archived, 'delivery-count-exceeded');
     // Control records and aborted ones at the head need no acknowledgement.
     this.advanceStart(false);
@@ -385,7 +392,7 @@ class InFlightSharePartition implements SharePartition {
   }
 
   /** Kafka's acquireSubsetBatchRecords over one batch, split per offset. */
-  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, deliveryLimit: number, tLimit: number,
+  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, maxCount: number, deliveryLimit: number, tLimit: number,
     acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
     const offsets = this.split(b);
     let count = 0;
@@ -410,7 +417,7 @@ class InFlightSharePartition implements SharePartition {
       pushAcquired(acquired, o, o, slot.deliveryCount);
       count++;
       if (slot.deliveryCount === deliveryLimit && deliveryLimit > 2) break;
-      if (cap > 0 && count === cap) break;
+      if ((cap > 0 && count === cap) || count === maxCount) break;
     }
     if (taken.length > 0) {
       const l = lock(taken[0], taken[taken.length - 1]);
@@ -421,11 +428,12 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Records never delivered, from `from` to `to`, taken a whole log batch at a time until `limit`
-   * is reached (Kafka's batch-optimized acquisition); one in-flight batch per contiguous run,
-   * inserted at batch index `at`. Control batches and aborted records become archived runs.
+   * is reached (Kafka's batch-optimized acquisition), or exactly `limit` in record_limit mode; one
+   * in-flight batch per contiguous run, inserted at batch index `at`. Control batches and aborted
+   * records become archived runs.
    */
   private acquireNew(memberId: string, log: readonly LogBatchBounds[], skipped: ReadonlyArray<readonly [bigint, bigint]>,
-    from: bigint, to: bigint, limit: number, acquired: AcquiredRecords[],
+    from: bigint, to: bigint, limit: number, recordLimit: boolean, acquired: AcquiredRecords[],
     lock: (f: bigint, l: bigint) => AcquisitionLock, at: number): number {
     let last = from - 1n;
     for (const b of log) {
@@ -436,6 +444,17 @@ class InFlightSharePartition implements SharePartition {
       if (wanted >= limit) break;
     }
     if (last < from) return 0;
+    if (recordLimit) {
+      // The offset of the limit-th record that can be delivered.
+      for (let end = from + BigInt(limit) - 1n; ;) {
+        const next = from + BigInt(limit) - 1n + BigInt(skippedCount(skipped, from, end));
+        if (next === end) {
+          if (end < last) last = end;
+          break;
+        }
+        end = next;
+      }
+    }
     // The range [from, last] split into acquired runs and skipped (archived) runs.
     const runs: InFlightBatch[] = [];
     let count = 0;
@@ -470,7 +489,11 @@ class InFlightSharePartition implements SharePartition {
     const pendingAborts = [...aborted].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
     const abortedProducers = new Set<bigint>();
     let next = 0;
+    let previousLast: bigint | null = null;
     for (const b of log) {
+      // Between two batches: offsets compaction removed.
+      if (previousLast !== null && b.baseOffset > previousLast + 1n) ranges.push([previousLast + 1n, b.baseOffset - 1n]);
+      previousLast = b.lastOffset;
       while (next < pendingAborts.length && pendingAborts[next].firstOffset <= b.lastOffset) abortedProducers.add(pendingAborts[next++].producerId);
       if (b.isControl) {
         // The marker ends its producer's aborted transaction.
@@ -481,6 +504,22 @@ class InFlightSharePartition implements SharePartition {
       }
     }
     return ranges;
+  }
+
+  /** Archived runs for the offsets of [from, to] in no in-flight batch (never delivered, gone from the log). */
+  private archiveNeverDelivered(from: bigint, to: bigint): void {
+    const holes: InFlightBatch[] = [];
+    let pos = from;
+    const hole = (first: bigint, last: bigint) => holes.push({ firstOffset: first, lastOffset: last, offsets: null,
+      slot: { state: RecordState.ARCHIVED, deliveryCount: 0, memberId: null, lock: null, pending: false } });
+    for (let i = this.indexAtOrAfter(from); i < this.batches.length && pos <= to; i++) {
+      const b = this.batches[i];
+      if (b.firstOffset > pos) hole(pos, b.firstOffset - 1n < to ? b.firstOffset - 1n : to);
+      pos = b.lastOffset + 1n;
+    }
+    if (pos <= to) hole(pos, to);
+    if (holes.length === 0) return;
+    for (const h of holes) this.batches.splice(this.indexAtOrAfter(h.firstOffset), 0, h);
   }
 
   /**
@@ -584,7 +623,8 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Calls fn for each state covering part of [first, last]: a whole batch's (with its bounds) or one
-   * offset's. Batches are split per offset first when only partly covered ('partial') or always.
+   * offset's. Batches are split per offset first when only partly covered ('partial') or always,
+   * except one whose state is being written (its rollback holds that state).
    */
   private forSlots(first: bigint, last: bigint, fn: (slot: RecordSlot, first: bigint, last: bigint) => void,
     split: 'never' | 'partial' | 'always' = 'never'): void {
@@ -592,7 +632,7 @@ class InFlightSharePartition implements SharePartition {
       const b = this.batches[i];
       if (b.firstOffset > last) break;
       const whole = first <= b.firstOffset && last >= b.lastOffset;
-      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole))) {
+      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole) || b.slot.pending)) {
         fn(b.slot, b.firstOffset, b.lastOffset);
         continue;
       }
@@ -611,35 +651,23 @@ class InFlightSharePartition implements SharePartition {
   private async doAcknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
     if (!this.loaded || this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const settings = this.opts.settings();
-    const invalid = validateAcknowledgements(batches, settings.renewAcknowledgeEnable);
+    const invalid = validateAcknowledgements(batches);
     if (invalid !== ErrorCode.NONE) return invalid;
-    // All or nothing: every offset must be this member's acquired record before anything changes.
+    // All or nothing: every range is checked before anything changes.
     for (const ack of batches) {
-      if (ack.firstOffset < this.start && ack.lastOffset < this.start) return ErrorCode.INVALID_RECORD_STATE;
-      let covered = ack.firstOffset;
-      let ok = true;
-      for (let i = this.indexAtOrAfter(ack.firstOffset); i < this.batches.length && ok; i++) {
-        const b = this.batches[i];
-        if (b.firstOffset > ack.lastOffset) break;
-        if (b.firstOffset > covered) ok = false;
-        covered = b.lastOffset + 1n;
-      }
-      if (!ok || covered <= ack.lastOffset) return ErrorCode.INVALID_RECORD_STATE;
-      let held = true;
-      this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
-        if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
-      });
-      if (!held) return ErrorCode.INVALID_RECORD_STATE;
+      const code = this.checkAcknowledgement(memberId, ack, settings.renewAcknowledgeEnable);
+      if (code !== ErrorCode.NONE) return code;
     }
     const changes: SlotChange[] = [];
     const ranges: Array<[bigint, bigint]> = [];
     const archived = new Map<ArchiveCause, Array<[bigint, bigint, number]>>([['rejected', []], ['delivery-count-exceeded', []]]);
     for (const ack of batches) {
       const typeAt = (offset: bigint) => (ack.acknowledgeTypes.length === 1 ? ack.acknowledgeTypes[0] : ack.acknowledgeTypes[Number(offset - ack.firstOffset)]);
+      let renewed: AcquisitionLock | null = null;
       const visit = (slot: RecordSlot, first: bigint, last: bigint) => {
         const type = typeAt(first);
         if (type === AcknowledgeType.RENEW) {
-          slot.lock = this.newLock(memberId, first, last, settings.recordLockDurationMs);
+          slot.lock = renewed ??= this.newLock(memberId, ack.firstOffset, ack.lastOffset, settings.recordLockDurationMs);
           return;
         }
         changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
@@ -686,19 +714,47 @@ class InFlightSharePartition implements SharePartition {
     return ErrorCode.NONE;
   }
 
+  /** Kafka's checks of one range against the in-flight records (fetchSubMapForAcknowledgementBatch and the state checks). */
+  private checkAcknowledgement(memberId: string, ack: AcknowledgementBatch, renewEnabled: boolean): number {
+    if (!renewEnabled && ack.acknowledgeTypes.includes(AcknowledgeType.RENEW)) return ErrorCode.INVALID_RECORD_STATE;
+    let floor = this.floorIndex(ack.firstOffset);
+    // A range starting below the first batch kept still counts from the start offset on.
+    if (floor < 0 && ack.firstOffset < this.start && this.start <= ack.lastOffset) floor = this.floorIndex(this.start);
+    if (floor < 0) return ErrorCode.INVALID_RECORD_STATE;
+    const last = this.batches[this.floorIndex(ack.lastOffset)];
+    if (last.lastOffset < ack.firstOffset || ack.lastOffset > last.lastOffset) return ErrorCode.INVALID_REQUEST;
+    let held = true;
+    this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
+      if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
+    });
+    return held ? ErrorCode.NONE : ErrorCode.INVALID_RECORD_STATE;
+  }
+
+  /** Index of the last batch whose firstOffset <= offset; -1 when none. */
+  private floorIndex(offset: bigint): number {
+    const i = this.indexAtOrAfter(offset);
+    return i < this.batches.length && this.batches[i].firstOffset <= offset ? i : i - 1;
+  }
+
   releaseAcquiredRecords(memberId: string): Promise<number> {
     return this.serialized(async () => {
       if (!this.loaded || this.closed) return ErrorCode.NONE;
       const limit = this.opts.settings().deliveryCountLimit;
       const ranges: Array<[bigint, bigint]> = [];
       const archived: Array<[bigint, bigint, number]> = [];
+      const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
       for (const b of this.batches) {
-        const slots: Array<[RecordSlot, bigint]> = b.offsets === null ? [[b.slot, b.firstOffset]] : b.offsets.map((s, i) => [s, b.firstOffset + BigInt(i)]);
-        for (const [slot, first] of slots) {
-          if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) continue;
-          const last = b.offsets === null ? b.lastOffset : first;
-          this.release(slot, first, last, limit, archived);
-          ranges.push([first, last]);
+        if (b.offsets === null) {
+          if (!held(b.slot)) continue;
+          this.release(b.slot, b.firstOffset, b.lastOffset, limit, archived);
+          ranges.push([b.firstOffset, b.lastOffset]);
+          continue;
+        }
+        for (let i = 0; i < b.offsets.length; i++) {
+          if (!held(b.offsets[i])) continue;
+          const offset = b.firstOffset + BigInt(i);
+          this.release(b.offsets[i], offset, offset, limit, archived);
+          ranges.push([offset, offset]);
         }
       }
       if (ranges.length === 0) return ErrorCode.NONE;
@@ -897,18 +953,16 @@ function skippedCount(skipped: ReadonlyArray<readonly [bigint, bigint]>, from: b
 }
 
 /**
- * Kafka's checks of acknowledgement batches (KafkaApis/SharePartition): ordered, non-overlapping
- * ranges, one type or one per offset, known types (RENEW only where the group allows it).
+ * Kafka's checks of a request's acknowledgement batches (KafkaApis): ordered, non-overlapping ranges,
+ * one type or one per offset, known types. INVALID_REQUEST when one fails.
  */
-export function validateAcknowledgements(batches: readonly AcknowledgementBatch[], renewEnabled: boolean): number {
+export function validateAcknowledgements(batches: readonly AcknowledgementBatch[]): number {
   let previousLast = -1n;
   for (const b of batches) {
     if (b.firstOffset < 0n || b.lastOffset < b.firstOffset || b.firstOffset <= previousLast) return ErrorCode.INVALID_REQUEST;
     const size = b.lastOffset - b.firstOffset + 1n;
     if (b.acknowledgeTypes.length !== 1 && BigInt(b.acknowledgeTypes.length) !== size) return ErrorCode.INVALID_REQUEST;
-    for (const t of b.acknowledgeTypes) {
-      if (t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW || (t === AcknowledgeType.RENEW && !renewEnabled)) return ErrorCode.INVALID_REQUEST;
-    }
+    if (b.acknowledgeTypes.some((t) => t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW)) return ErrorCode.INVALID_REQUEST;
     previousLast = b.lastOffset;
   }
   return ErrorCode.NONE;

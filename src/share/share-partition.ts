@@ -81,9 +81,11 @@ export interface SharePartition {
    * read_committed, records of `aborted` transactions are archived, never acquired; control batches
    * always are. `fetchOffset`: the nextFetchOffset() the log was read from; available records
    * between it and the first batch returned are gone from the log (compaction) and are archived.
+   * maxRecords may be exceeded to the end of a batch (ShareAcquireMode batch_optimized, Kafka's
+   * default), never with `recordLimit` (ShareAcquireMode record_limit: batches are split).
    */
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[];
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint, recordLimit?: boolean): AcquiredRecords[];
   /**
    * Applies memberId's acknowledgements (all or none: a range it does not hold fails the whole
    * call with INVALID_RECORD_STATE, a malformed one with INVALID_REQUEST); resolves with the error

@@ -104,6 +104,17 @@ describe('share/share-partition', () => {
       expect(sp.nextFetchOffset()).to.equal(15n);
     });
 
+    it('acquires exactly maxRecords in record_limit mode, splitting batches', async () => {
+      const { sp, clock } = await setup();
+      const records = [batch(0, 1, { isControl: true, isTransactional: true, producerId: 3n }), ...log(2, 14)];
+      expect(sp.acquire('m', records, 4, [], undefined, true)).to.deep.equal([range(2, 5, 1)]);
+      expect(sp.nextFetchOffset()).to.equal(6n);
+      expect(sp.acquire('m', log(5, 14), 4, [], undefined, true)).to.deep.equal([range(6, 9, 1)]);
+      clock.advance(LOCK_MS);
+      expect(sp.acquire('m', records, 3, [], undefined, true)).to.deep.equal([range(2, 4, 2)]);
+      expect(sp.acquire('m', records, 3, [], undefined, true)).to.deep.equal([range(5, 7, 2)]);
+    });
+
     it('releases the records when their lock expires: available again, redelivered with the next delivery count', async () => {
       const { sp, clock, persister, available } = await setup();
       sp.acquire('m1', log(0, 9), 500);
@@ -155,6 +166,29 @@ describe('share/share-partition', () => {
       expect(sp.startOffset()).to.equal(4n);
     });
 
+    it('archives offsets compaction removed between batches and before the first batch returned, never delivering them', async () => {
+      const { sp } = await setup();
+      expect(sp.acquire('m', [batch(0, 4), batch(8, 9)], 500)).to.deep.equal([range(0, 4, 1), range(8, 9, 1)]);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT), ack(8, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(10n);
+      // Read from 10, the log's next batch starts at 15.
+      expect(sp.acquire('m', [batch(15, 19)], 500)).to.deep.equal([range(15, 19, 1)]);
+      expect(await sp.acknowledge('m', [ack(15, 19, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(20n);
+
+      // Reloaded with offsets never delivered below an acknowledged run, which compaction then removed in part.
+      const persister = new MemoryPersister();
+      persister.setState(key, { stateEpoch: 1, leaderEpoch: 0, startOffset: 0n, deliveryCompleteCount: 5, stateBatches: [
+        { firstOffset: 5n, lastOffset: 9n, deliveryState: DeliveryState.ACKNOWLEDGED, deliveryCount: 1 },
+      ] });
+      const reloaded = await setup({}, persister);
+      expect(reloaded.sp.nextFetchOffset()).to.equal(0n);
+      expect(reloaded.sp.acquire('m', [batch(3, 4), batch(5, 9), batch(10, 12)], 500)).to.deep.equal([range(3, 4, 1), range(10, 12, 1)]);
+      expect(await reloaded.sp.acknowledge('m', [ack(3, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(reloaded.sp.startOffset()).to.equal(10n);
+      expect(persister.writes.at(-1)!.change).to.deep.include({ stateEpoch: 1, startOffset: 10n });
+    });
+
     it('acknowledges offsets with no record (compaction within a batch) as GAP', async () => {
       const { sp } = await setup();
       sp.acquire('m', log(0, 9, 10), 500);
@@ -191,6 +225,20 @@ describe('share/share-partition', () => {
       // The last attempt: one record at a time.
       expect(sp.acquire('m', log(0, 9, 10), 500)).to.deep.equal([range(0, 0, 5)]);
       expect(sp.acquire('m', log(1, 9, 9), 500)).to.deep.equal([range(1, 1, 5)]);
+    });
+
+    it('delivers a throttled batch in a fetch of its own', async () => {
+      const { sp, clock } = await setup({ deliveryCountLimit: 5 });
+      sp.acquire('m', log(0, 4), 500);
+      sp.acquire('m', log(5, 9), 500);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.NONE);
+      clock.advance(LOCK_MS);
+      for (const delivery of [2, 3]) {
+        expect(sp.acquire('m', log(5, 9), 500)).to.deep.equal([range(5, 9, delivery)]);
+        clock.advance(LOCK_MS);
+      }
+      expect(sp.acquire('m', log(0, 9), 500)).to.deep.equal([range(0, 4, 2)]);
+      expect(sp.acquire('m', log(5, 9), 500)).to.deep.equal([range(5, 6, 4)]);
     });
   });
 
@@ -240,7 +288,9 @@ describe('share/share-partition', () => {
       sp.acquire('m2', log(5, 9), 500);
       const writes = persister.writes.length;
       expect(await sp.acknowledge('m1', [ack(0, 4, AcknowledgeType.ACCEPT), ack(5, 5, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
-      expect(await sp.acknowledge('m1', [ack(3, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
+      // Past the records in flight: a bad request, as in Kafka.
+      expect(await sp.acknowledge('m1', [ack(3, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
+      expect(await sp.acknowledge('m1', [ack(10, 12, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(persister.writes.length).to.equal(writes);
       expect(sp.startOffset()).to.equal(0n);
       expect(await sp.acknowledge('m1', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
@@ -248,14 +298,15 @@ describe('share/share-partition', () => {
       expect(await sp.acknowledge('m1', [ack(0, 0, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
     });
 
-    it('refuses malformed acknowledgements with INVALID_REQUEST', async () => {
+    it('refuses malformed acknowledgements with INVALID_REQUEST, renewals the group does not allow with INVALID_RECORD_STATE', async () => {
       const { sp } = await setup({ renewAcknowledgeEnable: false });
       sp.acquire('m', log(0, 9), 500);
       expect(await sp.acknowledge('m', [ack(5, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 3, AcknowledgeType.ACCEPT, AcknowledgeType.REJECT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 3, AcknowledgeType.ACCEPT), ack(2, 5, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_REQUEST);
       expect(await sp.acknowledge('m', [ack(0, 0, 9 as AcknowledgeType)])).to.equal(ErrorCode.INVALID_REQUEST);
-      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.RENEW)])).to.equal(ErrorCode.INVALID_REQUEST);
+      // Kafka answers a renewal the group does not allow as a record state it cannot take.
+      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.RENEW)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
     });
 
@@ -335,6 +386,19 @@ describe('share/share-partition', () => {
     expect(sp.acquire('m', log(5, 9), 500)).to.deep.equal([range(6, 9, 2)]);
     sp.logStartOffsetChanged(3n);
     expect(sp.startOffset()).to.equal(6n);
+  });
+
+  it('leaves records being acknowledged alone when the log start moves past part of them', async () => {
+    const { sp, persister } = await setup();
+    sp.acquire('m', log(0, 9, 10), 500);
+    persister.hold();
+    const pending = sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)]);
+    await flush();
+    sp.logStartOffsetChanged(4n);
+    persister.release();
+    expect(await pending).to.equal(ErrorCode.NONE);
+    expect(sp.startOffset()).to.equal(10n);
+    expect(sp.nextFetchOffset()).to.equal(10n);
   });
 
   it('reloads from the persisted state: redelivers only what was not acknowledged', async () => {
