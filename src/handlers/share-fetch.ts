@@ -18,7 +18,8 @@
 //   records are released. v2 IsRenewAck fetches nothing either (acknowledgements only).
 // - A full session (epoch 0) answers every partition; an incremental one only those with records,
 //   an error or acknowledgements. AcquisitionLockTimeoutMs is the group's share.record.lock.duration.ms.
-// - ShareAcquireMode and BatchSize are not used: acquisition follows the share-partition's own batching.
+// - v2 ShareAcquireMode: batch_optimized (0, the default) may finish a batch past MaxRecords,
+//   record_limit (1) never exceeds it; another value INVALID_REQUEST. BatchSize is not used.
 import { ApiKey } from '../protocol/generated';
 import type { ShareFetchResponse, ShareFetchResponsePartitionData } from '../protocol/generated/ShareFetchResponse';
 import { ErrorCode } from '../common/errors';
@@ -49,6 +50,9 @@ interface PartitionAnswer {
 }
 
 const NO_RECORDS = Buffer.alloc(0);
+/** v2's ShareAcquireMode (KIP-1206): whole batches past MaxRecords, or MaxRecords exactly. */
+const BATCH_OPTIMIZED = 0;
+const RECORD_LIMIT = 1;
 
 export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxVersion: 2 }, (s: ShareFetchServices) => async (req, ctx): Promise<ShareFetchResponse> => {
   const failed = (errorCode: number, errorMessage: string | null = null): ShareFetchResponse => ({
@@ -65,6 +69,8 @@ export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxV
       .filter(([, v]) => v !== 0).map(([name]) => name);
     if (nonZero.length > 0) return failed(ErrorCode.INVALID_REQUEST, `${nonZero.join(', ')} must be 0 in a share fetch with IsRenewAck set.`);
   }
+  const acquireMode = ctx.apiVersion >= 2 ? req.shareAcquireMode ?? BATCH_OPTIMIZED : BATCH_OPTIMIZED;
+  if (acquireMode !== BATCH_OPTIMIZED && acquireMode !== RECORD_LIMIT) return failed(ErrorCode.INVALID_REQUEST, `Unknown share acquire mode: ${acquireMode}`);
 
   const requested: ShareSessionPartition[] = [];
   const acknowledgements = new Map<string, RequestBatches>();
@@ -116,7 +122,7 @@ export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxV
     }
     if (fetched.length > 0) {
       const results = await s.sharePartitions.fetch({
-        groupId, memberId, maxWaitMs: req.maxWaitMs, maxRecords: req.maxRecords,
+        groupId, memberId, maxWaitMs: req.maxWaitMs, maxRecords: req.maxRecords, recordLimit: acquireMode === RECORD_LIMIT,
         maxBytes: Math.min(req.maxBytes ?? 0x7fffffff, s.config.getInt('fetch.max.bytes')), allocate: ctx.responseBuffer,
       }, fetched as ShareFetchPartition[]);
       fetched.forEach((answer, i) => {

@@ -62,6 +62,8 @@ export interface ShareFetchParams {
   readonly maxWaitMs: number;
   readonly maxBytes: number;
   readonly maxRecords: number;
+  /** ShareAcquireMode record_limit: never more than maxRecords (batch_optimized may finish a batch past it). */
+  readonly recordLimit: boolean;
   /** Where records read go (the connection's pool, given back once the response is written). */
   readonly allocate: (size: number) => Buffer;
 }
@@ -236,7 +238,7 @@ export class SharePartitionManager {
   ): Pick<ShareFetchPartitionResult, 'records' | 'acquired'> {
     const batches = logBatches(read.records);
     const aborted = read.abortedTransactions?.map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) }));
-    const acquired = sharePartition.acquire(params.memberId, batches, maxRecords, aborted, fetchOffset);
+    const acquired = sharePartition.acquire(params.memberId, batches, maxRecords, aborted, fetchOffset, params.recordLimit);
     return { acquired, records: acquired.length === 0 ? NO_RECORDS : acquiredBatches(read.records, batches, acquired, params.allocate) };
   }
 

@@ -288,4 +288,19 @@ describe('ShareFetch and ShareAcknowledge', function () {
     const v1 = await shareFetch(a, 'member-a', 3, topicId, { acknowledge: [renew] });
     expect(v1.responses[0].partitions[0].acknowledgeErrorCode).to.equal(ErrorCode.INVALID_REQUEST);
   });
+
+  it('v2: ShareAcquireMode record_limit never passes MaxRecords; batch_optimized finishes the batch; others are INVALID_REQUEST', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-acquire-mode');
+    const a = await connect();
+    await shareFetch(a, 'member-a', 0, topicId);
+    await produce(c, topicId, 2, 3);
+    const fetchV2 = (epoch: number, shareAcquireMode: number) => a.api(ApiKey.ShareFetch, 2, {
+      groupId: GROUP, memberId: 'member-a', shareSessionEpoch: epoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, maxRecords: 2, batchSize: 2,
+      shareAcquireMode, isRenewAck: false, topics: [], forgottenTopicsData: [],
+    });
+    expect(offsetsOf(acquiredOf(await fetchV2(1, 1)))).to.deep.equal([0, 1]);
+    expect(offsetsOf(acquiredOf(await fetchV2(2, 0)))).to.deep.equal([2, 3, 4, 5]);
+    expect((await fetchV2(3, 7)).errorCode).to.equal(ErrorCode.INVALID_REQUEST);
+  });
 });

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../common/errors';
 import type { Controller } from '../../cluster/controller';
 import { AclOperation, ResourceType } from '../../security/acl';
 import { validateAcknowledgements } from '../../share/in-flight-records';
-import type { AcknowledgementBatch } from '../../share/share-partition';
+import { AcknowledgeType, type AcknowledgementBatch } from '../../share/share-partition';
 import type { ShareFetchPartition, SharePartitionManager } from '../../share/share-partition-manager';
 import type { ShareSessionPartition } from '../../share/share-sessions';
 import type { RequestContext } from '../handler';
@@ -74,7 +74,9 @@ export async function acknowledgePartition(
   if (refusal !== ErrorCode.NONE) return refusal;
   const acknowledgements = batches as readonly AcknowledgementBatch[];
   // RENEW only from v2 on, in a request that says IsRenewAck (KIP-1222).
-  const invalid = validateAcknowledgements(acknowledgements, apiVersion >= 2 && isRenewAck);
+  const renewAllowed = apiVersion >= 2 && isRenewAck;
+  if (!renewAllowed && acknowledgements.some((b) => b.acknowledgeTypes.includes(AcknowledgeType.RENEW))) return ErrorCode.INVALID_REQUEST;
+  const invalid = validateAcknowledgements(acknowledgements);
   if (invalid !== ErrorCode.NONE) return invalid;
   return sharePartitions.acknowledge(groupId, memberId, p, acknowledgements);
 }
