@@ -101,8 +101,6 @@ export interface BrokerParts {
   remoteMarkers?: TxnMarkerChannel;
   /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
   remotePartitionAdds?: RemotePartitionAdds;
-  /** The share coordinator's state of share-partitions (KIP-932), local or over RPC. */
-  sharePersister?: Persister;
 }
 
 export class Broker {
@@ -167,7 +165,7 @@ export class Broker {
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
       () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
-    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? parts.sharePersister ?? NO_SHARE_COORDINATOR, log);
+    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? NO_SHARE_COORDINATOR, log);
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -199,7 +197,7 @@ export class Broker {
   }
 }
 
-/** Until a share coordinator serves this broker: share-partitions cannot load (retriable, as Kafka's answer without one). */
+/** Until the share coordinator's persister is wired here: share-partitions cannot load (retriable, as Kafka's answer without one). */
 const NO_SHARE_COORDINATOR: Persister = (() => {
   const unavailable = { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null };
   return {
