@@ -3,9 +3,9 @@
 // offsets are kept per batch (one state for the batch) until an acquisition, acknowledgement or
 // release covers only part of it; then that batch keeps one state per offset, as Kafka does.
 //
-// Acquisition is synchronous (the fetch path calls it with what it read); acknowledgements and
-// releases are serialized per share-partition (apply, persist, then commit or roll back), so writes
-// reach the share coordinator in order and a failed write leaves the records as they were.
+// Acquisition, acknowledgement and release change the records at once (the fetch path calls them
+// as requests come); their writes to the share coordinator go one after another per share-partition,
+// in the order of the changes, and a failed acknowledgement write puts its records back as they were.
 import { ErrorCode } from '../common/errors';
 import type { Logger } from '../common/logger';
 import type { ShareGroupSettings } from '../config/group-config';
@@ -63,7 +63,7 @@ interface RecordSlot {
   memberId: string | null;
   lock: AcquisitionLock | null;
   /** Changed by an acknowledgement whose write is in flight: not to be acquired, expired or counted yet. */
-  pending: boolean;
+  pending: AcknowledgementWrite | null;
 }
 
 interface InFlightBatch {
@@ -78,6 +78,13 @@ interface InFlightBatch {
 interface SlotChange {
   slot: RecordSlot;
   previous: Omit<RecordSlot, 'pending'>;
+}
+
+/** An acknowledgement applied in memory, its write in flight: committed or rolled back when it answers. */
+interface AcknowledgementWrite {
+  readonly changes: SlotChange[];
+  readonly ranges: Array<[bigint, bigint]>;
+  readonly archived: Map<ArchiveCause, Array<[bigint, bigint, number]>>;
 }
 
 const isTerminal = (s: RecordState) => s === RecordState.ACKNOWLEDGED || s === RecordState.ARCHIVED;
@@ -163,7 +170,7 @@ class InFlightSharePartition implements SharePartition {
   private cancelTimer: (() => void) | null = null;
   private timerDeadline = Infinity;
   private readonly listeners: Array<() => void> = [];
-  /** Acknowledgements, releases and writes, one after another. */
+  /** The writes, one after another. */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: SharePartitionOptions) {
@@ -231,11 +238,11 @@ class InFlightSharePartition implements SharePartition {
       this.batches.push({
         firstOffset: b.firstOffset,
         lastOffset: b.lastOffset,
-        slot: { state: stateOf, deliveryCount: b.deliveryCount, memberId: null, lock: null, pending: false },
+        slot: { state: stateOf, deliveryCount: b.deliveryCount, memberId: null, lock: null, pending: null },
         offsets: null,
       });
     }
-    this.advanceStart(false);
+    this.advanceStart();
     this.loaded = true;
     this.mayHaveAvailable = true;
     this.notifyAvailable();
@@ -377,7 +384,7 @@ class InFlightSharePartition implements SharePartition {
     if (archived.length > 0) this.persistChanges(archived.map(([first, last]) => [first, last]));
     this.finishArchive(archived, 'delivery-count-exceeded');
     // Control records and aborted ones at the head need no acknowledgement.
-    this.advanceStart(false);
+    this.advanceStart();
     return acquired;
   }
 
@@ -464,7 +471,7 @@ class InFlightSharePartition implements SharePartition {
       if (f > t) return;
       const acquiredRun = state === RecordState.ACQUIRED;
       runs.push({ firstOffset: f, lastOffset: t, offsets: null,
-        slot: { state, deliveryCount: acquiredRun ? 1 : 0, memberId: acquiredRun ? memberId : null, lock: acquiredRun ? l : null, pending: false } });
+        slot: { state, deliveryCount: acquiredRun ? 1 : 0, memberId: acquiredRun ? memberId : null, lock: acquiredRun ? l : null, pending: null } });
       if (acquiredRun) {
         pushAcquired(acquired, f, t, 1);
         count += Number(t - f + 1n);
@@ -511,7 +518,7 @@ class InFlightSharePartition implements SharePartition {
     const holes: InFlightBatch[] = [];
     let pos = from;
     const hole = (first: bigint, last: bigint) => holes.push({ firstOffset: first, lastOffset: last, offsets: null,
-      slot: { state: RecordState.ARCHIVED, deliveryCount: 0, memberId: null, lock: null, pending: false } });
+      slot: { state: RecordState.ARCHIVED, deliveryCount: 0, memberId: null, lock: null, pending: null } });
     for (let i = this.indexAtOrAfter(from); i < this.batches.length && pos <= to; i++) {
       const b = this.batches[i];
       if (b.firstOffset > pos) hole(pos, b.firstOffset - 1n < to ? b.firstOffset - 1n : to);
@@ -645,10 +652,13 @@ class InFlightSharePartition implements SharePartition {
   // ---- acknowledgement ----
 
   acknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
-    return this.serialized(() => this.doAcknowledge(memberId, batches));
+    const applied = this.applyAcknowledgements(memberId, batches);
+    if (typeof applied === 'number') return Promise.resolve(applied);
+    return this.serialized(() => this.commitAcknowledgements(applied));
   }
 
-  private async doAcknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
+  /** Checks every range, then changes the records (pending until written); an error code when a check fails. */
+  private applyAcknowledgements(memberId: string, batches: readonly AcknowledgementBatch[]): AcknowledgementWrite | number {
     if (!this.loaded || this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const settings = this.opts.settings();
     const invalid = validateAcknowledgements(batches);
@@ -658,9 +668,7 @@ class InFlightSharePartition implements SharePartition {
       const code = this.checkAcknowledgement(memberId, ack, settings.renewAcknowledgeEnable);
       if (code !== ErrorCode.NONE) return code;
     }
-    const changes: SlotChange[] = [];
-    const ranges: Array<[bigint, bigint]> = [];
-    const archived = new Map<ArchiveCause, Array<[bigint, bigint, number]>>([['rejected', []], ['delivery-count-exceeded', []]]);
+    const write: AcknowledgementWrite = { changes: [], ranges: [], archived: new Map([['rejected', []], ['delivery-count-exceeded', []]]) };
     for (const ack of batches) {
       const typeAt = (offset: bigint) => (ack.acknowledgeTypes.length === 1 ? ack.acknowledgeTypes[0] : ack.acknowledgeTypes[Number(offset - ack.firstOffset)]);
       let renewed: AcquisitionLock | null = null;
@@ -670,9 +678,9 @@ class InFlightSharePartition implements SharePartition {
           slot.lock = renewed ??= this.newLock(memberId, ack.firstOffset, ack.lastOffset, settings.recordLockDurationMs);
           return;
         }
-        changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
-        ranges.push([first, last]);
-        slot.pending = true;
+        write.changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
+        write.ranges.push([first, last]);
+        slot.pending = write;
         slot.memberId = null;
         slot.lock = null;
         if (type === AcknowledgeType.ACCEPT) {
@@ -680,22 +688,27 @@ class InFlightSharePartition implements SharePartition {
         } else if (type === AcknowledgeType.RELEASE) {
           if (slot.deliveryCount >= settings.deliveryCountLimit) {
             slot.state = RecordState.ARCHIVED;
-            archived.get('delivery-count-exceeded')!.push([first, last, slot.deliveryCount]);
+            write.archived.get('delivery-count-exceeded')!.push([first, last, slot.deliveryCount]);
           } else {
             slot.state = RecordState.AVAILABLE;
           }
         } else {
           slot.state = RecordState.ARCHIVED;
-          if (type === AcknowledgeType.REJECT) archived.get('rejected')!.push([first, last, slot.deliveryCount]);
+          if (type === AcknowledgeType.REJECT) write.archived.get('rejected')!.push([first, last, slot.deliveryCount]);
         }
       };
       // One type per offset: every batch it covers keeps its states per offset.
       this.forSlots(ack.firstOffset, ack.lastOffset, visit, ack.acknowledgeTypes.length === 1 ? 'partial' : 'always');
     }
-    if (changes.length === 0) return ErrorCode.NONE;
-    const code = await this.write(ranges, true);
-    for (const { slot, previous } of changes) {
-      slot.pending = false;
+    return write;
+  }
+
+  /** Writes an acknowledgement's changes, then commits them, or puts the records back when the write fails. */
+  private async commitAcknowledgements(write: AcknowledgementWrite): Promise<number> {
+    if (write.changes.length === 0) return ErrorCode.NONE;
+    const code = await this.write(write.ranges, write);
+    for (const { slot, previous } of write.changes) {
+      slot.pending = null;
       if (code !== ErrorCode.NONE) {
         Object.assign(slot, previous);
         // A lock that expired while the write was in flight expires now.
@@ -708,8 +721,8 @@ class InFlightSharePartition implements SharePartition {
       this.armTimer();
       return code;
     }
-    this.advanceStart(false);
-    for (const [cause, runs] of archived) this.finishArchive(runs, cause);
+    this.advanceStart();
+    for (const [cause, runs] of write.archived) this.finishArchive(runs, cause);
     this.notifyAvailable();
     return ErrorCode.NONE;
   }
@@ -737,31 +750,29 @@ class InFlightSharePartition implements SharePartition {
   }
 
   releaseAcquiredRecords(memberId: string): Promise<number> {
-    return this.serialized(async () => {
-      if (!this.loaded || this.closed) return ErrorCode.NONE;
-      const limit = this.opts.settings().deliveryCountLimit;
-      const ranges: Array<[bigint, bigint]> = [];
-      const archived: Array<[bigint, bigint, number]> = [];
-      const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
-      for (const b of this.batches) {
-        if (b.offsets === null) {
-          if (!held(b.slot)) continue;
-          this.release(b.slot, b.firstOffset, b.lastOffset, limit, archived);
-          ranges.push([b.firstOffset, b.lastOffset]);
-          continue;
-        }
-        for (let i = 0; i < b.offsets.length; i++) {
-          if (!held(b.offsets[i])) continue;
-          const offset = b.firstOffset + BigInt(i);
-          this.release(b.offsets[i], offset, offset, limit, archived);
-          ranges.push([offset, offset]);
-        }
+    if (!this.loaded || this.closed) return Promise.resolve(ErrorCode.NONE);
+    const limit = this.opts.settings().deliveryCountLimit;
+    const ranges: Array<[bigint, bigint]> = [];
+    const archived: Array<[bigint, bigint, number]> = [];
+    const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
+    for (const b of this.batches) {
+      if (b.offsets === null) {
+        if (!held(b.slot)) continue;
+        this.release(b.slot, b.firstOffset, b.lastOffset, limit, archived);
+        ranges.push([b.firstOffset, b.lastOffset]);
+        continue;
       }
-      if (ranges.length === 0) return ErrorCode.NONE;
-      this.finishArchive(archived, 'delivery-count-exceeded');
-      this.notifyAvailable();
-      return this.write(ranges, false);
-    });
+      for (let i = 0; i < b.offsets.length; i++) {
+        if (!held(b.offsets[i])) continue;
+        const offset = b.firstOffset + BigInt(i);
+        this.release(b.offsets[i], offset, offset, limit, archived);
+        ranges.push([offset, offset]);
+      }
+    }
+    if (ranges.length === 0) return Promise.resolve(ErrorCode.NONE);
+    this.finishArchive(archived, 'delivery-count-exceeded');
+    this.notifyAvailable();
+    return this.serialized(() => this.write(ranges));
   }
 
   /**
@@ -774,7 +785,7 @@ class InFlightSharePartition implements SharePartition {
       if (slot.state === RecordState.AVAILABLE && !slot.pending) slot.state = RecordState.ARCHIVED;
     }, 'partial');
     this.start = logStartOffset;
-    this.advanceStart(false);
+    this.advanceStart();
     this.mayHaveAvailable = true;
     this.persistChanges([]);
     this.notifyAvailable();
@@ -794,10 +805,13 @@ class InFlightSharePartition implements SharePartition {
 
   // ---- start offset and persistence ----
 
-  /** Moves the start past the terminal records at its head; with `countPending`, the ones being written too. */
-  private advanceStart(countPending: boolean): bigint {
+  /**
+   * Moves the start past the terminal records at its head. With `writing`, only says where it will
+   * be once that acknowledgement's changes commit (counting them, not others still in flight).
+   */
+  private advanceStart(writing: AcknowledgementWrite | null = null): bigint {
     let pos = this.start;
-    const done = (s: RecordSlot) => isTerminal(s.state) && (countPending || !s.pending);
+    const done = (s: RecordSlot) => isTerminal(s.state) && (s.pending === null || s.pending === writing);
     scan: for (let i = this.indexAtOrAfter(pos); i < this.batches.length; i++) {
       const b = this.batches[i];
       if (b.firstOffset > pos) break;
@@ -808,7 +822,7 @@ class InFlightSharePartition implements SharePartition {
       }
       pos = b.lastOffset + 1n;
     }
-    if (!countPending && pos > this.start) {
+    if (writing === null && pos > this.start) {
       this.start = pos;
       this.prune();
     }
@@ -820,7 +834,7 @@ class InFlightSharePartition implements SharePartition {
     let n = 0;
     while (n < this.batches.length && this.batches[n].lastOffset < this.start) {
       const b = this.batches[n];
-      const live = (s: RecordSlot) => s.state === RecordState.ACQUIRED || s.pending;
+      const live = (s: RecordSlot) => s.state === RecordState.ACQUIRED || s.pending !== null;
       if (b.offsets === null ? live(b.slot) : b.offsets.some(live)) break;
       n++;
     }
@@ -829,16 +843,16 @@ class InFlightSharePartition implements SharePartition {
 
   /** A background write of changed ranges (lock expiry, archiving): failures are logged, the next write carries the start. */
   private persistChanges(ranges: Array<[bigint, bigint]>): void {
-    void this.serialized(() => this.write(ranges, false));
+    void this.serialized(() => this.write(ranges));
   }
 
   /**
    * WriteShareGroupState with the states of `ranges` as they are when the write starts and the start
-   * offset (with `countPending`, as it will be once this write's changes commit). The error code as
-   * the fetch path answers it.
+   * offset (for an acknowledgement, as it will be once its changes commit). The error code as the
+   * fetch path answers it.
    */
-  private async write(ranges: ReadonlyArray<readonly [bigint, bigint]>, countPending: boolean): Promise<number> {
-    const startOffset = this.advanceStart(countPending);
+  private async write(ranges: ReadonlyArray<readonly [bigint, bigint]>, acknowledgement: AcknowledgementWrite | null = null): Promise<number> {
+    const startOffset = this.advanceStart(acknowledgement);
     const stateBatches: StateBatch[] = [];
     for (const [first, last] of ranges) {
       if (last < startOffset) continue;
@@ -858,7 +872,7 @@ class InFlightSharePartition implements SharePartition {
         stateEpoch: this.stateEpoch,
         leaderEpoch: this.opts.leaderEpoch,
         startOffset,
-        deliveryCompleteCount: this.deliveryCompleteCount(startOffset),
+        deliveryCompleteCount: this.deliveryCompleteCount(startOffset, acknowledgement),
         stateBatches,
       });
       if (result.errorCode !== ErrorCode.NONE) {
@@ -872,16 +886,17 @@ class InFlightSharePartition implements SharePartition {
     }
   }
 
-  /** KIP-1226's count: offsets at or past the start whose delivery is complete (with the pending ones being written). */
-  private deliveryCompleteCount(startOffset: bigint): number {
+  /** KIP-1226's count: offsets at or past the start whose delivery is complete (with the acknowledgement being written). */
+  private deliveryCompleteCount(startOffset: bigint, writing: AcknowledgementWrite | null): number {
+    const done = (s: RecordSlot) => isTerminal(s.state) && (s.pending === null || s.pending === writing);
     let n = 0;
     for (let i = this.indexAtOrAfter(startOffset); i < this.batches.length; i++) {
       const b = this.batches[i];
       if (b.offsets === null) {
-        if (isTerminal(b.slot.state)) n += Number(b.lastOffset - (b.firstOffset > startOffset ? b.firstOffset : startOffset) + 1n);
+        if (done(b.slot)) n += Number(b.lastOffset - (b.firstOffset > startOffset ? b.firstOffset : startOffset) + 1n);
       } else {
         for (let o = b.firstOffset > startOffset ? b.firstOffset : startOffset; o <= b.lastOffset; o++) {
-          if (isTerminal(b.offsets[Number(o - b.firstOffset)].state)) n++;
+          if (done(b.offsets[Number(o - b.firstOffset)])) n++;
         }
       }
     }
@@ -896,7 +911,7 @@ class InFlightSharePartition implements SharePartition {
 
   private finishArchive(runs: ReadonlyArray<readonly [bigint, bigint, number]>, cause: ArchiveCause): void {
     if (runs.length === 0) return;
-    this.advanceStart(false);
+    this.advanceStart();
     const listener = this.opts.onArchived;
     if (!listener) return;
     for (const [firstOffset, lastOffset, deliveryCount] of mergeRuns(runs)) {

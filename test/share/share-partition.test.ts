@@ -350,6 +350,27 @@ describe('share/share-partition', () => {
       expect(sp.nextFetchOffset()).to.equal(0n);
     });
 
+    it('writes no start offset past an acknowledgement still in flight, which may fail', async () => {
+      const { sp, persister } = await setup();
+      sp.acquire('m', log(0, 9), 500);
+      persister.hold();
+      persister.failWrites.push(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+      const failing = sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)]);
+      const succeeding = sp.acknowledge('m', [ack(5, 9, AcknowledgeType.ACCEPT)]);
+      // Both applied at once: the records are no longer the member's to acknowledge again.
+      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
+      await flush();
+      persister.release();
+      expect(await failing).to.equal(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      await flush();
+      persister.release();
+      expect(await succeeding).to.equal(ErrorCode.NONE);
+      expect(persister.writes[1].change).to.deep.include({ startOffset: 0n, deliveryCompleteCount: 5 });
+      expect(sp.startOffset()).to.equal(0n);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(10n);
+    });
+
     it('writes acknowledgements in the order they were made', async () => {
       const { sp, persister } = await setup();
       sp.acquire('m', log(0, 9), 500);
