@@ -183,6 +183,7 @@ class InFlightSharePartition implements SharePartition {
   // ---- loading ----
 
   load(): Promise<number> {
+    if (this.closed) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     if (!this.loading) {
       this.loading = this.doLoad().then((code) => {
         // A failed load is tried again by the next call (the coordinator may be loading).
@@ -877,6 +878,9 @@ class InFlightSharePartition implements SharePartition {
       });
       if (result.errorCode !== ErrorCode.NONE) {
         this.opts.logger?.warn({ key: this.key, errorCode: result.errorCode, message: result.errorMessage }, 'share-partition state write failed');
+        // Another leader or a newer state epoch (AlterShareGroupOffsets) owns the state now: this
+        // share-partition is done (Kafka's markFenced); its owner makes a new one, which reads it again.
+        if (result.errorCode === ErrorCode.FENCED_STATE_EPOCH || result.errorCode === ErrorCode.FENCED_LEADER_EPOCH) this.close();
         return persisterErrorCode(result.errorCode);
       }
       return ErrorCode.NONE;

@@ -89,7 +89,8 @@ export interface SharePartition {
   /**
    * Applies memberId's acknowledgements (all or none: a range it does not hold fails the whole
    * call with INVALID_RECORD_STATE, a malformed one with INVALID_REQUEST); resolves with the error
-   * code once the change is persisted.
+   * code once the change is persisted. NOT_LEADER_OR_FOLLOWER: the share coordinator fenced this
+   * share-partition (it is closed: make a new one, which reads the state again).
    */
   acknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number>;
   /** Makes every record memberId holds available again (its share session ended, its connection closed). */

@@ -325,13 +325,27 @@ describe('share/share-partition', () => {
     it('leaves the records as they were when the write fails, answering the code the fetch path answers', async () => {
       const { sp, persister } = await setup();
       sp.acquire('m', log(0, 9), 500);
-      persister.failWrites.push(ErrorCode.NOT_COORDINATOR, ErrorCode.FENCED_STATE_EPOCH);
+      persister.failWrites.push(ErrorCode.NOT_COORDINATOR, ErrorCode.UNKNOWN_SERVER_ERROR);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       expect(sp.startOffset()).to.equal(0n);
-      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
       expect(sp.nextFetchOffset()).to.equal(10n);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
       expect(sp.startOffset()).to.equal(10n);
+    });
+
+    it('closes when the share coordinator fences it: a new share-partition reads the state again', async () => {
+      const { sp, persister, clock } = await setup();
+      sp.acquire('m', log(0, 9), 500);
+      persister.failWrites.push(ErrorCode.FENCED_STATE_EPOCH);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(sp.nextFetchOffset()).to.equal(null);
+      expect(sp.acquire('m', log(10, 14), 500)).to.deep.equal([]);
+      expect(await sp.acknowledge('m', [ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(await sp.load()).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(clock.pending).to.equal(0);
+      const again = await setup({}, persister);
+      expect(again.sp.nextFetchOffset()).to.equal(0n);
     });
 
     it('expires a lock that ran out while a failed write was in flight once the write fails', async () => {
