@@ -33,10 +33,17 @@ export interface SharePartitionOptions {
   persister: Persister;
   /** The group's share.* values, read at each use. */
   settings: () => ShareGroupSettings;
-  /** The offset share.auto.offset.reset starts an uninitialized share-partition at. */
+  /**
+   * The offset share.auto.offset.reset starts an uninitialized share-partition at: the log start,
+   * the log end, or the first offset at or past the timestamp (the log end when none is, as Kafka's
+   * offsetForTimestamp answers).
+   */
   resetOffset: (to: ResetTarget) => Promise<bigint>;
+  /** Told of the records a rejection or the delivery count limit archived (the dead-letter queue). */
   onArchived?: ArchiveListener;
+  /** The clock of the lock deadlines (tests). */
   now?: () => number;
+  /** The timers of lock expiry (tests: with `now`, a clock they move by hand). */
   setTimer?: SetTimer;
   logger?: Logger;
 }
@@ -372,7 +379,7 @@ class InFlightSharePartition implements SharePartition {
             count += Number(b.lastOffset - b.firstOffset + 1n);
           }
         }
-      } else if (b.offsets !== null || b.slot.state === RecordState.AVAILABLE && !b.slot.pending) {
+      } else if (b.offsets !== null || acquirable(b.slot)) {
         count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings.deliveryCountLimit, tLimit,
           acquired, archived, lock);
         if (throttle && count > 0) break;

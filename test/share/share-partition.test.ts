@@ -411,6 +411,17 @@ describe('share/share-partition', () => {
     expect(await sp.acknowledge('m2', [ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
   });
 
+  it('archives the released records of a member that reached the delivery count limit', async () => {
+    const { sp, clock, archived } = await setup({ deliveryCountLimit: 2 });
+    sp.acquire('m1', log(0, 9), 500);
+    clock.advance(LOCK_MS);
+    sp.acquire('m1', log(0, 4), 500);
+    expect(await sp.releaseAcquiredRecords('m1')).to.equal(ErrorCode.NONE);
+    expect(archived.map((a) => [a.firstOffset, a.lastOffset, a.deliveryCount, a.cause])).to.deep.equal([[0n, 4n, 2, 'delivery-count-exceeded']]);
+    expect(sp.startOffset()).to.equal(5n);
+    expect(sp.acquire('m2', log(5, 9), 500)).to.deep.equal([range(5, 9, 2)]);
+  });
+
   it('follows the log start offset: the start moves and the available records below it are archived', async () => {
     const { sp } = await setup();
     sp.acquire('m', log(0, 9), 500);
