@@ -52,6 +52,8 @@ enum RecordState {
   AVAILABLE = 0,
   ACQUIRED = 1,
   ACKNOWLEDGED = 2,
+  /** Rejected or past the delivery count limit, on its way to the group's dead-letter queue (KIP-1191). */
+  ARCHIVING = 3,
   ARCHIVED = 4,
 }
 
@@ -242,7 +244,8 @@ class InFlightSharePartition implements SharePartition {
       }
       previousLast = b.lastOffset;
       const stateOf = b.deliveryState === DeliveryState.ACKNOWLEDGED ? RecordState.ACKNOWLEDGED
-        : b.deliveryState === DeliveryState.ARCHIVED ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+        : b.deliveryState === DeliveryState.ARCHIVED ? RecordState.ARCHIVED
+          : b.deliveryState === DeliveryState.ARCHIVING ? RecordState.ARCHIVING : RecordState.AVAILABLE;
       this.batches.push({
         firstOffset: b.firstOffset,
         lastOffset: b.lastOffset,
@@ -253,8 +256,19 @@ class InFlightSharePartition implements SharePartition {
     this.advanceStart();
     this.loaded = true;
     this.mayHaveAvailable = true;
+    this.resumeArchiving();
     this.notifyAvailable();
     return ErrorCode.NONE;
+  }
+
+  /** Records stored ARCHIVING went to the dead-letter queue, or not, before the restart: they go again (Kafka's maybeResumeDlqArchiving). */
+  private resumeArchiving(): void {
+    const limit = this.opts.settings().deliveryCountLimit;
+    for (const b of this.batches) {
+      if (b.slot.state !== RecordState.ARCHIVING) continue;
+      // The cause is not stored: a record at the limit was most likely archived for it.
+      this.finishArchive([[b.firstOffset, b.lastOffset, b.slot.deliveryCount]], b.slot.deliveryCount >= limit ? 'delivery-count-exceeded' : 'rejected');
+    }
   }
 
   private resetTarget(): ResetTarget {
@@ -371,7 +385,7 @@ class InFlightSharePartition implements SharePartition {
         if (acquirable(b.slot)) {
           if (b.slot.deliveryCount >= settings.deliveryCountLimit) {
             // The limit was lowered since: archived, not delivered again.
-            Object.assign(b.slot, { state: RecordState.ARCHIVED, memberId: null, lock: null });
+            Object.assign(b.slot, { state: archivedState(settings), memberId: null, lock: null });
             archived.push([b.firstOffset, b.lastOffset, b.slot.deliveryCount]);
           } else {
             Object.assign(b.slot, { state: RecordState.ACQUIRED, deliveryCount: b.slot.deliveryCount + 1, memberId, lock: lock(b.firstOffset, b.lastOffset) });
@@ -380,8 +394,7 @@ class InFlightSharePartition implements SharePartition {
           }
         }
       } else if (b.offsets !== null || acquirable(b.slot)) {
-        count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings.deliveryCountLimit, tLimit,
-          acquired, archived, lock);
+        count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings, tLimit, acquired, archived, lock);
         if (throttle && count > 0) break;
       }
       pos = b.lastOffset + 1n;
@@ -407,9 +420,10 @@ class InFlightSharePartition implements SharePartition {
   }
 
   /** Kafka's acquireSubsetBatchRecords over one batch, split per offset. */
-  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, maxCount: number, deliveryLimit: number, tLimit: number,
-    acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
+  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, maxCount: number, settings: ShareGroupSettings,
+    tLimit: number, acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
     const offsets = this.split(b);
+    const deliveryLimit = settings.deliveryCountLimit;
     let count = 0;
     let cap = -1;
     const from = first > b.firstOffset ? first : b.firstOffset;
@@ -418,7 +432,7 @@ class InFlightSharePartition implements SharePartition {
       const slot = offsets[Number(o - b.firstOffset)];
       if (!acquirable(slot)) continue;
       if (slot.deliveryCount >= deliveryLimit) {
-        Object.assign(slot, { state: RecordState.ARCHIVED, memberId: null, lock: null });
+        Object.assign(slot, { state: archivedState(settings), memberId: null, lock: null });
         archived.push([o, o, slot.deliveryCount]);
         continue;
       }
@@ -605,12 +619,12 @@ class InFlightSharePartition implements SharePartition {
     const now = this.now();
     const ranges: Array<[bigint, bigint]> = [];
     const archived: Array<[bigint, bigint, number]> = [];
-    const limit = this.opts.settings().deliveryCountLimit;
+    const settings = this.opts.settings();
     for (let lock = this.locks.peek(); lock !== undefined && lock.deadline <= now; lock = this.locks.peek()) {
       this.locks.pop();
       this.forSlots(lock.firstOffset, lock.lastOffset, (slot, first, last) => {
         if (slot.lock !== lock || slot.state !== RecordState.ACQUIRED || slot.pending) return;
-        this.release(slot, first, last, limit, archived);
+        this.release(slot, first, last, settings, archived);
         ranges.push([first, last]);
       });
     }
@@ -621,14 +635,14 @@ class InFlightSharePartition implements SharePartition {
     this.notifyAvailable();
   }
 
-  /** ACQUIRED → AVAILABLE, or ARCHIVED at the delivery count limit (or below the start offset). */
-  private release(slot: RecordSlot, first: bigint, last: bigint, limit: number, archived: Array<[bigint, bigint, number]>): void {
+  /** ACQUIRED → AVAILABLE, or archived at the delivery count limit (or below the start offset). */
+  private release(slot: RecordSlot, first: bigint, last: bigint, settings: ShareGroupSettings, archived: Array<[bigint, bigint, number]>): void {
     slot.memberId = null;
     slot.lock = null;
     if (last < this.start) {
       slot.state = RecordState.ARCHIVED;
-    } else if (slot.deliveryCount >= limit) {
-      slot.state = RecordState.ARCHIVED;
+    } else if (slot.deliveryCount >= settings.deliveryCountLimit) {
+      slot.state = archivedState(settings);
       archived.push([first, last, slot.deliveryCount]);
     } else {
       slot.state = RecordState.AVAILABLE;
@@ -695,14 +709,16 @@ class InFlightSharePartition implements SharePartition {
           slot.state = RecordState.ACKNOWLEDGED;
         } else if (type === AcknowledgeType.RELEASE) {
           if (slot.deliveryCount >= settings.deliveryCountLimit) {
-            slot.state = RecordState.ARCHIVED;
+            slot.state = archivedState(settings);
             write.archived.get('delivery-count-exceeded')!.push([first, last, slot.deliveryCount]);
           } else {
             slot.state = RecordState.AVAILABLE;
           }
+        } else if (type === AcknowledgeType.REJECT) {
+          slot.state = archivedState(settings);
+          write.archived.get('rejected')!.push([first, last, slot.deliveryCount]);
         } else {
           slot.state = RecordState.ARCHIVED;
-          if (type === AcknowledgeType.REJECT) write.archived.get('rejected')!.push([first, last, slot.deliveryCount]);
         }
       };
       // One type per offset: every batch it covers keeps its states per offset.
@@ -759,21 +775,21 @@ class InFlightSharePartition implements SharePartition {
 
   releaseAcquiredRecords(memberId: string): Promise<number> {
     if (!this.loaded || this.closed) return Promise.resolve(ErrorCode.NONE);
-    const limit = this.opts.settings().deliveryCountLimit;
+    const settings = this.opts.settings();
     const ranges: Array<[bigint, bigint]> = [];
     const archived: Array<[bigint, bigint, number]> = [];
     const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
     for (const b of this.batches) {
       if (b.offsets === null) {
         if (!held(b.slot)) continue;
-        this.release(b.slot, b.firstOffset, b.lastOffset, limit, archived);
+        this.release(b.slot, b.firstOffset, b.lastOffset, settings, archived);
         ranges.push([b.firstOffset, b.lastOffset]);
         continue;
       }
       for (let i = 0; i < b.offsets.length; i++) {
         if (!held(b.offsets[i])) continue;
         const offset = b.firstOffset + BigInt(i);
-        this.release(b.offsets[i], offset, offset, limit, archived);
+        this.release(b.offsets[i], offset, offset, settings, archived);
         ranges.push([offset, offset]);
       }
     }
@@ -866,7 +882,8 @@ class InFlightSharePartition implements SharePartition {
       if (last < startOffset) continue;
       this.forSlots(first < startOffset ? startOffset : first, last, (slot, f, l) => {
         const deliveryState = slot.state === RecordState.ACKNOWLEDGED ? DeliveryState.ACKNOWLEDGED
-          : slot.state === RecordState.ARCHIVED ? DeliveryState.ARCHIVED : DeliveryState.AVAILABLE;
+          : slot.state === RecordState.ARCHIVED ? DeliveryState.ARCHIVED
+            : slot.state === RecordState.ARCHIVING ? DeliveryState.ARCHIVING : DeliveryState.AVAILABLE;
         const prev = stateBatches[stateBatches.length - 1];
         if (prev && prev.lastOffset + 1n === f && prev.deliveryState === deliveryState && prev.deliveryCount === slot.deliveryCount) {
           stateBatches[stateBatches.length - 1] = { ...prev, lastOffset: l };
@@ -920,18 +937,43 @@ class InFlightSharePartition implements SharePartition {
     return run;
   }
 
+  /**
+   * Tells the archive listener of records archived for a cause. Those ARCHIVING (the group has a
+   * dead-letter queue) become ARCHIVED once the listener's promise settles, failed or not, as in
+   * Kafka ("proceeding to ARCHIVED regardless"); at once when it returns none.
+   */
   private finishArchive(runs: ReadonlyArray<readonly [bigint, bigint, number]>, cause: ArchiveCause): void {
     if (runs.length === 0) return;
-    this.advanceStart();
     const listener = this.opts.onArchived;
-    if (!listener) return;
     for (const [firstOffset, lastOffset, deliveryCount] of mergeRuns(runs)) {
+      let done: void | Promise<void> = undefined;
       try {
-        listener({ key: this.key, topicName: this.topicName, firstOffset, lastOffset, deliveryCount, cause });
+        done = listener?.({ key: this.key, topicName: this.topicName, firstOffset, lastOffset, deliveryCount, cause });
       } catch (e) {
         this.opts.logger?.warn({ err: e, key: this.key }, 'archive listener failed');
       }
+      if (done instanceof Promise) {
+        done.catch((e: unknown) => this.opts.logger?.warn({ err: e, key: this.key }, 'dead-letter queue write failed; archived regardless'))
+          .finally(() => this.completeArchiving(firstOffset, lastOffset));
+      } else {
+        this.completeArchiving(firstOffset, lastOffset);
+      }
     }
+    this.advanceStart();
+  }
+
+  /** ARCHIVING → ARCHIVED over [first, last], written. */
+  private completeArchiving(first: bigint, last: bigint): void {
+    if (this.closed) return;
+    let changed = false;
+    this.forSlots(first, last, (slot) => {
+      if (slot.state !== RecordState.ARCHIVING || slot.pending) return;
+      slot.state = RecordState.ARCHIVED;
+      changed = true;
+    });
+    if (!changed) return;
+    this.advanceStart();
+    this.persistChanges([[first, last]]);
   }
 
   private notifyAvailable(): void {
@@ -946,6 +988,9 @@ class InFlightSharePartition implements SharePartition {
 }
 
 const acquirable = (s: RecordSlot) => s.state === RecordState.AVAILABLE && !s.pending;
+
+/** Where a rejection or the delivery count limit sends records: through the dead-letter queue when the group has one. */
+const archivedState = (settings: ShareGroupSettings) => (settings.deadLetterQueue ? RecordState.ARCHIVING : RecordState.ARCHIVED);
 
 /** Appends a range to the answer, joined to the previous one when contiguous with the same delivery count. */
 function pushAcquired(acquired: AcquiredRecords[], firstOffset: bigint, lastOffset: bigint, deliveryCount: number): void {

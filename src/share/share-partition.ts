@@ -59,8 +59,13 @@ export interface ArchivedRecords {
   readonly cause: ArchiveCause;
 }
 
-/** Told of every archive; the dead-letter queue writer is one (it must not block the share-partition). */
-export type ArchiveListener = (records: ArchivedRecords) => void;
+/**
+ * Told of every archive for a cause; the dead-letter queue writer is one (it must not block the
+ * share-partition). When the group has a dead-letter queue (ShareGroupSettings.deadLetterQueue),
+ * the records stay ARCHIVING (stored so, the start offset waits for them, redone after a restart)
+ * until the promise it returns settles (Kafka 4.4's ARCHIVING); returning none archives them at once.
+ */
+export type ArchiveListener = (records: ArchivedRecords) => void | Promise<void>;
 
 export interface SharePartition {
   readonly key: SharePartitionKey;

@@ -35,10 +35,11 @@ interface Setup {
   available: () => number;
 }
 
-async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = new MemoryPersister(), clock = new ManualClock()): Promise<Setup> {
+async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = new MemoryPersister(), clock = new ManualClock(),
+  deadLetterQueue?: (r: ArchivedRecords) => Promise<void>): Promise<Setup> {
   const settings: ShareGroupSettings = {
     recordLockDurationMs: LOCK_MS, deliveryCountLimit: 5, maxRecordLocks: 2000, autoOffsetReset: 'earliest',
-    readCommitted: false, renewAcknowledgeEnable: true, ...overrides,
+    readCommitted: false, renewAcknowledgeEnable: true, deadLetterQueue: false, ...overrides,
   };
   const archived: ArchivedRecords[] = [];
   const resets: ResetTarget[] = [];
@@ -48,7 +49,10 @@ async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = ne
       resets.push(to);
       return to === 'earliest' ? 0n : to === 'latest' ? 100n : 40n;
     },
-    onArchived: (r) => archived.push(r),
+    onArchived: (r) => {
+      archived.push(r);
+      return deadLetterQueue?.(r);
+    },
     now: clock.now, setTimer: clock.setTimer,
   });
   let notified = 0;
@@ -420,6 +424,55 @@ describe('share/share-partition', () => {
     expect(archived.map((a) => [a.firstOffset, a.lastOffset, a.deliveryCount, a.cause])).to.deep.equal([[0n, 4n, 2, 'delivery-count-exceeded']]);
     expect(sp.startOffset()).to.equal(5n);
     expect(sp.acquire('m2', log(5, 9), 500)).to.deep.equal([range(5, 9, 2)]);
+  });
+
+  describe('with a dead-letter queue', () => {
+    /** A dead-letter queue whose writes the test completes (or fails) one by one. */
+    function heldQueue() {
+      const writes: Array<{ records: ArchivedRecords; done: () => void; fail: () => void }> = [];
+      const write = (records: ArchivedRecords) => new Promise<void>((done, fail) => writes.push({ records, done, fail: () => fail(new Error('dlq down')) }));
+      return { writes, write };
+    }
+    const stored = (persister: MemoryPersister) => persister.state(key)!.stateBatches.map((b) => [b.firstOffset, b.lastOffset, b.deliveryState]);
+
+    it('keeps rejected records ARCHIVING, stored so and holding the start offset, until the dead-letter queue has them', async () => {
+      const dlq = heldQueue();
+      const { sp, persister } = await setup({ deadLetterQueue: true }, new MemoryPersister(), new ManualClock(), dlq.write);
+      sp.acquire('m', log(0, 9), 500);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.REJECT), ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(dlq.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.cause])).to.deep.equal([[0n, 4n, 'rejected']]);
+      expect(sp.startOffset()).to.equal(0n);
+      expect(stored(persister)).to.deep.equal([[0n, 4n, DeliveryState.ARCHIVING], [5n, 9n, DeliveryState.ACKNOWLEDGED]]);
+      expect(sp.nextFetchOffset()).to.equal(10n);
+      dlq.writes[0].done();
+      await flush();
+      expect(sp.startOffset()).to.equal(10n);
+      expect(persister.state(key)).to.deep.include({ startOffset: 10n, stateBatches: [] });
+    });
+
+    it('archives regardless when the dead-letter queue write fails, and redoes ARCHIVING records after a restart', async () => {
+      const persister = new MemoryPersister();
+      const first = heldQueue();
+      const before = await setup({ deadLetterQueue: true, deliveryCountLimit: 2 }, persister, new ManualClock(), first.write);
+      before.sp.acquire('m', log(0, 9), 500);
+      before.clock.advance(LOCK_MS);
+      before.sp.acquire('m', log(0, 9), 500);
+      before.clock.advance(LOCK_MS);
+      await flush();
+      expect(first.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.cause])).to.deep.equal([[0n, 9n, 'delivery-count-exceeded']]);
+      expect(stored(persister)).to.deep.equal([[0n, 9n, DeliveryState.ARCHIVING]]);
+      before.sp.close();
+
+      const second = heldQueue();
+      const after = await setup({ deadLetterQueue: true, deliveryCountLimit: 2 }, persister, new ManualClock(), second.write);
+      expect(second.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.deliveryCount, w.records.cause]))
+        .to.deep.equal([[0n, 9n, 2, 'delivery-count-exceeded']]);
+      expect(after.sp.startOffset()).to.equal(0n);
+      second.writes[0].fail();
+      await flush();
+      expect(after.sp.startOffset()).to.equal(10n);
+      expect(persister.state(key)!.startOffset).to.equal(10n);
+    });
   });
 
   it('follows the log start offset: the start moves and the available records below it are archived', async () => {
