@@ -196,7 +196,7 @@ export interface ShareGroupSettings {
   /** share.renew.acknowledge.enable: members may acknowledge with RENEW. */
   renewAcknowledgeEnable: boolean;
   /** errors.deadletterqueue.topic.name is set: rejected records and those past the limit go there (KIP-1191). */
-  deadLetterQueue: boolean;
+  deadLetterQueue?: boolean;
 }
 
 /** An ISO-8601 duration as share.auto.offset.reset's by_duration takes it (PnDTnHnMn.nS, checked by its validator). */
