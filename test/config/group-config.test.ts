@@ -92,12 +92,15 @@ describe('config/group-config', () => {
     const b = new BrokerConfig({ 'group.share.delivery.count.limit': '7', 'group.share.record.lock.duration.ms': '20000' });
     expect(shareGroupSettings(b, {})).to.deep.equal({
       recordLockDurationMs: 20000, deliveryCountLimit: 7, maxRecordLocks: 2000, autoOffsetReset: 'latest', readCommitted: false, renewAcknowledgeEnable: true,
+      deadLetterQueue: false,
     });
     expect(shareGroupSettings(b, {
       'share.delivery.count.limit': '3', 'share.partition.max.record.locks': '100', 'share.auto.offset.reset': 'earliest',
       'share.isolation.level': 'read_committed', 'share.renew.acknowledge.enable': 'false', 'share.record.lock.duration.ms': '15000',
+      'errors.deadletterqueue.topic.name': 'dlq',
     })).to.deep.equal({
       recordLockDurationMs: 15000, deliveryCountLimit: 3, maxRecordLocks: 100, autoOffsetReset: 'earliest', readCommitted: true, renewAcknowledgeEnable: false,
+      deadLetterQueue: true,
     });
     expect(shareGroupSettings(b, { 'share.auto.offset.reset': 'by_duration:P1DT2H3M4.5S' }).autoOffsetReset)
       .to.deep.equal({ durationMs: ((26 * 60 + 3) * 60 + 4.5) * 1000 });

@@ -35,10 +35,11 @@ interface Setup {
   available: () => number;
 }
 
-async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = new MemoryPersister(), clock = new ManualClock()): Promise<Setup> {
+async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = new MemoryPersister(), clock = new ManualClock(),
+  deadLetterQueue?: (r: ArchivedRecords) => Promise<void>): Promise<Setup> {
   const settings: ShareGroupSettings = {
     recordLockDurationMs: LOCK_MS, deliveryCountLimit: 5, maxRecordLocks: 2000, autoOffsetReset: 'earliest',
-    readCommitted: false, renewAcknowledgeEnable: true, ...overrides,
+    readCommitted: false, renewAcknowledgeEnable: true, deadLetterQueue: false, ...overrides,
   };
   const archived: ArchivedRecords[] = [];
   const resets: ResetTarget[] = [];
@@ -48,7 +49,10 @@ async function setup(overrides: Partial<ShareGroupSettings> = {}, persister = ne
       resets.push(to);
       return to === 'earliest' ? 0n : to === 'latest' ? 100n : 40n;
     },
-    onArchived: (r) => archived.push(r),
+    onArchived: (r) => {
+      archived.push(r);
+      return deadLetterQueue?.(r);
+    },
     now: clock.now, setTimer: clock.setTimer,
   });
   let notified = 0;
@@ -325,13 +329,27 @@ describe('share/share-partition', () => {
     it('leaves the records as they were when the write fails, answering the code the fetch path answers', async () => {
       const { sp, persister } = await setup();
       sp.acquire('m', log(0, 9), 500);
-      persister.failWrites.push(ErrorCode.NOT_COORDINATOR, ErrorCode.FENCED_STATE_EPOCH);
+      persister.failWrites.push(ErrorCode.NOT_COORDINATOR, ErrorCode.UNKNOWN_SERVER_ERROR);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.COORDINATOR_NOT_AVAILABLE);
       expect(sp.startOffset()).to.equal(0n);
-      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.RELEASE)])).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
       expect(sp.nextFetchOffset()).to.equal(10n);
       expect(await sp.acknowledge('m', [ack(0, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
       expect(sp.startOffset()).to.equal(10n);
+    });
+
+    it('closes when the share coordinator fences it: a new share-partition reads the state again', async () => {
+      const { sp, persister, clock } = await setup();
+      sp.acquire('m', log(0, 9), 500);
+      persister.failWrites.push(ErrorCode.FENCED_STATE_EPOCH);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(sp.nextFetchOffset()).to.equal(null);
+      expect(sp.acquire('m', log(10, 14), 500)).to.deep.equal([]);
+      expect(await sp.acknowledge('m', [ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(await sp.load()).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      expect(clock.pending).to.equal(0);
+      const again = await setup({}, persister);
+      expect(again.sp.nextFetchOffset()).to.equal(0n);
     });
 
     it('expires a lock that ran out while a failed write was in flight once the write fails', async () => {
@@ -348,6 +366,27 @@ describe('share/share-partition', () => {
       expect(await pending).to.equal(ErrorCode.UNKNOWN_SERVER_ERROR);
       clock.advance(0);
       expect(sp.nextFetchOffset()).to.equal(0n);
+    });
+
+    it('writes no start offset past an acknowledgement still in flight, which may fail', async () => {
+      const { sp, persister } = await setup();
+      sp.acquire('m', log(0, 9), 500);
+      persister.hold();
+      persister.failWrites.push(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+      const failing = sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)]);
+      const succeeding = sp.acknowledge('m', [ack(5, 9, AcknowledgeType.ACCEPT)]);
+      // Both applied at once: the records are no longer the member's to acknowledge again.
+      expect(await sp.acknowledge('m', [ack(0, 0, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.INVALID_RECORD_STATE);
+      await flush();
+      persister.release();
+      expect(await failing).to.equal(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      await flush();
+      persister.release();
+      expect(await succeeding).to.equal(ErrorCode.NONE);
+      expect(persister.writes[1].change).to.deep.include({ startOffset: 0n, deliveryCompleteCount: 5 });
+      expect(sp.startOffset()).to.equal(0n);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(sp.startOffset()).to.equal(10n);
     });
 
     it('writes acknowledgements in the order they were made', async () => {
@@ -374,6 +413,66 @@ describe('share/share-partition', () => {
     expect(sp.nextFetchOffset()).to.equal(0n);
     expect(sp.acquire('m3', log(0, 9), 500)).to.deep.equal([range(0, 4, 2)]);
     expect(await sp.acknowledge('m2', [ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+  });
+
+  it('archives the released records of a member that reached the delivery count limit', async () => {
+    const { sp, clock, archived } = await setup({ deliveryCountLimit: 2 });
+    sp.acquire('m1', log(0, 9), 500);
+    clock.advance(LOCK_MS);
+    sp.acquire('m1', log(0, 4), 500);
+    expect(await sp.releaseAcquiredRecords('m1')).to.equal(ErrorCode.NONE);
+    expect(archived.map((a) => [a.firstOffset, a.lastOffset, a.deliveryCount, a.cause])).to.deep.equal([[0n, 4n, 2, 'delivery-count-exceeded']]);
+    expect(sp.startOffset()).to.equal(5n);
+    expect(sp.acquire('m2', log(5, 9), 500)).to.deep.equal([range(5, 9, 2)]);
+  });
+
+  describe('with a dead-letter queue', () => {
+    /** A dead-letter queue whose writes the test completes (or fails) one by one. */
+    function heldQueue() {
+      const writes: Array<{ records: ArchivedRecords; done: () => void; fail: () => void }> = [];
+      const write = (records: ArchivedRecords) => new Promise<void>((done, fail) => writes.push({ records, done, fail: () => fail(new Error('dlq down')) }));
+      return { writes, write };
+    }
+    const stored = (persister: MemoryPersister) => persister.state(key)!.stateBatches.map((b) => [b.firstOffset, b.lastOffset, b.deliveryState]);
+
+    it('keeps rejected records ARCHIVING, stored so and holding the start offset, until the dead-letter queue has them', async () => {
+      const dlq = heldQueue();
+      const { sp, persister } = await setup({ deadLetterQueue: true }, new MemoryPersister(), new ManualClock(), dlq.write);
+      sp.acquire('m', log(0, 9), 500);
+      expect(await sp.acknowledge('m', [ack(0, 4, AcknowledgeType.REJECT), ack(5, 9, AcknowledgeType.ACCEPT)])).to.equal(ErrorCode.NONE);
+      expect(dlq.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.cause])).to.deep.equal([[0n, 4n, 'rejected']]);
+      expect(sp.startOffset()).to.equal(0n);
+      expect(stored(persister)).to.deep.equal([[0n, 4n, DeliveryState.ARCHIVING], [5n, 9n, DeliveryState.ACKNOWLEDGED]]);
+      expect(sp.nextFetchOffset()).to.equal(10n);
+      dlq.writes[0].done();
+      await flush();
+      expect(sp.startOffset()).to.equal(10n);
+      expect(persister.state(key)).to.deep.include({ startOffset: 10n, stateBatches: [] });
+    });
+
+    it('archives regardless when the dead-letter queue write fails, and redoes ARCHIVING records after a restart', async () => {
+      const persister = new MemoryPersister();
+      const first = heldQueue();
+      const before = await setup({ deadLetterQueue: true, deliveryCountLimit: 2 }, persister, new ManualClock(), first.write);
+      before.sp.acquire('m', log(0, 9), 500);
+      before.clock.advance(LOCK_MS);
+      before.sp.acquire('m', log(0, 9), 500);
+      before.clock.advance(LOCK_MS);
+      await flush();
+      expect(first.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.cause])).to.deep.equal([[0n, 9n, 'delivery-count-exceeded']]);
+      expect(stored(persister)).to.deep.equal([[0n, 9n, DeliveryState.ARCHIVING]]);
+      before.sp.close();
+
+      const second = heldQueue();
+      const after = await setup({ deadLetterQueue: true, deliveryCountLimit: 2 }, persister, new ManualClock(), second.write);
+      expect(second.writes.map((w) => [w.records.firstOffset, w.records.lastOffset, w.records.deliveryCount, w.records.cause]))
+        .to.deep.equal([[0n, 9n, 2, 'delivery-count-exceeded']]);
+      expect(after.sp.startOffset()).to.equal(0n);
+      second.writes[0].fail();
+      await flush();
+      expect(after.sp.startOffset()).to.equal(10n);
+      expect(persister.state(key)!.startOffset).to.equal(10n);
+    });
   });
 
   it('follows the log start offset: the start moves and the available records below it are archived', async () => {
