@@ -270,9 +270,19 @@ export class SharePartitionManager {
    * when no share-partition of the group is held here for it.
    */
   async acknowledge(groupId: string, memberId: string, p: ShareFetchPartition, batches: readonly AcknowledgementBatch[]): Promise<number> {
-    const entry = this.entries.get(entryKey(groupId, p.topicId, p.partition));
+    const key = entryKey(groupId, p.topicId, p.partition);
+    const entry = this.entries.get(key);
     if (!entry || (await entry.loaded) !== ErrorCode.NONE || entry.closed) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    return entry.sharePartition.acknowledge(memberId, batches);
+    return this.fencedCheck(key, entry, await entry.sharePartition.acknowledge(memberId, batches));
+  }
+
+  /**
+   * NOT_LEADER_OR_FOLLOWER from a share-partition: the share coordinator fenced it and it closed
+   * itself; it is dropped so that the next fetch makes a new one, which reads the state again.
+   */
+  private fencedCheck(key: string, entry: Entry, errorCode: number): number {
+    if (errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER && this.entries.get(key) === entry) this.drop(key, entry);
+    return errorCode;
   }
 
   /** Ends the member's session (a FINAL request), releasing what it holds; false when it had none. */
@@ -286,9 +296,10 @@ export class SharePartitionManager {
   /** Releases every record the session's member holds of the session's partitions. */
   private async releaseSession(session: ShareSession): Promise<void> {
     await Promise.all([...session.partitions.values()].map(async (p) => {
-      const entry = this.entries.get(entryKey(session.groupId, p.topicId, p.partition));
+      const key = entryKey(session.groupId, p.topicId, p.partition);
+      const entry = this.entries.get(key);
       if (!entry || entry.closed || (await entry.loaded) !== ErrorCode.NONE) return;
-      const errorCode = await entry.sharePartition.releaseAcquiredRecords(session.memberId);
+      const errorCode = this.fencedCheck(key, entry, await entry.sharePartition.releaseAcquiredRecords(session.memberId));
       if (errorCode !== ErrorCode.NONE) {
         this.options.logger.warn({ groupId: session.groupId, memberId: session.memberId, ...p, errorCode }, 'could not release a member\'s records');
       }

@@ -21,7 +21,8 @@ interface Range { firstOffset: bigint; lastOffset: bigint; deliveryCount: number
 
 describe('ShareFetch and ShareAcknowledge', function () {
   this.timeout(20_000);
-  const broker = withBroker(() => ({ sharePersister: new MemoryPersister('uninitialized') }));
+  const persister = new MemoryPersister();
+  const broker = withBroker(() => ({ sharePersister: persister }));
   const clients: RawClient[] = [];
   const connect = async () => {
     const c = await RawClient.connect(broker.current().port);
@@ -302,5 +303,25 @@ describe('ShareFetch and ShareAcknowledge', function () {
     expect(offsetsOf(acquiredOf(await fetchV2(1, 1)))).to.deep.equal([0, 1]);
     expect(offsetsOf(acquiredOf(await fetchV2(2, 0)))).to.deep.equal([2, 3, 4, 5]);
     expect((await fetchV2(3, 7)).errorCode).to.equal(ErrorCode.INVALID_REQUEST);
+  });
+
+  it('drops a share-partition the share coordinator fenced, and makes it again from the stored state', async () => {
+    const c = await connect();
+    const topicId = await createTopic(c, 'share-fetch-fenced');
+    const a = await connect();
+    await shareFetch(a, 'member-a', 0, topicId);
+    await produce(c, topicId, 1, 3);
+    const held = acquiredOf(await shareFetch(a, 'member-a', 1, topicId));
+    expect(offsetsOf(held)).to.deep.equal([0, 1, 2]);
+    const manager = broker.current().broker.sharePartitions;
+    const before = manager.size;
+    persister.failWrites.push(ErrorCode.FENCED_STATE_EPOCH);
+    const fenced = await shareAcknowledge(a, 'member-a', 2, topicId, held, AcknowledgeType.ACCEPT);
+    expect(fenced.responses[0].partitions[0].errorCode).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect(manager.size).to.equal(before - 1);
+    // The next fetch loads it again: nothing was acknowledged, so the records are acquirable again.
+    const again = acquiredOf(await shareFetch(a, 'member-a', 3, topicId));
+    expect(offsetsOf(again)).to.deep.equal([0, 1, 2]);
+    expect(manager.size).to.equal(before);
   });
 });
