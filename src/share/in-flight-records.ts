@@ -876,6 +876,8 @@ class InFlightSharePartition implements SharePartition {
    * fetch path answers it.
    */
   private async write(ranges: ReadonlyArray<readonly [bigint, bigint]>, acknowledgement: AcknowledgementWrite | null = null): Promise<number> {
+    // Closed (leadership moved, fenced): the state is another leader's to write now.
+    if (this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const startOffset = this.advanceStart(acknowledgement);
     const stateBatches: StateBatch[] = [];
     for (const [first, last] of ranges) {

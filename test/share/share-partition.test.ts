@@ -521,6 +521,20 @@ describe('share/share-partition', () => {
     expect(persister.state(key)).to.deep.include({ startOffset: 15n, stateBatches: [] });
   });
 
+  it('writes nothing more once closed: acknowledgements still queued answer NOT_LEADER_OR_FOLLOWER', async () => {
+    const { sp, persister } = await setup();
+    sp.acquire('m', log(0, 9), 500);
+    persister.hold();
+    const writing = sp.acknowledge('m', [ack(0, 4, AcknowledgeType.ACCEPT)]);
+    const queued = sp.acknowledge('m', [ack(5, 9, AcknowledgeType.ACCEPT)]);
+    await flush();
+    sp.close();
+    persister.release();
+    expect(await writing).to.equal(ErrorCode.NONE);
+    expect(await queued).to.equal(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect(persister.writes.length).to.equal(1);
+  });
+
   it('stops its lock timers when closed', async () => {
     const { sp, clock } = await setup();
     sp.acquire('m', log(0, 9), 500);
