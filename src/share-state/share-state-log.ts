@@ -55,7 +55,7 @@ export function parseSharePartitionKey(key: string): SharePartitionKey | null {
   const groupId = parts.slice(0, -2).join(':');
   const topicId = parts[parts.length - 2];
   const partition = parts[parts.length - 1];
-  if (groupId.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '') === '') return null; // Java's trim()
+  if ([...groupId].every((ch) => ch <= ' ')) return null; // blank as Java's trim() sees it
   if (topicId.length > 24 || !/^[A-Za-z0-9_-]*={0,2}$/.test(topicId)) return null;
   const bytes = Buffer.from(topicId, 'base64url');
   if (bytes.length !== 16) return null;
