@@ -235,9 +235,10 @@ export class ShareCoordinator {
               : this.unknownPartition(key);
       if (invalid) return invalid;
       const state = entry.shard.states.get(id)!;
+      // ReadShareGroupState does not carry the delivery complete count (the summary does): unknown here too.
       const result: ReadResult = {
         errorCode: ErrorCode.NONE, stateEpoch: state.stateEpoch, leaderEpoch, startOffset: state.startOffset,
-        deliveryCompleteCount: state.deliveryCompleteCount, stateBatches: state.stateBatches,
+        deliveryCompleteCount: -1, stateBatches: state.stateBatches,
       };
       if (entry.shard.leaderEpochs.get(id) === leaderEpoch) return result;
       this.log?.info({ key: id, leaderEpoch }, 'read with a new leader epoch: recording it');

@@ -93,7 +93,7 @@ describe('share-state/coordinator', () => {
 
     expect(await c.initialize(key, 0, 10n)).to.deep.equal({ errorCode: ErrorCode.NONE, errorMessage: null });
     expect(await c.read(key, 1)).to.deep.equal({
-      errorCode: ErrorCode.NONE, stateEpoch: 0, leaderEpoch: 1, startOffset: 10n, deliveryCompleteCount: 0, stateBatches: [],
+      errorCode: ErrorCode.NONE, stateEpoch: 0, leaderEpoch: 1, startOffset: 10n, deliveryCompleteCount: -1, stateBatches: [],
     });
     // The read at a new leader epoch wrote it (an update over the initial snapshot); the same epoch writes nothing.
     expect(store.types(c.partitionFor(key))).to.deep.equal(['snapshot', 'update']);
