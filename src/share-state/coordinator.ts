@@ -22,6 +22,10 @@
 //   UNKNOWN_TOPIC_OR_PARTITION for a topic id or partition the metadata does not have. A read at a
 //   new leader epoch records it (a record, as a write with no batches). Deleting an unknown key
 //   succeeds and writes nothing; otherwise a tombstone.
+// - Pruning (Kafka's ShareCoordinatorOffsetsManager and prune job): every key's state is rebuilt from
+//   its latest snapshot on, so the records below the lowest of those snapshots' offsets (a tombstone
+//   counting once, at its offset) are redundant; every share.coordinator.state.topic.prune.interval.ms
+//   each loaded partition's log start moves up to it.
 import type { Logger } from 'pino';
 import type { TopicRecord } from '../cluster/metadata-store';
 import { ErrorCode, errorMessage } from '../common/errors';
@@ -43,6 +47,8 @@ export interface ShareCoordinatorConfig {
   numPartitions: number;
   /** share.coordinator.snapshot.update.records.per.snapshot */
   updatesPerSnapshot: number;
+  /** share.coordinator.state.topic.prune.interval.ms */
+  pruneIntervalMs: number;
 }
 
 /** What a write carries (WriteShareGroupState's partition data). */
@@ -60,12 +66,31 @@ export class ShareStateShard {
   readonly leaderEpochs = new Map<string, number>();
   readonly stateEpochs = new Map<string, number>();
   readonly updateCounts = new Map<string, number>();
+  /** Per key, the offset of its latest snapshot. */
+  private readonly snapshotOffsets = new Map<string, number>();
+  /** The lowest of snapshotOffsets as last computed; MAX_SAFE_INTEGER before any snapshot. */
+  private redundantOffset = Number.MAX_SAFE_INTEGER;
 
   constructor(private readonly updatesPerSnapshot: number) {}
 
-  replay(record: ShareStateRecord): void {
+  /** Records below this offset are needed by no key's state; null while there is none such. */
+  lastRedundantOffset(): number | null {
+    return this.redundantOffset <= 0 || this.redundantOffset === Number.MAX_SAFE_INTEGER ? null : this.redundantOffset;
+  }
+
+  /** ShareCoordinatorOffsetsManager.updateState: a snapshot (or tombstone) of the key at this offset. */
+  private snapshotAt(id: string, offset: number, tombstone: boolean): void {
+    this.snapshotOffsets.set(id, offset);
+    let lowest = Number.MAX_SAFE_INTEGER;
+    for (const o of this.snapshotOffsets.values()) lowest = Math.min(lowest, o);
+    this.redundantOffset = lowest;
+    if (tombstone) this.snapshotOffsets.delete(id);
+  }
+
+  replay(record: ShareStateRecord, offset: number): void {
     const id = coordinatorKey(record.key);
     if (record.type === 'snapshot') {
+      this.snapshotAt(id, offset, record.value === null);
       if (record.value === null) {
         this.states.delete(id);
         this.leaderEpochs.delete(id);
@@ -135,6 +160,8 @@ interface HostedPartition {
   readonly leaderEpoch: number;
   loading: boolean;
   readonly shard: ShareStateShard;
+  /** The offset its log start was last moved to (-1: not yet). */
+  prunedTo: number;
 }
 
 type Check = { errorCode: number; errorMessage: string | null };
@@ -150,6 +177,8 @@ export class ShareCoordinator {
   /** Per key, the operation last queued (operations on one key run in turn). */
   private readonly queues = new Map<string, Promise<unknown>>();
   private closed = false;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning: Promise<void> | undefined;
 
   constructor(
     private readonly config: ShareCoordinatorConfig,
@@ -173,8 +202,9 @@ export class ShareCoordinator {
   onElection(partition: number, leaderEpoch: number): void {
     if (this.closed || !this.acceptEpoch(partition, leaderEpoch)) return;
     if (this.partitions.get(partition)?.leaderEpoch === leaderEpoch) return;
-    const entry: HostedPartition = { index: partition, leaderEpoch, loading: true, shard: new ShareStateShard(this.config.updatesPerSnapshot) };
+    const entry: HostedPartition = { index: partition, leaderEpoch, loading: true, shard: new ShareStateShard(this.config.updatesPerSnapshot), prunedTo: -1 };
     this.partitions.set(partition, entry);
+    this.startPruning();
     const load = this.load(entry).finally(() => this.loads.delete(load));
     this.loads.add(load);
   }
@@ -201,7 +231,7 @@ export class ShareCoordinator {
       return;
     }
     if (this.partitions.get(entry.index) !== entry) return; // resigned or elected again meanwhile
-    for (const record of records) entry.shard.replay(record);
+    for (const { record, offset } of records) entry.shard.replay(record, offset);
     entry.loading = false;
     this.log?.info({ partition: entry.index, leaderEpoch: entry.leaderEpoch, keys: entry.shard.states.size }, 'loaded a __share_group_state partition');
   }
@@ -216,8 +246,34 @@ export class ShareCoordinator {
     this.epochs.clear();
   }
 
+  /** The prune job, from the first election on (Kafka schedules it at start-up). */
+  private startPruning(): void {
+    if (this.pruneTimer) return;
+    this.pruneTimer = setInterval(() => void this.prune(), this.config.pruneIntervalMs);
+    this.pruneTimer.unref();
+  }
+
+  /** Moves each loaded partition's log start up to its redundant offset; a round at a time. */
+  prune(): Promise<void> {
+    this.pruning ??= (async () => {
+      for (const entry of this.partitions.values()) {
+        const offset = entry.loading ? null : entry.shard.lastRedundantOffset();
+        if (this.closed || offset === null || offset <= entry.prunedTo) continue;
+        try {
+          await this.store.deleteRecordsBefore(entry.index, offset);
+          entry.prunedTo = offset;
+        } catch (err) {
+          this.log?.warn({ err, partition: entry.index, offset }, 'pruning a __share_group_state partition failed');
+        }
+      }
+    })().finally(() => (this.pruning = undefined));
+    return this.pruning;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.pruneTimer);
+    await this.pruning;
     await this.loadsSettled();
     await Promise.allSettled([...this.queues.values()]);
   }
@@ -357,9 +413,9 @@ export class ShareCoordinator {
 
   /** Appends the record, then applies it, unless the partition resigned meanwhile (NOT_COORDINATOR). */
   private async append(entry: HostedPartition, record: ShareStateRecord): Promise<number> {
-    const code = await this.store.write(entry.index, record);
+    const { errorCode, offset } = await this.store.write(entry.index, record);
     if (this.partitions.get(entry.index) !== entry) return ErrorCode.NOT_COORDINATOR;
-    if (code === ErrorCode.NONE) entry.shard.replay(record);
-    return code;
+    if (errorCode === ErrorCode.NONE) entry.shard.replay(record, offset);
+    return errorCode;
   }
 }

@@ -21,6 +21,7 @@ export function createShareCoordinator(config: BrokerConfig, controller: Control
   return new ShareCoordinator({
     numPartitions: config.getInt('share.coordinator.state.topic.num.partitions'),
     updatesPerSnapshot: config.getInt('share.coordinator.snapshot.update.records.per.snapshot'),
+    pruneIntervalMs: config.getInt('share.coordinator.state.topic.prune.interval.ms'),
   }, new ShareStateLog(replicas, controller, shareLog), controller, shareLog);
 }
 

@@ -12,6 +12,8 @@
 //   compression.type=producer, segment.bytes and min.insync.replicas from the share.coordinator.* configs.
 // - Loading replays one partition from its log start to its end, in order (the coordinator applies
 //   the records); records of a type this broker does not know are skipped.
+// - Pruning moves the log start up to an offset below which no record is needed any more (the
+//   coordinator's redundant offset), as Kafka's share coordinator does with DeleteRecords.
 import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
@@ -70,14 +72,22 @@ export function shareStatePartitionFor(key: SharePartitionKey, numPartitions: nu
   return coordinatorPartitionFor(coordinatorKey(key), numPartitions);
 }
 
+/** A record and where it is in its partition. */
+export interface PlacedRecord {
+  readonly record: ShareStateRecord;
+  readonly offset: number;
+}
+
 /** What the coordinator needs from persistence: this class in the broker, a fake in unit tests. */
 export interface ShareStateStore {
   /** The partition count of __share_group_state; 0 while it does not exist. */
   readonly numPartitions: number;
-  /** Appends the record to the partition; resolves to the error code the coordinator's client should see. */
-  write(partition: number, record: ShareStateRecord): Promise<number>;
+  /** Appends the record to the partition: the error code the coordinator's client should see, and its offset. */
+  write(partition: number, record: ShareStateRecord): Promise<{ errorCode: number; offset: number }>;
   /** The records of one partition in log order; rejects if the partition is not hosted here. */
-  loadPartition(partition: number): Promise<ShareStateRecord[]>;
+  loadPartition(partition: number): Promise<PlacedRecord[]>;
+  /** Moves the partition's log start up to `offset` (no further than its high watermark); rejects on a storage error. */
+  deleteRecordsBefore(partition: number, offset: number): Promise<void>;
 }
 
 export class ShareStateLog implements ShareStateStore {
@@ -97,28 +107,35 @@ export class ShareStateLog implements ShareStateStore {
       shareStateTopicConfigs(o.segmentBytes, o.minInsyncReplicas));
   }
 
-  async write(index: number, record: ShareStateRecord): Promise<number> {
+  async write(index: number, record: ShareStateRecord): Promise<{ errorCode: number; offset: number }> {
     const partition = this.replicas.partition(SHARE_STATE_TOPIC, index);
-    if (!partition) return coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (!partition) return { errorCode: coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), offset: -1 };
     const result = await appendInternalRecords(this.replicas, partition, [encodeShareStateRecord(record)]);
     if (result.errorCode !== ErrorCode.NONE) {
       this.log?.warn({ key: record.key, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
         `writing to ${SHARE_STATE_TOPIC} failed`);
     }
-    return coordinatorAppendError(result.errorCode);
+    return { errorCode: coordinatorAppendError(result.errorCode), offset: result.lastOffset };
   }
 
-  async loadPartition(index: number): Promise<ShareStateRecord[]> {
+  async loadPartition(index: number): Promise<PlacedRecord[]> {
     const p = this.replicas.partition(SHARE_STATE_TOPIC, index);
     if (!p) throw new Error(`${SHARE_STATE_TOPIC}-${index} is not hosted by this broker`);
-    const records: ShareStateRecord[] = [];
-    const end = await replayKeyedRecords(p.log, (key, value) => {
+    const records: PlacedRecord[] = [];
+    const end = await replayKeyedRecords(p.log, (key, value, offset) => {
       const record = decodeShareStateRecord(key, value);
-      if (record) records.push(record);
+      if (record) records.push({ record, offset });
     }, (skip) => this.log?.warn({ ...skip, partition: index }, `skipping an unreadable part of ${SHARE_STATE_TOPIC}`));
     if (end < p.log.writtenEndOffset) {
       this.log?.error({ partition: index, offset: end }, `unreadable batch in ${SHARE_STATE_TOPIC}; stopped loading the partition there`);
     }
     return records;
+  }
+
+  async deleteRecordsBefore(index: number, offset: number): Promise<void> {
+    const p = this.replicas.partition(SHARE_STATE_TOPIC, index);
+    if (!p) return;
+    const before = Math.min(offset, p.log.highWatermark);
+    if (before > p.log.logStartOffset) await p.log.deleteRecordsBefore(before);
   }
 }

@@ -9,7 +9,7 @@ import {
   WRITE_UNINITIALIZED_SHARE_PARTITION, type StateChange,
 } from '../../src/share-state/coordinator';
 import { DeliveryState, type StateBatch } from '../../src/share-state/persister';
-import type { ShareStateStore } from '../../src/share-state/share-state-log';
+import type { PlacedRecord, ShareStateStore } from '../../src/share-state/share-state-log';
 import { decodeShareStateRecord, encodeShareStateRecord, type ShareStateRecord } from '../../src/share-state/share-state-records';
 import { combineStateBatches } from '../../src/share-state/state-batches';
 
@@ -24,22 +24,32 @@ const NUM_PARTITIONS = 4;
 /** __share_group_state in memory: each partition's records, encoded. */
 class MemoryStateLog implements ShareStateStore {
   readonly numPartitions = NUM_PARTITIONS;
+  /** Each partition's records from its log start (logStarts) on. */
   readonly logs = new Map<number, { key: Buffer; value: Buffer | null }[]>();
+  readonly logStarts = new Map<number, number>();
   failWith: number = ErrorCode.NONE;
   gate: Promise<void> | null = null;
 
-  async write(partition: number, record: ShareStateRecord): Promise<number> {
+  async write(partition: number, record: ShareStateRecord): Promise<{ errorCode: number; offset: number }> {
     if (this.gate) await this.gate;
-    if (this.failWith !== ErrorCode.NONE) return this.failWith;
+    if (this.failWith !== ErrorCode.NONE) return { errorCode: this.failWith, offset: -1 };
     const log = this.logs.get(partition) ?? [];
     this.logs.set(partition, log);
     log.push(encodeShareStateRecord(record));
-    return ErrorCode.NONE;
+    return { errorCode: ErrorCode.NONE, offset: (this.logStarts.get(partition) ?? 0) + log.length - 1 };
   }
 
-  async loadPartition(partition: number): Promise<ShareStateRecord[]> {
+  async loadPartition(partition: number): Promise<PlacedRecord[]> {
     if (this.gate) await this.gate;
-    return (this.logs.get(partition) ?? []).map((r) => decodeShareStateRecord(r.key, r.value)!);
+    const start = this.logStarts.get(partition) ?? 0;
+    return (this.logs.get(partition) ?? []).map((r, i) => ({ record: decodeShareStateRecord(r.key, r.value)!, offset: start + i }));
+  }
+
+  deleteRecordsBefore(partition: number, offset: number): Promise<void> {
+    const start = this.logStarts.get(partition) ?? 0;
+    this.logs.set(partition, (this.logs.get(partition) ?? []).slice(offset - start));
+    this.logStarts.set(partition, offset);
+    return Promise.resolve();
   }
 
   /** The types of the records written for the key's partition, in order. */
@@ -57,7 +67,7 @@ const change = (o: Partial<StateChange>): StateChange =>
   ({ stateEpoch: 0, leaderEpoch: 1, startOffset: -1n, deliveryCompleteCount: -1, stateBatches: [], ...o });
 
 async function started(store: MemoryStateLog, updatesPerSnapshot = 500): Promise<ShareCoordinator> {
-  const c = new ShareCoordinator({ numPartitions: NUM_PARTITIONS, updatesPerSnapshot }, store,
+  const c = new ShareCoordinator({ numPartitions: NUM_PARTITIONS, updatesPerSnapshot, pruneIntervalMs: 3_600_000 }, store,
     { topicById: (id) => (id === TOPIC_ID ? TOPIC : undefined) }, undefined, () => 1_700_000_000_000);
   for (let p = 0; p < NUM_PARTITIONS; p++) c.onElection(p, 0);
   await c.loadsSettled();
@@ -221,6 +231,35 @@ describe('share-state/coordinator', () => {
     expect(await c.read(key, 0)).to.deep.include({ stateBatches: [batch(0, 0, DeliveryState.ACKNOWLEDGED, 1)] });
     await c.close();
     expect(await c.read(key, 0)).to.deep.equal({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'Share coordinator is not available.' });
+  });
+
+  it('prunes the records below every key\'s latest snapshot, and a new coordinator reads the same state from what is left', async () => {
+    const store = new MemoryStateLog();
+    const c = await started(store, 1);
+    const a = key;
+    const partition = c.partitionFor(a);
+    const b = Array.from({ length: 100 }, (_, i) => ({ ...key, groupId: `g${i}` })).find((k) => c.partitionFor(k) === partition)!;
+    const ack = (o: number) => change({ leaderEpoch: 0, stateBatches: [batch(o, o, DeliveryState.ACKNOWLEDGED, 1)] });
+    await c.initialize(a, 0, 0n); // snapshot at 0
+    await c.initialize(b, 0, 0n); // snapshot at 1
+    await c.write(a, ack(0)); // update at 2
+    await c.write(a, ack(1)); // snapshot at 3
+    await c.prune();
+    expect(store.logStarts.get(partition)).to.equal(1);
+    await c.write(b, ack(5)); // update at 4
+    await c.write(b, ack(6)); // snapshot at 5
+    await c.prune();
+    expect(store.logStarts.get(partition)).to.equal(3);
+    const states = async (co: ShareCoordinator) => [await co.read(a, 0), await co.read(b, 0)];
+    const expected = await states(c);
+    expect(await states(await started(store, 1))).to.deep.equal(expected);
+
+    await c.delete(a); // tombstone at 6
+    await c.prune();
+    expect(store.logStarts.get(partition)).to.equal(5);
+    const reloaded = await started(store, 1);
+    expect(await reloaded.read(a, 0)).to.include({ errorCode: ErrorCode.INVALID_REQUEST });
+    expect(await reloaded.read(b, 0)).to.deep.equal(expected[1]);
   });
 
   it('runs one key\'s operations in turn, each over the state the one before left', async () => {

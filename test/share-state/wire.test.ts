@@ -10,6 +10,7 @@ import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../src/sec
 import { DeliveryState } from '../../src/share-state/persister';
 import { topicIdString, SHARE_STATE_TOPIC } from '../../src/share-state/share-state-log';
 import { withRestartableBroker } from '../helpers/broker';
+import { eventually } from '../helpers/eventually';
 import { TestAuthorizer } from '../helpers/test-authorizer';
 
 const batch = (first: bigint, last: bigint, deliveryState: number, deliveryCount: number) =>
@@ -20,7 +21,10 @@ describe('share-state: the share coordinator\'s APIs on a broker', function () {
   const authorizer = new TestAuthorizer();
   const b = withRestartableBroker({
     authorizer,
-    config: { 'share.coordinator.state.topic.num.partitions': '3', 'share.coordinator.snapshot.update.records.per.snapshot': '2' },
+    config: {
+      'share.coordinator.state.topic.num.partitions': '3', 'share.coordinator.snapshot.update.records.per.snapshot': '2',
+      'share.coordinator.state.topic.prune.interval.ms': '100',
+    },
   });
   let topicId = '';
   const group = 'queue-group';
@@ -131,6 +135,9 @@ describe('share-state: the share coordinator\'s APIs on a broker', function () {
     }
     const before = await Promise.all([persister.read(key, 0), persister.readSummary(key, 0), read(0, 1)]);
     expect(before[0]).to.have.property('stateBatches').with.length(10);
+    // The records below every key's latest snapshot are pruned: the restart reads from a later log start.
+    const logStarts = () => [0, 1, 2].map((p) => b.running.broker.replicas.partition(SHARE_STATE_TOPIC, p)?.log.logStartOffset ?? 0);
+    await eventually(() => logStarts().some((start) => start > 0), 'a __share_group_state partition pruned', 5000);
 
     await b.restart();
     const after = await Promise.all([b.running.broker.sharePersister.read(key, 0), b.running.broker.sharePersister.readSummary(key, 0), read(0, 1)]);
