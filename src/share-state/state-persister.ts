@@ -8,9 +8,11 @@
 // - NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE and lost or timed-out
 //   requests are retried against the coordinator as the metadata names it then, with Kafka's backoff
 //   (PersisterStateManager: 1 s doubling to 30 s, 20% jitter, 5 attempts); the last error is answered.
-// - A read of a key never initialized, which the coordinator refuses (INVALID_REQUEST, as Kafka's),
-//   reads here as the state of a share-partition that has no start yet: startOffset -1, state epoch 0,
-//   no batches (the share-partition then starts where share.auto.offset.reset says and initializes it).
+// - A read of a key never initialized, which the coordinator refuses (INVALID_REQUEST "Read operation
+//   on uninitialized share partition not allowed.", as Kafka's), answers UNKNOWN_TOPIC_OR_PARTITION
+//   here: what a share-partition takes for "the coordinator never saw it" (src/share/in-flight-records.ts:
+//   it starts where share.auto.offset.reset says and initializes it, as Kafka's group coordinator
+//   would have). A key initialized at start offset -1 reads as such, without error.
 import type { Logger } from 'pino';
 import type { Controller } from '../cluster/controller';
 import { ErrorCode } from '../common/errors';
@@ -60,7 +62,7 @@ export class ShareStatePersister implements Persister {
   async read(key: SharePartitionKey, leaderEpoch: number): Promise<ReadResult> {
     const result = await this.call(key, () => this.coordinator.read(key, leaderEpoch), (node, r) => r.read(node, key, leaderEpoch), asIs);
     if (result.errorCode === ErrorCode.INVALID_REQUEST && 'errorMessage' in result && result.errorMessage === READ_UNINITIALIZED_SHARE_PARTITION) {
-      return { errorCode: ErrorCode.NONE, stateEpoch: 0, leaderEpoch, startOffset: -1n, deliveryCompleteCount: -1, stateBatches: [] };
+      return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: READ_UNINITIALIZED_SHARE_PARTITION };
     }
     return result;
   }

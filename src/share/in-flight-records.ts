@@ -213,11 +213,9 @@ class InFlightSharePartition implements SharePartition {
       return ErrorCode.UNKNOWN_SERVER_ERROR;
     }
     if (this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-    // A share-partition the share coordinator never saw (the persister reads it as start offset -1,
-    // src/share-state/state-persister.ts): the group coordinator did not initialize it, so its leader
-    // does (at the offset share.auto.offset.reset picks).
-    const neverInitialized = result.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-      || (result.errorCode === ErrorCode.NONE && 'startOffset' in result && result.startOffset < 0n);
+    // A share-partition the share coordinator never saw: the group coordinator did not initialize
+    // it, so its leader does (at the offset share.auto.offset.reset picks).
+    const neverInitialized = result.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     if (result.errorCode !== ErrorCode.NONE && !neverInitialized) return persisterErrorCode(result.errorCode);
     const state = result.errorCode === ErrorCode.NONE ? (result as Extract<typeof result, { errorCode: 0 }>) : null;
     let startOffset = state?.startOffset ?? -1n;
@@ -229,7 +227,7 @@ class InFlightSharePartition implements SharePartition {
         return ErrorCode.UNKNOWN_SERVER_ERROR;
       }
       if (neverInitialized) {
-        const init = await persister.initialize(key, state?.stateEpoch ?? 0, startOffset).catch(() => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR }));
+        const init = await persister.initialize(key, 0, startOffset).catch(() => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR }));
         if (init.errorCode !== ErrorCode.NONE) return persisterErrorCode(init.errorCode);
       }
     }

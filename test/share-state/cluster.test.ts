@@ -43,7 +43,8 @@ describe('share-state: the share coordinator in a cluster', function () {
 
   it('reaches the coordinator of the key on the other broker, and FindCoordinator names it', async () => {
     const remote = cluster.broker(other()).broker;
-    expect(await remote.sharePersister.read(key, 0)).to.include({ errorCode: ErrorCode.NONE, startOffset: -1n });
+    // Never initialized: what a share-partition takes for "initialize it".
+    expect(await remote.sharePersister.read(key, 0)).to.include({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
     expect(await remote.sharePersister.initialize(key, 0, 10n)).to.include({ errorCode: ErrorCode.NONE });
     expect(await remote.sharePersister.read(key, 1)).to.include({ errorCode: ErrorCode.NONE, startOffset: 10n });
     expect(await remote.sharePersister.write(key, {

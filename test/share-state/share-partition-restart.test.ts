@@ -1,5 +1,5 @@
 // A share-partition (src/share) on a real broker's persister: it initializes the share-partition the
-// share coordinator never saw, its acknowledgements, rejections and releases are written to
+// share coordinator never saw (read as UNKNOWN_TOPIC_OR_PARTITION), its acknowledgements, rejections and releases are written to
 // __share_group_state, and after a restart of the broker a new share-partition neither redelivers
 // what was accepted or rejected nor forgets the delivery counts of what it hands out again.
 import { expect } from 'chai';

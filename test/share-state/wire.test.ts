@@ -123,7 +123,7 @@ describe('share-state: the share coordinator\'s APIs on a broker', function () {
     const persister = b.running.broker.sharePersister;
     const key = { groupId: 'restart-group', topicId, partition: 1 };
     expect(await persister.read(key, 0)).to.deep.equal({
-      errorCode: 0, stateEpoch: 0, leaderEpoch: 0, startOffset: -1n, deliveryCompleteCount: -1, stateBatches: [],
+      errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'Read operation on uninitialized share partition not allowed.',
     });
     expect(await persister.initialize(key, 1, 100n)).to.include({ errorCode: 0 });
     for (let i = 0; i < 5; i++) {
