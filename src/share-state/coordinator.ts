@@ -101,7 +101,9 @@ export class ShareStateShard {
       raise(this.leaderEpochs, id, record.value.leaderEpoch);
       raise(this.stateEpochs, id, record.value.stateEpoch);
       this.states.set(id, record.value);
-      if ((this.updateCounts.get(id) ?? 0) >= this.updatesPerSnapshot && this.updateCounts.has(id)) this.updateCounts.set(id, 0);
+      // As Kafka's shard: the count restarts only once it reached the limit (an initialization keeps it).
+      const updates = this.updateCounts.get(id);
+      if (updates !== undefined && updates >= this.updatesPerSnapshot) this.updateCounts.set(id, 0);
       return;
     }
     const update = record.value;
@@ -356,8 +358,8 @@ export class ShareCoordinator {
     }, (c) => c);
   }
 
-  /** ReadShareGroupStateSummary: what is stored, without the batches (a read only: no leader epoch recorded). */
-  readSummary(key: SharePartitionKey, leaderEpoch: number): Promise<StateSummary> {
+  /** ReadShareGroupStateSummary: what is stored, without the batches (a read only: at any leader epoch, none recorded). */
+  readSummary(key: SharePartitionKey, _leaderEpoch: number): Promise<StateSummary> {
     const summary = (c: Check): StateSummary => ({ ...c, stateEpoch: 0, leaderEpoch: 0, startOffset: -1n, deliveryCompleteCount: -1 });
     const entry = this.hosted(key);
     if (!('shard' in entry)) return Promise.resolve(summary(entry));
@@ -365,7 +367,6 @@ export class ShareCoordinator {
     if (invalid) return Promise.resolve(summary(invalid));
     const state = entry.shard.states.get(coordinatorKey(key));
     if (!state) return Promise.resolve(summary({ errorCode: ErrorCode.NONE, errorMessage: null }));
-    void leaderEpoch; // Kafka's summary reads at any epoch
     return Promise.resolve({
       errorCode: ErrorCode.NONE, errorMessage: null, stateEpoch: state.stateEpoch, leaderEpoch: state.leaderEpoch,
       startOffset: state.startOffset, deliveryCompleteCount: state.deliveryCompleteCount,
