@@ -13,8 +13,7 @@ import { SHARE_STATE_TOPIC, ShareStateLog } from './share-state-log';
 import { ShareStatePersister, type RemoteShareState } from './state-persister';
 
 export { ShareCoordinator, type StateChange } from './coordinator';
-export { ShareStatePersister, type RemoteShareState } from './state-persister';
-export { coordinatorKey, SHARE_STATE_TOPIC } from './share-state-log';
+export { type RemoteShareState } from './state-persister';
 
 export function createShareCoordinator(config: BrokerConfig, controller: Controller, replicas: ReplicaManager, log: Logger): ShareCoordinator {
   const shareLog = log.child({ component: 'share-coordinator' });
