@@ -140,6 +140,8 @@ describe('share-state: the share coordinator\'s APIs on a broker', function () {
     await eventually(() => logStarts().some((start) => start > 0), 'a __share_group_state partition pruned', 5000);
 
     await b.restart();
+    // The coordinators start once the logs are loaded, after the listener opens (the wire read does not retry).
+    await eventually(() => [0, 1, 2].every((p) => b.running.broker.shareCoordinator.isLoaded(p)), 'the share coordinator loaded', 10000);
     const after = await Promise.all([b.running.broker.sharePersister.read(key, 0), b.running.broker.sharePersister.readSummary(key, 0), read(0, 1)]);
     expect(after).to.deep.equal(before);
     expect((await read(0, 0)).results[0].partitions[0]).to.include({ errorCode: ErrorCode.FENCED_LEADER_EPOCH });
