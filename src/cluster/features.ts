@@ -21,6 +21,8 @@ export const KRAFT_VERSION = 'kraft.version';
 export const TRANSACTION_VERSION = 'transaction.version';
 export const GROUP_VERSION = 'group.version';
 export const STREAMS_VERSION = 'streams.version';
+/** Share groups (KIP-932) are served from level 1 (Kafka's ShareVersion.supportsShareGroups). */
+export const SHARE_VERSION = 'share.version';
 
 interface VersionRange {
   readonly minVersion: number;
