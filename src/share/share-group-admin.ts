@@ -214,11 +214,14 @@ export class ShareGroupAdmin {
 
   /**
    * DeleteGroups' share-state step (Kafka deletes a share group's state before the group): every
-   * partition the group has state for. NONE, or the first error of the share coordinator (the group
-   * must then stay).
+   * partition an empty share group has state for. NONE (also when there is nothing to delete here:
+   * no such share group, or one with members, which DeleteGroups refuses), or the first error of
+   * the share coordinator (the group must then stay).
    */
   async deleteGroupState(groupId: string): Promise<number> {
-    const codes = await Promise.all([...statePartitionsOf(this.s.groups.shareGroup(groupId))].map(([topicId, partitions]) => this.deleteState(groupId, topicId, partitions)));
+    const group = this.s.groups.shareGroup(groupId);
+    if (group.found !== 'share' || group.memberCount > 0) return ErrorCode.NONE;
+    const codes = await Promise.all([...group.statePartitions].map(([topicId, partitions]) => this.deleteState(groupId, topicId, partitions)));
     return codes.find((c) => c !== ErrorCode.NONE) ?? ErrorCode.NONE;
   }
 

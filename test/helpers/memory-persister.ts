@@ -49,7 +49,7 @@ export class MemoryPersister implements Persister {
     if (this.failWith !== null) return refused(this.failWith);
     const current = this.state(key);
     if (current && stateEpoch < current.stateEpoch) return refused(ErrorCode.FENCED_STATE_EPOCH);
-    this.states.set(keyOf(key), { stateEpoch, leaderEpoch: current?.leaderEpoch ?? -1, startOffset, deliveryCompleteCount: 0, stateBatches: [] });
+    this.states.set(keyOf(key), { stateEpoch, leaderEpoch: current?.leaderEpoch ?? 0, startOffset, deliveryCompleteCount: 0, stateBatches: [] });
     return ok;
   }
 

@@ -113,7 +113,7 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
       const res = await describe90([{ groupId: 'g', topics: null }, { groupId: 'unknown', topics: null }]);
       expect(res!.groups.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, topics: g.topics.map((t) => ({ name: t.topicName, p: t.partitions })) }))).to.deep.equal([
         { groupId: 'g', errorCode: 0, topics: [
-          { name: 'orders', p: [{ partitionIndex: 1, startOffset: 20n, leaderEpoch: -1, lag: 30n, errorCode: 0, errorMessage: null }] },
+          { name: 'orders', p: [{ partitionIndex: 1, startOffset: 20n, leaderEpoch: 0, lag: 30n, errorCode: 0, errorMessage: null }] },
           { name: 'payments', p: [{ partitionIndex: 0, startOffset: 0n, leaderEpoch: 0, lag: -1n, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: 'For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition.' }] },
         ] },
         { groupId: 'unknown', errorCode: 0, topics: [] },
