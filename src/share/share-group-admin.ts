@@ -127,7 +127,7 @@ export class ShareGroupAdmin {
 
   private async describePartition(key: SharePartitionKey, topicName: string): Promise<DescribeShareGroupOffsetsResponsePartition> {
     const partitionIndex = key.partition;
-    const summary = await this.s.persister.readSummary(key, -1);
+    const summary = await this.s.persister.readSummary(key, 0);
     if (summary.errorCode !== ErrorCode.NONE) {
       // Kafka treats the share coordinator's error as no state, as OffsetFetch does.
       return { partitionIndex, startOffset: UNINITIALIZED_START_OFFSET, leaderEpoch: DEFAULT_LEADER_EPOCH, lag: UNINITIALIZED_LAG, errorCode: ErrorCode.NONE, errorMessage: null };
@@ -175,7 +175,7 @@ export class ShareGroupAdmin {
   private async initialize(key: SharePartitionKey, startOffset: bigint): Promise<number> {
     // The share coordinator refuses a state epoch below the stored one (FENCED_STATE_EPOCH); a
     // partition without state reads as an error here and starts at epoch 0.
-    const summary = await this.s.persister.readSummary(key, -1);
+    const summary = await this.s.persister.readSummary(key, 0);
     const stateEpoch = summary.errorCode === ErrorCode.NONE ? summary.stateEpoch + 1 : 0;
     const result = await this.s.persister.initialize(key, stateEpoch, startOffset);
     if (result.errorCode === ErrorCode.NONE) this.s.sharePartitions?.reset(key);

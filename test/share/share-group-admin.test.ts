@@ -13,7 +13,7 @@ import { ZERO_UUID } from '../../src/protocol/primitives';
 import { AclOperation, ResourceType } from '../../src/security/acl';
 import { ANONYMOUS, type Session } from '../../src/security/principal';
 import { ShareGroupAdmin, type ShareGroupLookup } from '../../src/share/share-group-admin';
-import type { SharePartitionKey } from '../../src/share-state/persister';
+import type { Persister, PersisterError, SharePartitionKey, StateSummary } from '../../src/share-state/persister';
 import { MemoryPersister } from '../helpers/memory-persister';
 import { TestAuthorizer } from '../helpers/test-authorizer';
 
@@ -26,10 +26,42 @@ const topicRecord = (name: string, id: string, partitions: number): TopicRecord 
 });
 const TOPICS = [topicRecord('orders', ORDERS_ID, 3), topicRecord('payments', PAYMENTS_ID, 1)];
 
+/** The share coordinator as the admin uses it: the in-memory one, the calls asked, and a code every call answers instead while set. */
+class ObservedPersister implements Pick<Persister, 'readSummary' | 'initialize' | 'delete'> {
+  readonly calls: string[] = [];
+  failWith: number | null = null;
+  constructor(private readonly store: MemoryPersister) {}
+
+  private failure(): PersisterError | null {
+    return this.failWith === null ? null : { errorCode: this.failWith, errorMessage: null };
+  }
+
+  /** As the share coordinator answers: the stored epochs, and a key it never saw as not initialized. */
+  async readSummary(key: SharePartitionKey): Promise<StateSummary> {
+    this.calls.push(`readSummary ${key.partition}`);
+    const failed = this.failure();
+    if (failed) return { ...failed, stateEpoch: 0, leaderEpoch: 0, startOffset: -1n, deliveryCompleteCount: -1 };
+    const state = this.store.state(key) ?? { stateEpoch: 0, leaderEpoch: 0, startOffset: -1n, deliveryCompleteCount: -1 };
+    const { stateEpoch, leaderEpoch, startOffset, deliveryCompleteCount } = state;
+    return { errorCode: ErrorCode.NONE, errorMessage: null, stateEpoch, leaderEpoch, startOffset, deliveryCompleteCount };
+  }
+
+  async initialize(key: SharePartitionKey, stateEpoch: number, startOffset: bigint): Promise<PersisterError> {
+    this.calls.push(`initialize ${key.partition} epoch ${stateEpoch}`);
+    return this.failure() ?? this.store.initialize(key, stateEpoch, startOffset);
+  }
+
+  async delete(key: SharePartitionKey): Promise<PersisterError> {
+    this.calls.push(`delete ${key.partition}`);
+    return this.failure() ?? this.store.delete(key);
+  }
+}
+
 interface FakeShareGroup { members: number; statePartitions: Map<string, number[]> }
 
 describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)', () => {
-  let persister: MemoryPersister;
+  let store: MemoryPersister;
+  let persister: ObservedPersister;
   let groups: Map<string, FakeShareGroup | 'consumer'>;
   let endOffsets: Map<string, bigint>;
   let resets: string[];
@@ -80,7 +112,8 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
     deleteShareGroupOffsets.bind(services()).handle({ groupId, topics: topicNames.map((topicName) => ({ topicName })) }, ctx(ApiKey.DeleteShareGroupOffsets, 0));
 
   beforeEach(() => {
-    persister = new MemoryPersister();
+    store = new MemoryPersister();
+    persister = new ObservedPersister(store);
     groups = new Map();
     endOffsets = new Map([['orders-0', 100n], ['orders-1', 50n], ['orders-2', 7n], ['payments-0', 10n]]);
     resets = [];
@@ -90,9 +123,9 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
 
   describe('DescribeShareGroupOffsets', () => {
     it('answers start offset, leader epoch and lag (end - start - delivery complete) of the partitions named; -1 where there is no state', async () => {
-      await persister.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 0, 40n);
-      await persister.read({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 3);
-      await persister.write({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, { stateEpoch: 0, leaderEpoch: 3, startOffset: 40n, deliveryCompleteCount: 5, stateBatches: [] });
+      await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 0, 40n);
+      await store.read({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 3);
+      await store.write({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, { stateEpoch: 0, leaderEpoch: 3, startOffset: 40n, deliveryCompleteCount: 5, stateBatches: [] });
       const res = await describe90([{ groupId: 'g', topics: [{ topicName: 'orders', partitions: [0, 1] }, { topicName: 'nope', partitions: [0] }] }]);
       expect(res!.groups).to.deep.equal([{
         groupId: 'g', errorCode: ErrorCode.NONE, errorMessage: null, topics: [
@@ -107,13 +140,13 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
 
     it('with no topics describes every partition the group has state for, leaving out deleted topics; the end offset\'s error is the partition\'s', async () => {
       groups.set('g', { members: 2, statePartitions: new Map([[ORDERS_ID, [1]], [GONE_ID, [0]], [PAYMENTS_ID, [0]]]) });
-      await persister.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 1 }, 1, 20n);
-      await persister.initialize({ groupId: 'g', topicId: PAYMENTS_ID, partition: 0 }, 1, 2n);
+      await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 1 }, 1, 20n);
+      await store.initialize({ groupId: 'g', topicId: PAYMENTS_ID, partition: 0 }, 1, 2n);
       endOffsets.delete('payments-0');
       const res = await describe90([{ groupId: 'g', topics: null }, { groupId: 'unknown', topics: null }]);
       expect(res!.groups.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, topics: g.topics.map((t) => ({ name: t.topicName, p: t.partitions })) }))).to.deep.equal([
         { groupId: 'g', errorCode: 0, topics: [
-          { name: 'orders', p: [{ partitionIndex: 1, startOffset: 20n, leaderEpoch: 0, lag: 30n, errorCode: 0, errorMessage: null }] },
+          { name: 'orders', p: [{ partitionIndex: 1, startOffset: 20n, leaderEpoch: -1, lag: 30n, errorCode: 0, errorMessage: null }] },
           { name: 'payments', p: [{ partitionIndex: 0, startOffset: 0n, leaderEpoch: 0, lag: -1n, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: 'For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition.' }] },
         ] },
         { groupId: 'unknown', errorCode: 0, topics: [] },
@@ -146,8 +179,7 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
   describe('AlterShareGroupOffsets', () => {
     it('initializes the partitions at a state epoch above the stored one, resets their share-partitions and records them as the group\'s state', async () => {
       groups.set('g', { members: 0, statePartitions: new Map() });
-      await persister.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 4, 10n);
-      persister.calls.length = 0;
+      await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition: 0 }, 4, 10n);
       const res = await alter91('g', [{ topicName: 'orders', partitions: [{ partitionIndex: 0, startOffset: 30n }, { partitionIndex: 2, startOffset: 5n }, { partitionIndex: 3, startOffset: 0n }] }]);
       expect(res).to.deep.equal({
         throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses: [{ topicName: 'orders', topicId: ORDERS_ID, partitions: [
@@ -156,8 +188,9 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
           { partitionIndex: 3, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' },
         ] }],
       });
-      expect(persister.state({ groupId: 'g', topicId: ORDERS_ID, partition: 0 })).to.include({ stateEpoch: 5, startOffset: 30n });
-      expect(persister.state({ groupId: 'g', topicId: ORDERS_ID, partition: 2 })).to.include({ stateEpoch: 0, startOffset: 5n });
+      expect(persister.calls.filter((c) => c.startsWith('initialize')).sort()).to.deep.equal(['initialize 0 epoch 5', 'initialize 2 epoch 1']);
+      expect(store.state({ groupId: 'g', topicId: ORDERS_ID, partition: 0 })).to.include({ stateEpoch: 5, startOffset: 30n });
+      expect(store.state({ groupId: 'g', topicId: ORDERS_ID, partition: 2 })).to.include({ stateEpoch: 1, startOffset: 5n });
       expect(resets.sort()).to.deep.equal(['g orders 0', 'g orders 2']);
       expect((groups.get('g') as FakeShareGroup).statePartitions.get(ORDERS_ID)).to.deep.equal([0, 2]);
     });
@@ -197,7 +230,7 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
   describe('DeleteShareGroupOffsets', () => {
     it('deletes the state of whole topics, forgets them in the group and resets their share-partitions', async () => {
       groups.set('g', { members: 0, statePartitions: new Map([[ORDERS_ID, [0, 2]], [PAYMENTS_ID, [0]]]) });
-      for (const partition of [0, 2]) await persister.initialize({ groupId: 'g', topicId: ORDERS_ID, partition }, 0, 1n);
+      for (const partition of [0, 2]) await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition }, 0, 1n);
       const res = await delete92('g', ['nope', 'orders', 'payments']);
       expect(res).to.deep.equal({
         throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses: [
@@ -206,7 +239,7 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
           { topicName: 'nope', topicId: ZERO_UUID, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' },
         ],
       });
-      expect(persister.states.size).to.equal(0);
+      expect([0, 2].map((partition) => store.state({ groupId: 'g', topicId: ORDERS_ID, partition }))).to.deep.equal([undefined, undefined]);
       expect([...(groups.get('g') as FakeShareGroup).statePartitions.keys()]).to.deep.equal([]);
       expect(resets.sort()).to.deep.equal(['g orders 0', 'g orders 2', 'g payments 0']);
       // Nothing left to delete now.
@@ -242,9 +275,9 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
 
   it('deleteGroupState deletes every partition the group has state for (DeleteGroups\' first step)', async () => {
     groups.set('g', { members: 0, statePartitions: new Map([[ORDERS_ID, [0, 1]]]) });
-    for (const partition of [0, 1]) await persister.initialize({ groupId: 'g', topicId: ORDERS_ID, partition }, 0, 0n);
+    for (const partition of [0, 1]) await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition }, 0, 0n);
     expect(await admin().deleteGroupState('g')).to.equal(ErrorCode.NONE);
-    expect(persister.states.size).to.equal(0);
+    expect([0, 1].map((partition) => store.state({ groupId: 'g', topicId: ORDERS_ID, partition }))).to.deep.equal([undefined, undefined]);
     persister.failWith = ErrorCode.NOT_COORDINATOR;
     expect(await admin().deleteGroupState('g')).to.equal(ErrorCode.NOT_COORDINATOR);
     expect(await admin().deleteGroupState('no-such-group')).to.equal(ErrorCode.NONE);
