@@ -5,7 +5,7 @@
 // (SharePartitionResetter) forget what they cached of a state that was replaced or deleted.
 // Authorization and the share.version gate are the handlers'.
 import type { Controller } from '../cluster/controller';
-import { ErrorCode, errorMessage } from '../common/errors';
+import { ErrorCode, errorMessage, errorName } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition, DescribeShareGroupOffsetsResponseTopic } from '../protocol/generated/DescribeShareGroupOffsetsResponse';
 import type { AlterShareGroupOffsetsResponse, AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic } from '../protocol/generated/AlterShareGroupOffsetsResponse';
@@ -18,13 +18,14 @@ import type { Persister, SharePartitionKey } from '../share-state/persister';
 export type ShareGroupLookup =
   /** No group of that id. */
   | { readonly found: 'none' }
-  /** A group of another type (classic, consumer, streams): Kafka's "Group g is not a share group." */
-  | { readonly found: 'other-type' }
-  /** The group's coordinator cannot answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...). */
-  | { readonly found: 'error'; readonly errorCode: number }
+  /**
+   * Not a share group here: one of another type (GROUP_ID_NOT_FOUND "Group g is not a share
+   * group."), or a coordinator that cannot answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...).
+   */
+  | { readonly found: 'error'; readonly errorCode: number; readonly errorMessage: string | null }
   | {
     readonly found: 'share';
-    readonly memberCount: number;
+    readonly empty: boolean;
     /** The partitions the group has share state for (Kafka's initialized topics), by topic id. */
     readonly statePartitions: ReadonlyMap<string, readonly number[]>;
   };
@@ -74,10 +75,9 @@ type Refusal = { errorCode: number; errorMessage: string | null };
  */
 function refusal(group: ShareGroupLookup, groupId: string): Refusal | null {
   switch (group.found) {
-    case 'share': return group.memberCount > 0 ? { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: errorMessage(ErrorCode.NON_EMPTY_GROUP) } : null;
+    case 'share': return group.empty ? null : { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: errorMessage(ErrorCode.NON_EMPTY_GROUP) };
     case 'none': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.` };
-    case 'other-type': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` };
-    case 'error': return { errorCode: group.errorCode, errorMessage: errorMessage(group.errorCode) };
+    case 'error': return { errorCode: group.errorCode, errorMessage: group.errorMessage };
   }
 }
 
@@ -97,7 +97,8 @@ export class ShareGroupAdmin {
     const missing: DescribeShareGroupOffsetsResponseTopic[] = [];
     if (topics === null) {
       const group = this.s.groups.shareGroup(groupId);
-      if (group.found === 'error') return { groupId, topics: [], errorCode: group.errorCode, errorMessage: errorMessage(group.errorCode) };
+      // Kafka reads the group's initialized partitions at its coordinator: only that may fail here.
+      if (group.found === 'error' && group.errorCode !== ErrorCode.GROUP_ID_NOT_FOUND) return { groupId, topics: [], errorCode: group.errorCode, errorMessage: group.errorMessage };
       // A topic deleted since is left out (Kafka: not in the metadata image).
       for (const [topicId, partitions] of statePartitionsOf(group)) {
         const topic = this.s.controller.topicById(topicId);
@@ -213,16 +214,13 @@ export class ShareGroupAdmin {
   }
 
   /**
-   * DeleteGroups' share-state step (Kafka deletes a share group's state before the group): every
-   * partition an empty share group has state for. NONE (also when there is nothing to delete here:
-   * no such share group, or one with members, which DeleteGroups refuses), or the first error of
-   * the share coordinator (the group must then stay).
+   * DeleteGroups' first step for an empty share group (Kafka deletes its state before the group):
+   * the state of its partitions; rejects with the share coordinator's first error (the group stays).
    */
-  async deleteGroupState(groupId: string): Promise<number> {
-    const group = this.s.groups.shareGroup(groupId);
-    if (group.found !== 'share' || group.memberCount > 0) return ErrorCode.NONE;
-    const codes = await Promise.all([...group.statePartitions].map(([topicId, partitions]) => this.deleteState(groupId, topicId, partitions)));
-    return codes.find((c) => c !== ErrorCode.NONE) ?? ErrorCode.NONE;
+  async deleteGroupState(groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<void> {
+    const codes = await Promise.all(topics.map((t) => this.deleteState(groupId, t.topicId, t.partitions)));
+    const failed = codes.find((c) => c !== ErrorCode.NONE);
+    if (failed !== undefined) throw new Error(`the share coordinator answered ${errorName(failed)}: ${errorMessage(failed)}`);
   }
 
   /** Deletes a topic's share-partitions of the group: NONE, or the first partition's error. */

@@ -88,8 +88,8 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
       shareGroup: (groupId): ShareGroupLookup => {
         const g = groups.get(groupId);
         if (g === undefined) return { found: 'none' };
-        if (g === 'consumer') return { found: 'other-type' };
-        return { found: 'share', memberCount: g.members, statePartitions: g.statePartitions };
+        if (g === 'consumer') return { found: 'error', errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` };
+        return { found: 'share', empty: g.members === 0, statePartitions: g.statePartitions };
       },
       markInitialized: async (groupId, topics) => {
         let g = groups.get(groupId);
@@ -273,13 +273,13 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
     });
   });
 
-  it('deleteGroupState deletes every partition the group has state for (DeleteGroups\' first step)', async () => {
-    groups.set('g', { members: 0, statePartitions: new Map([[ORDERS_ID, [0, 1]]]) });
+  it('deleteGroupState deletes the partitions DeleteGroups names, and rejects with the share coordinator\'s error', async () => {
     for (const partition of [0, 1]) await store.initialize({ groupId: 'g', topicId: ORDERS_ID, partition }, 0, 0n);
-    expect(await admin().deleteGroupState('g')).to.equal(ErrorCode.NONE);
+    await admin().deleteGroupState('g', [{ topicId: ORDERS_ID, partitions: [0, 1] }]);
     expect([0, 1].map((partition) => store.state({ groupId: 'g', topicId: ORDERS_ID, partition }))).to.deep.equal([undefined, undefined]);
+    expect(resets.sort()).to.deep.equal(['g orders 0', 'g orders 1']);
     persister.failWith = ErrorCode.NOT_COORDINATOR;
-    expect(await admin().deleteGroupState('g')).to.equal(ErrorCode.NOT_COORDINATOR);
-    expect(await admin().deleteGroupState('no-such-group')).to.equal(ErrorCode.NONE);
+    const failed = await admin().deleteGroupState('g', [{ topicId: ORDERS_ID, partitions: [0] }]).then(() => null, (err: Error) => err.message);
+    expect(failed).to.match(/^the share coordinator answered NOT_COORDINATOR/);
   });
 });
