@@ -18,14 +18,13 @@ import type { Persister, SharePartitionKey } from '../share-state/persister';
 export type ShareGroupLookup =
   /** No group of that id. */
   | { readonly found: 'none' }
-  /**
-   * Not a share group here: one of another type (GROUP_ID_NOT_FOUND "Group g is not a share
-   * group."), or a coordinator that cannot answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...).
-   */
-  | { readonly found: 'error'; readonly errorCode: number; readonly errorMessage: string | null }
+  /** A group of another type (classic, consumer, streams): Kafka's "Group g is not a share group." */
+  | { readonly found: 'other-type' }
+  /** The group's coordinator cannot answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...). */
+  | { readonly found: 'error'; readonly errorCode: number }
   | {
     readonly found: 'share';
-    readonly empty: boolean;
+    readonly memberCount: number;
     /** The partitions the group has share state for (Kafka's initialized topics), by topic id. */
     readonly statePartitions: ReadonlyMap<string, readonly number[]>;
   };
@@ -75,9 +74,10 @@ type Refusal = { errorCode: number; errorMessage: string | null };
  */
 function refusal(group: ShareGroupLookup, groupId: string): Refusal | null {
   switch (group.found) {
-    case 'share': return group.empty ? null : { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: errorMessage(ErrorCode.NON_EMPTY_GROUP) };
+    case 'share': return group.memberCount === 0 ? null : { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: errorMessage(ErrorCode.NON_EMPTY_GROUP) };
     case 'none': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.` };
-    case 'error': return { errorCode: group.errorCode, errorMessage: group.errorMessage };
+    case 'other-type': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` };
+    case 'error': return { errorCode: group.errorCode, errorMessage: errorMessage(group.errorCode) };
   }
 }
 
@@ -98,7 +98,7 @@ export class ShareGroupAdmin {
     if (topics === null) {
       const group = this.s.groups.shareGroup(groupId);
       // Kafka reads the group's initialized partitions at its coordinator: only that may fail here.
-      if (group.found === 'error' && group.errorCode !== ErrorCode.GROUP_ID_NOT_FOUND) return { groupId, topics: [], errorCode: group.errorCode, errorMessage: group.errorMessage };
+      if (group.found === 'error') return { groupId, topics: [], errorCode: group.errorCode, errorMessage: errorMessage(group.errorCode) };
       // A topic deleted since is left out (Kafka: not in the metadata image).
       for (const [topicId, partitions] of statePartitionsOf(group)) {
         const topic = this.s.controller.topicById(topicId);

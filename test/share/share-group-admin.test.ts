@@ -88,8 +88,8 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
       shareGroup: (groupId): ShareGroupLookup => {
         const g = groups.get(groupId);
         if (g === undefined) return { found: 'none' };
-        if (g === 'consumer') return { found: 'error', errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` };
-        return { found: 'share', empty: g.members === 0, statePartitions: g.statePartitions };
+        if (g === 'consumer') return { found: 'other-type' };
+        return { found: 'share', memberCount: g.members, statePartitions: g.statePartitions };
       },
       markInitialized: async (groupId, topics) => {
         let g = groups.get(groupId);
