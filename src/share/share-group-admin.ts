@@ -5,7 +5,7 @@
 // (SharePartitionResetter) forget what they cached of a state that was replaced or deleted.
 // Authorization and the share.version gate are the handlers'.
 import type { Controller } from '../cluster/controller';
-import { ErrorCode, errorMessage, errorName } from '../common/errors';
+import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition, DescribeShareGroupOffsetsResponseTopic } from '../protocol/generated/DescribeShareGroupOffsetsResponse';
 import type { AlterShareGroupOffsetsResponse, AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic } from '../protocol/generated/AlterShareGroupOffsetsResponse';
@@ -215,12 +215,11 @@ export class ShareGroupAdmin {
 
   /**
    * DeleteGroups' first step for an empty share group (Kafka deletes its state before the group):
-   * the state of its partitions; rejects with the share coordinator's first error (the group stays).
+   * the state of its partitions. NONE, or the share coordinator's first error (the group stays).
    */
-  async deleteGroupState(groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<void> {
+  async deleteGroupState(groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<number> {
     const codes = await Promise.all(topics.map((t) => this.deleteState(groupId, t.topicId, t.partitions)));
-    const failed = codes.find((c) => c !== ErrorCode.NONE);
-    if (failed !== undefined) throw new Error(`the share coordinator answered ${errorName(failed)}: ${errorMessage(failed)}`);
+    return codes.find((c) => c !== ErrorCode.NONE) ?? ErrorCode.NONE;
   }
 
   /** Deletes a topic's share-partitions of the group: NONE, or the first partition's error. */
