@@ -35,6 +35,7 @@ import {
 import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
+import { DeadLetterQueueWriter, type RemoteDeadLetterProducer } from './share/dead-letter-queue';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -94,6 +95,8 @@ export interface BrokerParts {
   remoteMarkers?: TxnMarkerChannel;
   /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
   remotePartitionAdds?: RemotePartitionAdds;
+  /** In a cluster: the share groups' dead-letter records for partitions other brokers lead. */
+  remoteDeadLetters?: RemoteDeadLetterProducer;
 }
 
 export class Broker {
@@ -118,6 +121,8 @@ export class Broker {
   readonly aclStore: Controller | null;
   /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
   readonly quotas: ClientQuotas;
+  /** The share groups' dead-letter queue (KIP-1191): the share-partitions' ArchiveListener is its onArchived. */
+  readonly deadLetterQueue: DeadLetterQueueWriter;
 
   constructor(
     readonly config: BrokerConfig,
@@ -154,6 +159,10 @@ export class Broker {
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
       () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
+    this.deadLetterQueue = new DeadLetterQueueWriter({
+      nodeId: config.nodeId, config, controller, replicas, remote: parts.remoteDeadLetters, log,
+      enabled: () => this.features.level('share.version') >= 2,
+    });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -305,6 +314,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     close: async () => {
       joined.remoteMarkers.close();
       joined.remotePartitionAdds.close();
+      joined.remoteDeadLetters.close();
       await joined.etcd.close();
     },
   };
@@ -422,6 +432,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         broker.groups.close();
         await coordinatorsStarted;
         await broker.stopTransactions();
+        await broker.deadLetterQueue.close();
         await replicas.close();
         try {
           await mode.close();

@@ -576,6 +576,8 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a share group', noEffect: true },
   { name: 'group.share.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest share.assignment.interval.ms a group may set' },
   { name: 'group.share.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest share.assignment.interval.ms a group may set' },
+  { name: 'errors.deadletterqueue.auto.create.topics.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Whether a share group\'s dead-letter queue topic is created when missing (KIP-1191)' },
+  { name: 'errors.deadletterqueue.topic.name.prefix', type: 'string', default: 'dlq.', dynamic: true, doc: 'The prefix every share group dead-letter queue topic must have ("": any name)' },
   { name: 'group.streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of streams group members' },
   { name: 'group.streams.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest streams.session.timeout.ms a group may set' },
   { name: 'group.streams.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest streams.session.timeout.ms a group may set' },

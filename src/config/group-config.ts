@@ -55,8 +55,8 @@ export const GROUP_CONFIG_DEFS: GroupConfigKeyDef[] = [
   { name: 'streams.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.streams.assignment.interval.ms', doc: 'Least time between two target assignments of this streams group', noEffect: true },
   { name: 'streams.assignor.name', type: 'string', default: 'sticky', brokerSynonym: 'group.streams.assignors', doc: 'Task assignor of this streams group', noEffect: true },
   { name: 'streams.rack.aware.assignment.tags', type: 'list', default: '', brokerSynonym: 'group.streams.rack.aware.assignment.tags', doc: 'Client tags that rack-aware assignment spreads standbys over', noEffect: true },
-  { name: 'errors.deadletterqueue.topic.name', type: 'string', default: '', doc: 'Dead-letter queue topic of this share group (empty: none)', noEffect: true },
-  { name: 'errors.deadletterqueue.copy.record.enable', type: 'boolean', default: 'false', doc: 'Whether the dead-letter queue gets the record itself or only its context', noEffect: true },
+  { name: 'errors.deadletterqueue.topic.name', type: 'string', default: '', doc: 'Dead-letter queue topic of this share group (empty: none)' },
+  { name: 'errors.deadletterqueue.copy.record.enable', type: 'boolean', default: 'false', doc: 'Whether the dead-letter queue gets the record itself or only its context' },
 ];
 
 export const GROUP_CONFIGS: ReadonlyMap<string, GroupConfigKey> = defineConfigs(GROUP_CONFIG_DEFS);
@@ -181,6 +181,21 @@ export function consumerGroupConfig(broker: BrokerConfig, overrides: GroupConfig
     sessionTimeoutMs: value('consumer.session.timeout.ms'),
     heartbeatIntervalMs: value('consumer.heartbeat.interval.ms'),
     assignmentIntervalMs: value('consumer.assignment.interval.ms'),
+  };
+}
+
+/** A share group's dead-letter queue (KIP-1191): its topic (null: none, the default) and whether records are copied. */
+export interface DeadLetterQueueConfig {
+  topicName: string | null;
+  copyRecord: boolean;
+}
+
+export function deadLetterQueueConfig(overrides: GroupConfigMap): DeadLetterQueueConfig {
+  const topicName = overrides['errors.deadletterqueue.topic.name'];
+  const copy = overrides['errors.deadletterqueue.copy.record.enable'];
+  return {
+    topicName: topicName ? topicName : null,
+    copyRecord: copy !== undefined && (parseValue(GROUP_CONFIGS.get('errors.deadletterqueue.copy.record.enable')!, copy) as boolean),
   };
 }
 
