@@ -1,0 +1,223 @@
+// The share groups' dead-letter queue writer (KIP-1191) over a real broker: archived records of a
+// source partition land in the group's DLQ topic with Kafka's headers, copied or not, and a DLQ that
+// Kafka would refuse is refused (logged, nothing written).
+import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { ErrorCode } from '../../src/common/errors';
+import { ApiKey } from '../../src/protocol/generated';
+import { buildBatchSync, Compression, decodeRecords, walkBatches, type DecodedRecord } from '../../src/records';
+import { DLQ_HEADER, DeadLetterQueueWriter } from '../../src/share/dead-letter-queue';
+import type { ArchivedRecords } from '../../src/share/share-partition';
+import { withBroker } from '../helpers/broker';
+import { RawClient } from '../helpers/raw-client';
+
+const GROUP = 'dlq-group';
+
+describe('share group dead-letter queue writer', function () {
+  this.timeout(20_000);
+  const started = withBroker({ config: { 'num.partitions': '2', 'errors.deadletterqueue.auto.create.topics.enable': 'false' } });
+  const broker = () => started.current().broker;
+  let client: RawClient;
+  /** The writer's error lines. */
+  let logged: string[];
+  let writer: DeadLetterQueueWriter;
+  let autoCreate: boolean;
+
+  before(async () => {
+    client = await RawClient.connect(started.current().port);
+  });
+  after(() => client.close());
+
+  beforeEach(async () => {
+    logged = [];
+    autoCreate = false;
+    const sink = new Writable({ write(chunk: Buffer, _enc, done) { logged.push(chunk.toString()); done(); } });
+    const { config, controller, replicas, nodeId } = broker();
+    writer = new DeadLetterQueueWriter({
+      nodeId, controller, replicas, enabled: () => true, retryBackoffMs: 10, log: pino({ level: 'error' }, sink),
+      // errors.deadletterqueue.auto.create.topics.enable per test; the rest as the broker has it.
+      config: {
+        getBool: (name) => (name === 'errors.deadletterqueue.auto.create.topics.enable' ? autoCreate : config.getBool(name)),
+        getString: (name) => config.getString(name),
+        getInt: (name) => config.getInt(name),
+      },
+    });
+    await setGroupConfigs({});
+  });
+
+  async function createTopic(name: string, partitions: number, configs: Record<string, string> = {}): Promise<string> {
+    const res = await broker().controller.createTopic({ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs }, false);
+    expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
+    return res.topic!.id;
+  }
+
+  async function setGroupConfigs(configs: Record<string, string>): Promise<void> {
+    const res = await broker().controller.setGroupConfigs(GROUP, () => configs, false);
+    expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
+  }
+
+  /** Produces one batch to topic's partition; its base offset. */
+  async function produce(topic: string, partition: number, records: { key: string; value: string }[], compression: number = Compression.NONE): Promise<number> {
+    const batch = buildBatchSync({ records, compression, nowMs: Date.now() });
+    const res = await client.request<{ responses: { partitionResponses: { errorCode: number; baseOffset: bigint }[] }[] }>(ApiKey.Produce, 9, {
+      transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records: batch }] }],
+    });
+    const answer = res.responses[0].partitionResponses[0];
+    expect(answer.errorCode).to.equal(ErrorCode.NONE);
+    return Number(answer.baseOffset);
+  }
+
+  /** Every record of a partition, read through the replica layer. */
+  async function readAll(topic: string, partition: number): Promise<DecodedRecord[]> {
+    const [read] = await broker().replicas.fetchMessages(
+      { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolation: 'high-watermark', allocate: (n) => Buffer.alloc(n) },
+      [{ topic, partition, fetchOffset: 0, maxBytes: 1 << 20, currentLeaderEpoch: -1 }]);
+    expect(read.errorCode).to.equal(ErrorCode.NONE);
+    const out: DecodedRecord[] = [];
+    for (const b of walkBatches(read.records).batches) out.push(...await decodeRecords(read.records.subarray(b.position, b.position + b.size)));
+    return out;
+  }
+
+  const headers = (r: DecodedRecord): Record<string, string> =>
+    Object.fromEntries(r.headers.map((h) => [h.key, h.value?.toString('utf8') ?? '<null>']));
+
+  function archived(topicName: string, topicId: string, partition: number, firstOffset: number, lastOffset: number,
+    cause: ArchivedRecords['cause'], deliveryCount: number): ArchivedRecords {
+    return { key: { groupId: GROUP, topicId, partition }, topicName, firstOffset: BigInt(firstOffset), lastOffset: BigInt(lastOffset), deliveryCount, cause };
+  }
+
+  it('writes one record per archived offset with Kafka\'s headers, and no key or value unless copy is enabled', async () => {
+    const sourceId = await createTopic('orders-a', 2);
+    await createTopic('dlq.orders-a', 2, { 'errors.deadletterqueue.group.enable': 'true' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-a' });
+    await produce('orders-a', 1, [{ key: 'k0', value: 'v0' }, { key: 'k1', value: 'v1' }, { key: 'k2', value: 'v2' }]);
+
+    writer.onArchived(archived('orders-a', sourceId, 1, 1, 2, 'rejected', 1));
+    await writer.idle();
+
+    // The source partition 1 goes to the DLQ's partition 1 % 2.
+    expect(await readAll('dlq.orders-a', 0)).to.deep.equal([]);
+    const written = await readAll('dlq.orders-a', 1);
+    expect(written.map(headers)).to.deep.equal([1, 2].map((offset) => ({
+      [DLQ_HEADER.topic]: 'orders-a', [DLQ_HEADER.partition]: '1', [DLQ_HEADER.offset]: String(offset), [DLQ_HEADER.group]: GROUP,
+      [DLQ_HEADER.deliveryCount]: '1', [DLQ_HEADER.message]: 'Offset rejected by client.',
+    })));
+    expect(written.map((r) => [r.key, r.value])).to.deep.equal([[null, null], [null, null]]);
+    expect(logged).to.deep.equal([]);
+  });
+
+  it('copies the key and value with errors.deadletterqueue.copy.record.enable, in archive order and in one append', async () => {
+    const sourceId = await createTopic('orders-b', 1);
+    await createTopic('dlq.orders-b', 3, { 'errors.deadletterqueue.group.enable': 'true' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-b', 'errors.deadletterqueue.copy.record.enable': 'true' });
+    await produce('orders-b', 0, [0, 1, 2, 3, 4].map((i) => ({ key: `k${i}`, value: `v${i}` })));
+
+    // Archived together: written together, offset 3 (over the limit) before 0-1 (rejected later).
+    writer.onArchived(archived('orders-b', sourceId, 0, 3, 3, 'delivery-count-exceeded', 5));
+    writer.onArchived(archived('orders-b', sourceId, 0, 0, 1, 'rejected', 2));
+    await writer.idle();
+
+    const written = await readAll('dlq.orders-b', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.toString(), headers(r)[DLQ_HEADER.offset],
+      headers(r)[DLQ_HEADER.deliveryCount], headers(r)[DLQ_HEADER.message]])).to.deep.equal([
+      ['k3', 'v3', '3', '5', 'Offset delivery count exceeded the threshold.'],
+      ['k0', 'v0', '0', '2', 'Offset rejected by client.'],
+      ['k1', 'v1', '1', '2', 'Offset rejected by client.'],
+    ]);
+    expect(new Set(written.map((r) => r.offset - r.offsetDelta)).size, 'one batch').to.equal(1);
+  });
+
+  it('copies a record out of a compressed batch', async () => {
+    const sourceId = await createTopic('orders-c', 1);
+    await createTopic('dlq.orders-c', 1, { 'errors.deadletterqueue.group.enable': 'true' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-c', 'errors.deadletterqueue.copy.record.enable': 'true' });
+    await produce('orders-c', 0, [{ key: 'first', value: 'x' }]);
+    const base = await produce('orders-c', 0, [{ key: 'a', value: 'alpha' }, { key: 'b', value: 'beta' }, { key: 'c', value: 'gamma' }], Compression.GZIP);
+
+    writer.onArchived(archived('orders-c', sourceId, 0, base + 1, base + 1, 'rejected', 1));
+    await writer.idle();
+
+    const written = await readAll('dlq.orders-c', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.toString(), headers(r)[DLQ_HEADER.offset]])).to.deep.equal([['b', 'beta', String(base + 1)]]);
+  });
+
+  it('writes nothing without errors.deadletterqueue.topic.name', async () => {
+    const sourceId = await createTopic('orders-d', 1);
+    await createTopic('dlq.orders-d', 1, { 'errors.deadletterqueue.group.enable': 'true' });
+    await produce('orders-d', 0, [{ key: 'k', value: 'v' }]);
+    autoCreate = true;
+
+    writer.onArchived(archived('orders-d', sourceId, 0, 0, 0, 'rejected', 1));
+    await writer.idle();
+
+    expect(await readAll('dlq.orders-d', 0)).to.deep.equal([]);
+    expect(logged).to.deep.equal([]);
+  });
+
+  it('refuses a topic without errors.deadletterqueue.group.enable, as Kafka does', async () => {
+    const sourceId = await createTopic('orders-e', 1);
+    await createTopic('dlq.orders-e', 1);
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-e' });
+    await produce('orders-e', 0, [{ key: 'k', value: 'v' }]);
+
+    writer.onArchived(archived('orders-e', sourceId, 0, 0, 0, 'rejected', 1));
+    await writer.idle();
+
+    expect(await readAll('dlq.orders-e', 0)).to.deep.equal([]);
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include('Failed to write to DLQ, proceeding to ARCHIVED regardless.')
+      .and.include(`DLQ is not enabled on configured DLQ topic for share group: ${GROUP}, topic: dlq.orders-e.`);
+  });
+
+  it('refuses a name without errors.deadletterqueue.topic.name.prefix, and a missing topic without auto-creation', async () => {
+    const sourceId = await createTopic('orders-f', 1);
+    await createTopic('orders-f-dlq', 1, { 'errors.deadletterqueue.group.enable': 'true' });
+    await produce('orders-f', 0, [{ key: 'k', value: 'v' }]);
+
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'orders-f-dlq' });
+    writer.onArchived(archived('orders-f', sourceId, 0, 0, 0, 'rejected', 1));
+    await writer.idle();
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-f-missing' });
+    writer.onArchived(archived('orders-f', sourceId, 0, 0, 0, 'rejected', 1));
+    await writer.idle();
+
+    expect(await readAll('orders-f-dlq', 0)).to.deep.equal([]);
+    expect(broker().controller.topic('dlq.orders-f-missing')).to.equal(undefined);
+    expect(logged).to.have.length(2);
+    expect(logged[0]).to.include(
+      `Configured DLQ topic name does not comply with the DLQ topic prefix in share group: ${GROUP}, topic: orders-f-dlq, prefix: dlq..`);
+    expect(logged[1]).to.include(`DLQ topic does not exist and auto create is disabled on cluster for share group: ${GROUP}, topic: dlq.orders-f-missing.`);
+  });
+
+  it('creates a missing DLQ topic as Kafka does with errors.deadletterqueue.auto.create.topics.enable', async () => {
+    const sourceId = await createTopic('orders-g', 1);
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-g', 'errors.deadletterqueue.copy.record.enable': 'true' });
+    await produce('orders-g', 0, [{ key: 'k', value: 'v' }]);
+    autoCreate = true;
+
+    writer.onArchived(archived('orders-g', sourceId, 0, 0, 0, 'rejected', 1));
+    await writer.idle();
+
+    const created = broker().controller.topic('dlq.orders-g');
+    // num.partitions (2 on this broker), the DLQ flag and CreateTime, as Kafka's CreateTopics of it.
+    expect(created?.partitions).to.have.length(2);
+    expect(created?.configs).to.deep.equal({ 'errors.deadletterqueue.group.enable': 'true', 'message.timestamp.type': 'CreateTime' });
+    const written = await readAll('dlq.orders-g', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.toString()])).to.deep.equal([['k', 'v']]);
+    expect(logged).to.deep.equal([]);
+  });
+
+  it('writes nothing while the share.version does not support it', async () => {
+    const sourceId = await createTopic('orders-h', 1);
+    await createTopic('dlq.orders-h', 1, { 'errors.deadletterqueue.group.enable': 'true' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-h' });
+    await produce('orders-h', 0, [{ key: 'k', value: 'v' }]);
+
+    // The broker's own writer: share.version is not finalized at 2 here.
+    broker().deadLetterQueue.onArchived(archived('orders-h', sourceId, 0, 0, 0, 'rejected', 1));
+    await broker().deadLetterQueue.idle();
+
+    expect(await readAll('dlq.orders-h', 0)).to.deep.equal([]);
+  });
+});
