@@ -5,14 +5,49 @@ import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { ErrorCode } from '../../src/common/errors';
+import type { Broker } from '../../src/broker';
+import { startCluster, type RunningCluster } from '../../src/local-cluster';
+import { RemoteDeadLetterProduce } from '../../src/net/dead-letter-producer';
 import { ApiKey } from '../../src/protocol/generated';
 import { buildBatchSync, Compression, decodeRecords, walkBatches, type DecodedRecord } from '../../src/records';
 import { DLQ_HEADER, DeadLetterQueueWriter } from '../../src/share/dead-letter-queue';
 import type { ArchivedRecords } from '../../src/share/share-partition';
 import { withBroker } from '../helpers/broker';
+import { eventually } from '../helpers/eventually';
 import { RawClient } from '../helpers/raw-client';
 
 const GROUP = 'dlq-group';
+
+/** Produces one batch to topic's partition; its base offset. */
+async function produceBatch(client: RawClient, topic: string, partition: number, records: { key: string; value: string }[],
+  compression: number = Compression.NONE): Promise<number> {
+  const batch = buildBatchSync({ records, compression, nowMs: Date.now() });
+  const res = await client.request<{ responses: { partitionResponses: { errorCode: number; baseOffset: bigint }[] }[] }>(ApiKey.Produce, 9, {
+    transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records: batch }] }],
+  });
+  const answer = res.responses[0].partitionResponses[0];
+  expect(answer.errorCode).to.equal(ErrorCode.NONE);
+  return Number(answer.baseOffset);
+}
+
+/** Every record of a partition the broker leads, read through the replica layer. */
+async function readPartition(broker: Broker, topic: string, partition: number): Promise<DecodedRecord[]> {
+  const [read] = await broker.replicas.fetchMessages(
+    { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolation: 'high-watermark', allocate: (n) => Buffer.alloc(n) },
+    [{ topic, partition, fetchOffset: 0, maxBytes: 1 << 20, currentLeaderEpoch: -1 }]);
+  expect(read.errorCode).to.equal(ErrorCode.NONE);
+  const out: DecodedRecord[] = [];
+  for (const b of walkBatches(read.records).batches) out.push(...await decodeRecords(read.records.subarray(b.position, b.position + b.size)));
+  return out;
+}
+
+const headers = (r: DecodedRecord): Record<string, string> =>
+  Object.fromEntries(r.headers.map((h) => [h.key, h.value?.toString('utf8') ?? '<null>']));
+
+function archived(topicName: string, topicId: string, partition: number, firstOffset: number, lastOffset: number,
+  cause: ArchivedRecords['cause'], deliveryCount: number): ArchivedRecords {
+  return { key: { groupId: GROUP, topicId, partition }, topicName, firstOffset: BigInt(firstOffset), lastOffset: BigInt(lastOffset), deliveryCount, cause };
+}
 
 describe('share group dead-letter queue writer', function () {
   this.timeout(20_000);
@@ -57,35 +92,9 @@ describe('share group dead-letter queue writer', function () {
     expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
   }
 
-  /** Produces one batch to topic's partition; its base offset. */
-  async function produce(topic: string, partition: number, records: { key: string; value: string }[], compression: number = Compression.NONE): Promise<number> {
-    const batch = buildBatchSync({ records, compression, nowMs: Date.now() });
-    const res = await client.request<{ responses: { partitionResponses: { errorCode: number; baseOffset: bigint }[] }[] }>(ApiKey.Produce, 9, {
-      transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records: batch }] }],
-    });
-    const answer = res.responses[0].partitionResponses[0];
-    expect(answer.errorCode).to.equal(ErrorCode.NONE);
-    return Number(answer.baseOffset);
-  }
-
-  /** Every record of a partition, read through the replica layer. */
-  async function readAll(topic: string, partition: number): Promise<DecodedRecord[]> {
-    const [read] = await broker().replicas.fetchMessages(
-      { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolation: 'high-watermark', allocate: (n) => Buffer.alloc(n) },
-      [{ topic, partition, fetchOffset: 0, maxBytes: 1 << 20, currentLeaderEpoch: -1 }]);
-    expect(read.errorCode).to.equal(ErrorCode.NONE);
-    const out: DecodedRecord[] = [];
-    for (const b of walkBatches(read.records).batches) out.push(...await decodeRecords(read.records.subarray(b.position, b.position + b.size)));
-    return out;
-  }
-
-  const headers = (r: DecodedRecord): Record<string, string> =>
-    Object.fromEntries(r.headers.map((h) => [h.key, h.value?.toString('utf8') ?? '<null>']));
-
-  function archived(topicName: string, topicId: string, partition: number, firstOffset: number, lastOffset: number,
-    cause: ArchivedRecords['cause'], deliveryCount: number): ArchivedRecords {
-    return { key: { groupId: GROUP, topicId, partition }, topicName, firstOffset: BigInt(firstOffset), lastOffset: BigInt(lastOffset), deliveryCount, cause };
-  }
+  const produce = (topic: string, partition: number, records: { key: string; value: string }[], compression: number = Compression.NONE) =>
+    produceBatch(client, topic, partition, records, compression);
+  const readAll = (topic: string, partition: number) => readPartition(broker(), topic, partition);
 
   it('writes one record per archived offset with Kafka\'s headers, and no key or value unless copy is enabled', async () => {
     const sourceId = await createTopic('orders-a', 2);
@@ -219,5 +228,54 @@ describe('share group dead-letter queue writer', function () {
     await broker().deadLetterQueue.idle();
 
     expect(await readAll('dlq.orders-h', 0)).to.deep.equal([]);
+  });
+});
+
+describe('share group dead-letter queue writer in a cluster', function () {
+  this.timeout(60_000);
+  let cluster: RunningCluster;
+  let remote: RemoteDeadLetterProduce;
+
+  before(async () => {
+    cluster = await startCluster({ brokers: 2, logLevel: 'silent' });
+  });
+  after(async () => {
+    remote?.close();
+    await cluster?.close();
+  });
+
+  it('produces to the DLQ partition\'s leader on another broker', async () => {
+    const [here, there] = cluster.brokers.map((b) => b.broker);
+    const create = async (name: string, leader: number, configs: Record<string, string>) => {
+      const res = await here.controller.createTopic(
+        { name, numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [leader] }], configs }, false);
+      expect(res.errorCode, res.errorMessage ?? '').to.equal(ErrorCode.NONE);
+      return res.topic!.id;
+    };
+    const sourceId = await create('orders', here.nodeId, {});
+    await create('dlq.orders', there.nodeId, { 'errors.deadletterqueue.group.enable': 'true' });
+    await eventually(() => here.replicas.partition('orders', 0)?.role?.kind === 'leader'
+      && there.replicas.partition('dlq.orders', 0)?.role?.kind === 'leader', 'the partitions\' leaders', 20_000);
+    const res = await here.controller.setGroupConfigs(GROUP,
+      () => ({ 'errors.deadletterqueue.topic.name': 'dlq.orders', 'errors.deadletterqueue.copy.record.enable': 'true' }), false);
+    expect(res.errorCode).to.equal(ErrorCode.NONE);
+    const client = await RawClient.connect(cluster.brokers[0].port);
+    try {
+      await produceBatch(client, 'orders', 0, [{ key: 'k0', value: 'v0' }, { key: 'k1', value: 'v1' }], Compression.LZ4);
+    } finally {
+      client.close();
+    }
+    remote = new RemoteDeadLetterProduce(here.controller, { clientId: 'dlq-test', connectTimeoutMs: 5000, requestTimeoutMs: 10_000 });
+    const writer = new DeadLetterQueueWriter({
+      nodeId: here.nodeId, config: here.config, controller: here.controller, replicas: here.replicas, remote,
+      enabled: () => true, retryBackoffMs: 10, log: pino({ level: 'silent' }),
+    });
+
+    writer.onArchived(archived('orders', sourceId, 0, 0, 1, 'delivery-count-exceeded', 3));
+    await writer.idle();
+
+    const written = await readPartition(there, 'dlq.orders', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.toString(), headers(r)[DLQ_HEADER.offset], headers(r)[DLQ_HEADER.deliveryCount]]))
+      .to.deep.equal([['k0', 'v0', '0', '3'], ['k1', 'v1', '1', '3']]);
   });
 });
