@@ -257,7 +257,8 @@ export class DeadLetterQueueWriter {
     for (let attempt = 1; ; attempt++) {
       const result = await this.sendOnce(groupId, topicName, sourcePartition, records);
       if (result.errorCode === ErrorCode.NONE) return;
-      if (!RETRIABLE.has(result.errorCode) || attempt >= MAX_ATTEMPTS) {
+      // Closing: what is still failing is given up on at once rather than holding the broker's stop.
+      if (!RETRIABLE.has(result.errorCode) || attempt >= MAX_ATTEMPTS || this.closed) {
         throw new DeadLetterQueueError(`Unable to produce to DLQ topic ${topicName} (error ${result.errorCode}${result.errorMessage ? `: ${result.errorMessage}` : ''}) after ${attempt} attempt(s).`);
       }
       await new Promise((resolve) => setTimeout(resolve, backoffMs));
