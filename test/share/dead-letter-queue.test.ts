@@ -137,6 +137,21 @@ describe('share group dead-letter queue writer', function () {
     expect(new Set(written.map((r) => r.offset - r.offsetDelta)).size, 'one batch').to.equal(1);
   });
 
+  it('splits what one append cannot take by the DLQ topic\'s max.message.bytes, keeping the order', async () => {
+    const sourceId = await createTopic('orders-i', 1);
+    await createTopic('dlq.orders-i', 1, { 'errors.deadletterqueue.group.enable': 'true', 'max.message.bytes': '1500' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-i', 'errors.deadletterqueue.copy.record.enable': 'true' });
+    await produce('orders-i', 0, [0, 1, 2, 3, 4, 5].map((i) => ({ key: `k${i}`, value: String(i).repeat(400) })));
+
+    writer.onArchived(archived('orders-i', sourceId, 0, 0, 5, 'rejected', 1));
+    await writer.idle();
+
+    const written = await readAll('dlq.orders-i', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.length])).to.deep.equal([0, 1, 2, 3, 4, 5].map((i) => [`k${i}`, 400]));
+    expect(new Set(written.map((r) => r.offset - r.offsetDelta)).size, 'batches').to.be.within(2, 6);
+    expect(logged).to.deep.equal([]);
+  });
+
   it('copies a record out of a compressed batch', async () => {
     const sourceId = await createTopic('orders-c', 1);
     await createTopic('dlq.orders-c', 1, { 'errors.deadletterqueue.group.enable': 'true' });
