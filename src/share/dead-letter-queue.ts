@@ -12,8 +12,9 @@
 //   while one is written go out together, in as few appends as the topic's max.message.bytes allows.
 // - Written where the DLQ partition's leader is: appended here (acks=all, as Kafka produces them),
 //   or produced to the leader by `remote`. Retriable errors are tried again (Kafka: 5 attempts,
-//   backoff from 1 s); anything else is logged and the records stay archived regardless, as in Kafka:
-//   the writer never blocks nor fails the share-partition.
+//   backoff from 1 s); anything else is logged and the records are archived regardless, as in Kafka:
+//   the promise onArchived returns (the share-partition keeps the records ARCHIVING until it
+//   settles) never rejects, and nothing of the share-partition waits on the writer synchronously.
 import type { Logger } from 'pino';
 import type { Controller } from '../cluster/controller';
 import type { TopicRecord } from '../cluster/metadata-store';
@@ -98,9 +99,15 @@ export class DeadLetterQueueError extends Error {
   }
 }
 
+/** An archive waiting for its write, and what settles onArchived's promise for it. */
+interface PendingArchive {
+  readonly records: ArchivedRecords;
+  readonly done: () => void;
+}
+
 interface SourceQueue {
   /** Archives waiting for the write in flight, in the order they were archived. */
-  pending: ArchivedRecords[];
+  pending: PendingArchive[];
   /** Settles once nothing of this source partition is waiting or being written. */
   drained: Promise<void>;
 }
@@ -112,20 +119,25 @@ export class DeadLetterQueueWriter {
 
   constructor(private readonly opts: DeadLetterQueueOptions) {}
 
-  /** The share-partitions' ArchiveListener: takes the archive, returns at once. */
+  /**
+   * The share-partitions' ArchiveListener: takes the archive and returns at once, with a promise
+   * that settles (never rejects) once its records are in the DLQ or given up on; nothing to wait
+   * for without a DLQ (Kafka's SharePartition.isDLQEnabledForGroup: share.version 2 and a topic set).
+   */
   readonly onArchived: ArchiveListener = (records) => {
-    if (this.closed || !this.opts.enabled()) return;
-    // Kafka's SharePartition.isDLQEnabledForGroup: no DLQ topic, no DLQ write (the records are only archived).
-    if (this.dlqConfig(records.key.groupId).topicName === null) return;
+    if (this.closed || !this.opts.enabled()) return undefined;
+    if (this.dlqConfig(records.key.groupId).topicName === null) return undefined;
     const id = `${records.key.groupId}\u0000${records.key.topicId}\u0000${records.key.partition}`;
-    const queue = this.queues.get(id);
-    if (queue) {
-      queue.pending.push(records);
-      return;
-    }
-    const started: SourceQueue = { pending: [records], drained: Promise.resolve() };
-    started.drained = this.drain(started).finally(() => this.queues.delete(id));
-    this.queues.set(id, started);
+    return new Promise<void>((done) => {
+      const queue = this.queues.get(id);
+      if (queue) {
+        queue.pending.push({ records, done });
+        return;
+      }
+      const started: SourceQueue = { pending: [{ records, done }], drained: Promise.resolve() };
+      started.drained = this.drain(started).finally(() => this.queues.delete(id));
+      this.queues.set(id, started);
+    });
   };
 
   /** Settles once every archive handed over so far is written to its DLQ or given up on. */
@@ -147,7 +159,8 @@ export class DeadLetterQueueWriter {
     // Yield first: the share-partition that archived goes on before anything is read or written.
     await Promise.resolve();
     while (queue.pending.length > 0) {
-      const archives = queue.pending.splice(0);
+      const taken = queue.pending.splice(0);
+      const archives = taken.map((p) => p.records);
       try {
         await this.write(archives);
       } catch (err) {
@@ -156,6 +169,7 @@ export class DeadLetterQueueWriter {
           offsets: archives.map((a) => `${a.firstOffset}-${a.lastOffset}`).join(',') },
         'Failed to write to DLQ, proceeding to ARCHIVED regardless.');
       }
+      for (const p of taken) p.done();
     }
   }
 
