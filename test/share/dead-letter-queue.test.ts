@@ -5,15 +5,18 @@ import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { ErrorCode } from '../../src/common/errors';
+import { shareGroupSettings } from '../../src/config/group-config';
 import type { Broker } from '../../src/broker';
 import { startCluster, type RunningCluster } from '../../src/local-cluster';
 import { RemoteDeadLetterProduce } from '../../src/net/dead-letter-producer';
 import { ApiKey } from '../../src/protocol/generated';
 import { buildBatchSync, Compression, decodeRecords, walkBatches, type DecodedRecord } from '../../src/records';
 import { DLQ_HEADER, DeadLetterQueueWriter } from '../../src/share/dead-letter-queue';
-import type { ArchivedRecords } from '../../src/share/share-partition';
+import { createSharePartition } from '../../src/share/in-flight-records';
+import { AcknowledgeType, type ArchivedRecords } from '../../src/share/share-partition';
 import { withBroker } from '../helpers/broker';
 import { eventually } from '../helpers/eventually';
+import { MemoryPersister } from '../helpers/memory-persister';
 import { RawClient } from '../helpers/raw-client';
 
 const GROUP = 'dlq-group';
@@ -230,6 +233,35 @@ describe('share group dead-letter queue writer', function () {
     const written = await readAll('dlq.orders-g', 0);
     expect(written.map((r) => [r.key?.toString(), r.value?.toString()])).to.deep.equal([['k', 'v']]);
     expect(logged).to.deep.equal([]);
+  });
+
+  it('takes a share-partition\'s rejected records, which stay ARCHIVING until they are in the DLQ', async () => {
+    const topicId = await createTopic('orders-j', 1);
+    await createTopic('dlq.orders-j', 1, { 'errors.deadletterqueue.group.enable': 'true' });
+    await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-j', 'errors.deadletterqueue.copy.record.enable': 'true' });
+    const base = await produce('orders-j', 0, [0, 1, 2, 3].map((i) => ({ key: `k${i}`, value: `v${i}` })));
+    const sp = createSharePartition({
+      key: { groupId: GROUP, topicId, partition: 0 }, topicName: 'orders-j', leaderEpoch: 0, persister: new MemoryPersister('uninitialized'),
+      settings: () => shareGroupSettings(broker().config, broker().controller.groupConfigs(GROUP)),
+      resetOffset: async () => BigInt(base), onArchived: writer.onArchived,
+    });
+    try {
+      expect(await sp.load()).to.equal(ErrorCode.NONE);
+      const bounds = { baseOffset: BigInt(base), lastOffset: BigInt(base + 3), isControl: false, isTransactional: false, producerId: -1n };
+      expect(sp.acquire('member', [bounds], 10)).to.deep.equal([{ firstOffset: BigInt(base), lastOffset: BigInt(base + 3), deliveryCount: 1 }]);
+      const types = [AcknowledgeType.REJECT, AcknowledgeType.ACCEPT, AcknowledgeType.REJECT, AcknowledgeType.ACCEPT];
+      expect(await sp.acknowledge('member', [{ firstOffset: BigInt(base), lastOffset: BigInt(base + 3), acknowledgeTypes: types }])).to.equal(ErrorCode.NONE);
+      // The write has not happened yet (it reads the log first): the first record, ARCHIVING, holds the start.
+      expect(sp.startOffset()).to.equal(BigInt(base));
+      await writer.idle();
+      await eventually(() => sp.startOffset() === BigInt(base + 4), 'the start offset past the archived records', 5000);
+    } finally {
+      sp.close();
+    }
+    const written = await readAll('dlq.orders-j', 0);
+    expect(written.map((r) => [r.key?.toString(), headers(r)[DLQ_HEADER.offset], headers(r)[DLQ_HEADER.message]])).to.deep.equal([
+      ['k0', String(base), 'Offset rejected by client.'], ['k2', String(base + 2), 'Offset rejected by client.'],
+    ]);
   });
 
   it('writes nothing while the share.version does not support it', async () => {
