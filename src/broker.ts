@@ -36,6 +36,12 @@ import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
 import { DeadLetterQueueWriter, type RemoteDeadLetterProducer } from './share/dead-letter-queue';
+import type { ArchiveListener } from './share/share-partition';
+import { shareGroupSettings } from './config/group-config';
+import { ErrorCode } from './common/errors';
+import type { Persister } from './share-state/persister';
+import { createSharePartition } from './share/in-flight-records';
+import { SharePartitionManager } from './share/share-partition-manager';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -51,6 +57,8 @@ export interface StartBrokerOptions {
   logLevel?: string;
   /** The authorizer every request is checked by, in place of the one the config names (tests). */
   authorizer?: Authorizer;
+  /** Where share-partitions keep their state, in place of the share coordinator (tests). */
+  sharePersister?: Persister;
 }
 
 export interface RunningBroker {
@@ -123,6 +131,8 @@ export class Broker {
   readonly quotas: ClientQuotas;
   /** The share groups' dead-letter queue (KIP-1191): the share-partitions' ArchiveListener is its onArchived. */
   readonly deadLetterQueue: DeadLetterQueueWriter;
+  /** Share groups' share-partitions and share sessions: the ShareFetch and ShareAcknowledge path (src/share). */
+  readonly sharePartitions: SharePartitionManager;
 
   constructor(
     readonly config: BrokerConfig,
@@ -130,6 +140,8 @@ export class Broker {
     parts: BrokerParts,
     /** An authorizer to use instead of the one authorizer.class.name makes (tests). */
     authorizerOverride?: Authorizer,
+    /** A persister to use instead of the share coordinator's (tests). */
+    sharePersisterOverride?: Persister,
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
@@ -163,6 +175,8 @@ export class Broker {
       nodeId: config.nodeId, config, controller, replicas, remote: parts.remoteDeadLetters, log,
       enabled: () => this.features.level('share.version') >= 2,
     });
+    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? NO_SHARE_COORDINATOR, log,
+      this.deadLetterQueue.onArchived);
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -192,6 +206,40 @@ export class Broker {
   get nodeId(): number {
     return this.config.nodeId;
   }
+}
+
+/** Until the share coordinator's persister is wired here: share-partitions cannot load (retriable, as Kafka's answer without one). */
+const NO_SHARE_COORDINATOR: Persister = (() => {
+  const unavailable = { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null };
+  return {
+    read: () => Promise.resolve(unavailable),
+    write: () => Promise.resolve(unavailable),
+    initialize: () => Promise.resolve(unavailable),
+    delete: () => Promise.resolve(unavailable),
+    readSummary: () => Promise.resolve({ ...unavailable, stateEpoch: -1, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 }),
+  };
+})();
+
+/**
+ * The share fetch path: share-partitions made on first fetch with the group's share.* configs
+ * (read at each use, so changes apply at once) and the persister, started by share.auto.offset.reset
+ * through the replica layer's offset lookups; what they archive goes to the dead-letter queue.
+ */
+function createSharePartitionManager(
+  config: BrokerConfig, controller: Controller, replicas: ReplicaManager, persister: Persister, log: Logger,
+  onArchived: ArchiveListener,
+): SharePartitionManager {
+  const settings = (groupId: string) => shareGroupSettings(config, controller.groupConfigs(groupId));
+  const manager: SharePartitionManager = new SharePartitionManager({
+    replicas, logger: log, settings,
+    maxSessions: () => config.getInt('group.share.max.share.sessions'),
+    createPartition: (spec) => createSharePartition({
+      ...spec, persister, logger: log, onArchived,
+      settings: () => settings(spec.key.groupId),
+      resetOffset: (to) => manager.resetOffset(spec.topicName, spec.key.partition, to),
+    }),
+  });
+  return manager;
 }
 
 /**
@@ -363,7 +411,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     throw e;
   }
   const { replicas } = mode.parts;
-  const broker = new Broker(config, log, mode.parts, opts.authorizer);
+  const broker = new Broker(config, log, mode.parts, opts.authorizer, opts.sharePersister);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
@@ -405,6 +453,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     await closeListeners();
     await mode.stop();
     broker.groups.close();
+    broker.sharePartitions.close();
     await coordinatorsStarted;
     await broker.stopTransactions();
     await replicas.close().catch(() => undefined);
@@ -430,6 +479,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         await closeListeners();
         await mode.stop();
         broker.groups.close();
+        broker.sharePartitions.close();
         await coordinatorsStarted;
         await broker.stopTransactions();
         await broker.deadLetterQueue.close();
