@@ -8,8 +8,9 @@
 //   (a reassignment moved it) is stopped and its log deleted, as Kafka's StopReplica with delete;
 //   partitions never assigned here are left alone.
 // - The coordinators follow the leadership of their topics' partitions (__consumer_offsets for
-//   groups, __transaction_state for transactions): elected where this broker leads, resigned where
-//   it stops leading (Kafka's GroupCoordinator/TransactionCoordinator onElection/onResignation).
+//   groups, __transaction_state for transactions, __share_group_state for share-partitions' state):
+//   elected where this broker leads, resigned where it stops leading (Kafka's GroupCoordinator/
+//   TransactionCoordinator/ShareCoordinator onElection/onResignation).
 // - A topic deleted, or deleted and created again under its name (a new topic id), has its local
 //   logs deleted; config changes reach the logs.
 //
@@ -25,7 +26,7 @@ import { EtcdMetadata } from './cluster/etcd/etcd-metadata';
 import type { MetadataCache } from './cluster/etcd/metadata-cache';
 import { generateClusterId, type TopicRecord } from './cluster/metadata-store';
 import { SUPPORTED_FEATURES } from './cluster/features';
-import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
+import { GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
 import { ReplicaManager } from './replica/replica-manager';
@@ -35,6 +36,7 @@ import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
 import { RemoteDeadLetterProduce } from './net/dead-letter-producer';
+import { RemoteShareStateChannel } from './net/share-state-rpc';
 import { freePort } from './local-etcd';
 import { interBrokerSaslClient } from './security/sasl-config';
 import { clientTls } from './security/tls';
@@ -53,6 +55,7 @@ export interface ClusterMemberOptions {
   replicas: Pick<ReplicaManager, 'makeLeader' | 'makeFollower' | 'replicaRemoved' | 'topicDeleted' | 'configsChanged' | 'partitionsCreated'>;
   groups: PartitionCoordinator;
   transactions: PartitionCoordinator;
+  shareCoordinator: PartitionCoordinator;
   logger: Logger;
 }
 
@@ -180,6 +183,7 @@ export class ClusterMember {
   private coordinatorOf(topic: string): PartitionCoordinator | undefined {
     if (topic === GROUP_METADATA_TOPIC_NAME) return this.options.groups;
     if (topic === TRANSACTION_STATE_TOPIC_NAME) return this.options.transactions;
+    if (topic === SHARE_GROUP_STATE_TOPIC_NAME) return this.options.shareCoordinator;
     return undefined;
   }
 }
@@ -199,6 +203,7 @@ export interface ClusterParts {
   remoteMarkers: RemoteTxnMarkerChannel;
   remotePartitionAdds: RemoteAddPartitionsToTxn;
   remoteDeadLetters: RemoteDeadLetterProduce;
+  remoteShareState: RemoteShareStateChannel;
   /** The port each listener listens on, by name (a free one picked when 0 was asked: it is registered before listening). */
   ports: ReadonlyMap<string, number>;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -268,6 +273,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       // Kafka's DLQ produce waits up to 30 s for acks=all: the request's own timeout is past it.
       remoteDeadLetters: new RemoteDeadLetterProduce(controller,
         { ...interBroker, clientId: `fjord-share-dlq-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 35_000 }, log),
+      remoteShareState: new RemoteShareStateChannel(controller,
+        { ...interBroker, clientId: `fjord-share-state-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {
