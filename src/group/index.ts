@@ -32,6 +32,10 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     streamsHeartbeatIntervalMs: config.getInt('group.streams.heartbeat.interval.ms'),
     streamsNumStandbyReplicas: config.getInt('group.streams.num.standby.replicas'),
     streamsInitialRebalanceDelayMs: config.getInt('group.streams.initial.rebalance.delay.ms'),
+    shareSessionTimeoutMs: config.getInt('group.share.session.timeout.ms'),
+    shareHeartbeatIntervalMs: config.getInt('group.share.heartbeat.interval.ms'),
+    shareMaxSize: config.getInt('group.share.max.size'),
+    shareAssignmentIntervalMs: config.getInt('group.share.assignment.interval.ms'),
   };
 }
 

@@ -32,7 +32,9 @@ describe('cluster/features: the update rules', () => {
     expect(verdict(defaults, 'metadata.version', 34)).to.equal(
       'Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33');
     expect(verdict(defaults, 'group.version', 5)).to.equal('Invalid update version 5 for feature group.version. Local controller 1 only supports versions 0-1');
-    expect(verdict(defaults, 'share.version', 1)).to.equal('Invalid update version 1 for feature share.version. Local controller 1 does not support this feature.');
+    expect(verdict(defaults, 'share.version', 3)).to.equal('Invalid update version 3 for feature share.version. Local controller 1 only supports versions 0-2');
+    expect(verdict(defaults, 'eligible.leader.replicas.version', 1)).to.equal(
+      'Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 does not support this feature.');
     expect(verdict(defaults, 'nonsense', 1)).to.equal('Invalid update version 1 for feature nonsense. Local controller 1 does not support this feature.');
     expect(verdict(defaults, 'nonsense', 0)).to.equal('Invalid update version 0 for feature nonsense. Feature nonsense not found.');
   });

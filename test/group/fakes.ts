@@ -119,6 +119,10 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   streamsHeartbeatIntervalMs: 5000,
   streamsNumStandbyReplicas: 0,
   streamsInitialRebalanceDelayMs: 0,
+  shareSessionTimeoutMs: 45_000,
+  shareHeartbeatIntervalMs: 5_000,
+  shareMaxSize: 200,
+  shareAssignmentIntervalMs: 0,
 };
 
 /** Lets resolved promises' callbacks run. */
