@@ -168,6 +168,11 @@ export class Broker {
     return this.features.streamsVersion();
   }
 
+  /** The finalized share.version (ShareGroupHeartbeat is served from 1). */
+  shareVersion(): number {
+    return this.features.shareVersion();
+  }
+
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
   startTransactions(onlyIfExists = false): Promise<void> {
     return this.transactionsStarter.start(onlyIfExists);
