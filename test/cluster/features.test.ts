@@ -22,7 +22,7 @@ describe('cluster/features: the update rules', () => {
   const defaults = DEFAULT_FEATURE_LEVELS;
 
   it('finalizes a new cluster as Kafka 4.4 does: metadata.version 33, transaction.version 2, group.version 1', () => {
-    expect(defaults).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1 });
+    expect(defaults).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1, 'share.version': 2 });
   });
 
   it('refuses an unknown upgrade type, a negative level and levels out of the supported range', () => {
@@ -99,7 +99,7 @@ describe('cluster/features: the update rules', () => {
       { feature: 'transaction.version', level: 1, upgradeType: SAFE_DOWNGRADE },
       { feature: 'group.version', level: 0, upgradeType: SAFE_DOWNGRADE },
     ], 1);
-    expect(both).to.deep.equal({ ok: true, levels: { 'metadata.version': 33, 'transaction.version': 1, 'streams.version': 1 } });
+    expect(both).to.deep.equal({ ok: true, levels: { 'metadata.version': 33, 'transaction.version': 1, 'streams.version': 1, 'share.version': 2 } });
     const refused = planUpdates(defaults, [
       { feature: 'transaction.version', level: 1, upgradeType: SAFE_DOWNGRADE },
       { feature: 'group.version', level: 9, upgradeType: UPGRADE },
@@ -135,7 +135,7 @@ describe('cluster/features: a single broker\'s levels in its MetadataStore', () 
 
     store = await MetadataStore.open(dir, 4);
     features = await Features.start(storeFeatureLevels(store), 4);
-    expect(features.finalized().levels).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 1, 'group.version': 1, 'streams.version': 1 });
+    expect(features.finalized().levels).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 1, 'group.version': 1, 'streams.version': 1, 'share.version': 2 });
     expect(features.finalized().epoch).to.be.at.least(second.epoch);
     await store.close();
   });
