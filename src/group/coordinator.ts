@@ -24,7 +24,7 @@ import {
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
 import {
-  ShareGroupManager, type ShareGroupDescription, type ShareGroupSummary, type ShareHeartbeatRequest, type ShareHeartbeatResult,
+  ShareGroupManager, type ShareGroupDescription, type ShareGroupLookup, type ShareHeartbeatRequest, type ShareHeartbeatResult,
   type ShareStateInitializer,
 } from './share-membership';
 import { SHARE_PROTOCOL_TYPE } from './share-group';
@@ -35,7 +35,7 @@ export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
 export type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
 export type {
-  ShareGroupDescription, ShareGroupSummary, ShareHeartbeatRequest, ShareHeartbeatResult, ShareStateInitializer,
+  ShareGroupDescription, ShareGroupLookup, ShareHeartbeatRequest, ShareHeartbeatResult, ShareStateInitializer,
 } from './share-membership';
 export type {
   ConsumerGroupDescription, ConsumerGroupTopics, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, GroupConfigLookup,
@@ -53,13 +53,16 @@ export interface GroupCoordinatorDeps {
   initializeShareState?: ShareStateInitializer;
   /**
    * A share group is being deleted (DeleteGroups): its share-partitions' state is to go
-   * (DeleteShareGroupState). A rejection fails the deletion (the group stays).
+   * (DeleteShareGroupState). An error fails the deletion (the group stays).
    */
   onShareGroupDeleted?: ShareGroupDeletionHook;
 }
 
-/** What DeleteGroups calls before a share group goes: its share-partitions, initialized or being initialized, by topic id. */
-export type ShareGroupDeletionHook = (groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]) => Promise<void>;
+/**
+ * What DeleteGroups calls before a share group goes, with its share-partitions (initialized or
+ * being initialized) by topic id: NONE once their state is deleted, else the error DeleteGroups answers.
+ */
+export type ShareGroupDeletionHook = (groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]) => Promise<number>;
 
 const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [], brokers: () => [] };
 
@@ -131,7 +134,7 @@ export class GroupCoordinator {
       sessionTimeoutMs: config.shareSessionTimeoutMs, heartbeatIntervalMs: config.shareHeartbeatIntervalMs,
       maxSize: config.shareMaxSize, assignmentIntervalMs: config.shareAssignmentIntervalMs,
     }, topics, (groupId) => this.isNotShareGroup(groupId), deps.initializeShareState, deps.groupConfig);
-    this.onShareGroupDeleted = deps.onShareGroupDeleted ?? (() => Promise.resolve());
+    this.onShareGroupDeleted = deps.onShareGroupDeleted ?? (() => Promise.resolve(ErrorCode.NONE));
   }
 
   /**
@@ -397,17 +400,24 @@ export class GroupCoordinator {
   }
 
   /**
-   * A share group as the admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets,
-   * DeleteShareGroupOffsets) see it: its state and its initialized share-partitions; undefined when
-   * this broker serves no share group of the id (check validateStatus-like errors with `groupStatus`).
+   * A group as the share admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets,
+   * DeleteShareGroupOffsets) see it: none, another kind's, not served here, or a share group with
+   * its member count and the share-partitions it has state for.
    */
-  shareGroup(groupId: string): ShareGroupSummary | undefined {
-    return this.share.summary(groupId);
+  shareGroup(groupId: string): ShareGroupLookup {
+    return this.share.lookup(groupId);
   }
 
-  /** NONE if this broker serves the group's partition of __consumer_offsets now, else NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS... */
-  groupStatus(groupId: string): number {
-    return this.state.validateStatus(groupId, false);
+  /** AlterShareGroupOffsets initialized these share-partitions at the share coordinator: the group has state for them. */
+  markInitialized(groupId: string, topics: readonly { topicId: string; topicName: string; partitions: readonly number[] }[]): Promise<void> {
+    this.share.markInitialized(groupId, topics);
+    return Promise.resolve();
+  }
+
+  /** DeleteShareGroupOffsets deleted these topics' share state: the group has none for them any more. */
+  forgetTopics(groupId: string, topicIds: readonly string[]): Promise<void> {
+    this.share.forgetTopics(groupId, topicIds);
+    return Promise.resolve();
   }
 
   /** Kafka's ShareGroup.validateOffsetCommit/Fetch/Delete: a share group commits no offsets. */
@@ -556,12 +566,14 @@ export class GroupCoordinator {
     if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
     const topics = [...new Set([...group.initialized.keys(), ...group.initializing.keys()])]
       .map((topicId) => ({ topicId, partitions: [...group.knownPartitions(topicId)].sort((a, b) => a - b) }));
+    let code: number;
     try {
-      await this.onShareGroupDeleted(groupId, topics);
+      code = await this.onShareGroupDeleted(groupId, topics);
     } catch (err) {
       this.log.warn({ err, groupId }, 'could not delete the share-partitions of a share group');
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
+      code = ErrorCode.UNKNOWN_SERVER_ERROR;
     }
+    if (code !== ErrorCode.NONE) return code;
     if (this.state.shareGroups.get(groupId) !== group) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
     this.state.dropShareGroup(groupId);

@@ -79,16 +79,20 @@ export interface ShareGroupDescription {
   }[];
 }
 
-/** What the admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets) read of a share group. */
-export interface ShareGroupSummary {
-  groupId: string;
-  /** Empty or Stable. */
-  state: string;
-  /** Its share-partitions whose state the share coordinator holds, by topic (what "all topics" means for DescribeShareGroupOffsets). */
-  initializedTopics: { topicId: string; topicName: string; partitions: number[] }[];
-  /** The topics its members subscribe to, sorted. */
-  subscribedTopicNames: string[];
-}
+/** A group as the share admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups) see it. */
+export type ShareGroupLookup =
+  /** No group of that id. */
+  | { readonly found: 'none' }
+  /** A group of another kind (classic, consumer, streams): Kafka's "Group g is not a share group." */
+  | { readonly found: 'other-type' }
+  /** This broker does not serve the group now (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...). */
+  | { readonly found: 'error'; readonly errorCode: number }
+  | {
+    readonly found: 'share';
+    readonly memberCount: number;
+    /** The share-partitions whose state the share coordinator holds (Kafka's initialized topics), by topic id, sorted. */
+    readonly statePartitions: ReadonlyMap<string, readonly number[]>;
+  };
 
 /** Kafka's group.share.initialize.retry.interval.ms default: partitions still initializing after this long are asked for again. */
 const INITIALIZE_RETRY_INTERVAL_MS = 30_000;
@@ -365,15 +369,40 @@ export class ShareGroupManager {
     };
   }
 
-  /** The share group of the id as the admin APIs see it; undefined if there is none (or it is not served here). */
-  summary(groupId: string): ShareGroupSummary | undefined {
+  // ================================================================= the share admin APIs
+
+  lookup(groupId: string): ShareGroupLookup {
+    const statusError = this.state.validateStatus(groupId, false);
+    if (statusError) return { found: 'error', errorCode: statusError };
     const group = this.state.shareGroups.get(groupId);
-    if (!group) return undefined;
+    if (!group) return this.otherKind(groupId) ? { found: 'other-type' } : { found: 'none' };
     return {
-      groupId, state: group.state,
-      initializedTopics: [...group.initialized].map(([topicId, t]) => ({ topicId, topicName: t.topicName, partitions: [...t.partitions].sort((a, b) => a - b) })),
-      subscribedTopicNames: [...group.subscribedTopicNames()].sort(),
+      found: 'share', memberCount: group.members.size,
+      statePartitions: new Map([...group.initialized].map(([topicId, t]) => [topicId, [...t.partitions].sort((a, b) => a - b)])),
     };
+  }
+
+  /**
+   * AlterShareGroupOffsets initialized these share-partitions: the group has state for them (an
+   * Empty share group is made if the id has none, as Kafka's getOrMaybeCreatePersistedShareGroup).
+   */
+  markInitialized(groupId: string, topics: readonly { topicId: string; topicName: string; partitions: readonly number[] }[]): void {
+    if (this.state.validateStatus(groupId, false) !== ErrorCode.NONE || this.otherKind(groupId)) return;
+    let group = this.state.shareGroups.get(groupId);
+    if (!group) {
+      group = new ShareGroup(groupId);
+      this.state.shareGroups.set(groupId, group);
+    }
+    group.markInitialized(topics);
+  }
+
+  /** DeleteShareGroupOffsets deleted these topics' share state: the group has none for them any more. */
+  forgetTopics(groupId: string, topicIds: readonly string[]): void {
+    const group = this.state.shareGroups.get(groupId);
+    for (const topicId of topicIds) {
+      group?.initialized.delete(topicId);
+      group?.initializing.delete(topicId);
+    }
   }
 }
 

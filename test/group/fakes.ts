@@ -194,7 +194,7 @@ export class Harness {
   initializeShareState: ShareStateInitializer = () => Promise.resolve();
   /** The share groups DeleteGroups deleted, with their share-partitions. */
   readonly shareGroupsDeleted: { groupId: string; topics: { topicId: string; partitions: number[] }[] }[] = [];
-  onShareGroupDeleted: ShareGroupDeletionHook = () => Promise.resolve();
+  onShareGroupDeleted: ShareGroupDeletionHook = () => Promise.resolve(ErrorCode.NONE);
 
   constructor(readonly store = new FakeStore(), config: Partial<GroupCoordinatorConfig> = {}) {
     this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now,

@@ -321,26 +321,37 @@ describe('share groups (KIP-932)', () => {
       await flush();
       expect(await h.coordinator.deleteGroups([G])).to.deep.equal([{ groupId: G, errorCode: ErrorCode.NON_EMPTY_GROUP }]);
       m.leave();
-      h.onShareGroupDeleted = () => Promise.reject(new Error('share coordinator not available'));
-      expect(await h.coordinator.deleteGroups([G])).to.deep.equal([{ groupId: G, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR }]);
-      expect(h.coordinator.shareGroup(G)).to.deep.include({ state: 'Empty' });
-      h.onShareGroupDeleted = () => Promise.resolve();
+      h.onShareGroupDeleted = () => Promise.resolve(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      expect(await h.coordinator.deleteGroups([G])).to.deep.equal([{ groupId: G, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }]);
+      expect(h.coordinator.shareGroup(G)).to.deep.include({ found: 'share', memberCount: 0 });
+      h.onShareGroupDeleted = () => Promise.resolve(ErrorCode.NONE);
       expect(await h.coordinator.deleteGroups([G])).to.deep.equal([{ groupId: G, errorCode: ErrorCode.NONE }]);
       expect(h.shareGroupsDeleted.at(-1)).to.deep.equal({ groupId: G, topics: [{ topicId: h.topics.id('orders'), partitions: [0] }] });
-      expect(h.coordinator.shareGroup(G)).to.equal(undefined);
+      expect(h.coordinator.shareGroup(G)).to.deep.equal({ found: 'none' });
       expect(await h.coordinator.deleteGroups([G])).to.deep.equal([{ groupId: G, errorCode: ErrorCode.GROUP_ID_NOT_FOUND }]);
       // The id is free for any kind again.
       expect(new Member(h, 'again').join(['orders']).memberEpoch).to.equal(1);
     });
 
-    it('shows the admin APIs what the group was initialized with', async () => {
+    it('shows the share admin APIs the group, its members and its initialized share-partitions; they may add and forget some', async () => {
+      const orders = h.topics.id('orders');
+      const other = h.topics.set('other', 3);
+      expect(h.coordinator.shareGroup(G)).to.deep.equal({ found: 'none' });
       const m = new Member(h, 'm');
       m.join(['orders']);
+      expect(h.coordinator.shareGroup(G)).to.deep.equal({ found: 'share', memberCount: 1, statePartitions: new Map() });
       await flush();
-      expect(h.coordinator.shareGroup(G)).to.deep.equal({
-        groupId: G, state: 'Stable', subscribedTopicNames: ['orders'],
-        initializedTopics: [{ topicId: h.topics.id('orders'), topicName: 'orders', partitions: [0] }],
-      });
+      expect(h.coordinator.shareGroup(G)).to.deep.equal({ found: 'share', memberCount: 1, statePartitions: new Map([[orders, [0]]]) });
+      await h.coordinator.markInitialized(G, [{ topicId: other, topicName: 'other', partitions: [2, 0] }]);
+      expect(h.coordinator.shareGroup(G)).to.deep.include({ statePartitions: new Map([[orders, [0]], [other, [0, 2]]]) });
+      await h.coordinator.forgetTopics(G, [orders]);
+      expect(h.coordinator.shareGroup(G)).to.deep.include({ statePartitions: new Map([[other, [0, 2]]]) });
+      // AlterShareGroupOffsets on a new id makes an Empty share group; another kind's id is left alone.
+      await h.coordinator.markInitialized('fresh', [{ topicId: other, topicName: 'other', partitions: [1] }]);
+      expect(h.coordinator.shareGroup('fresh')).to.deep.equal({ found: 'share', memberCount: 0, statePartitions: new Map([[other, [1]]]) });
+      await h.joinNew('classic-group');
+      await flush();
+      expect(h.coordinator.shareGroup('classic-group')).to.deep.equal({ found: 'other-type' });
     });
   });
 });
