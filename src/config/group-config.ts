@@ -41,12 +41,12 @@ export const GROUP_CONFIG_DEFS: GroupConfigKeyDef[] = [
   { name: 'consumer.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.consumer.assignment.interval.ms', doc: 'Least time between two target assignments of this consumer group' },
   { name: 'share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', doc: 'Session timeout of this share group\'s members' },
   { name: 'share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', doc: 'Heartbeat interval of this share group\'s members' },
-  { name: 'share.record.lock.duration.ms', type: 'int', default: '30000', validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms', doc: 'How long a record stays acquired by a share group member', noEffect: true },
-  { name: 'share.delivery.count.limit', type: 'int', default: '5', validator: atLeast(2), brokerSynonym: 'group.share.delivery.count.limit', doc: 'Deliveries of a record before it is archived', noEffect: true },
-  { name: 'share.partition.max.record.locks', type: 'int', default: '2000', validator: atLeast(100), brokerSynonym: 'group.share.partition.max.record.locks', doc: 'Records of a share partition acquired at once', noEffect: true },
-  { name: 'share.auto.offset.reset', type: 'string', default: 'latest', validator: shareAutoOffsetReset, doc: 'Where a share partition starts: earliest, latest or by_duration:<ISO-8601 duration>', noEffect: true },
-  { name: 'share.isolation.level', type: 'string', default: 'read_uncommitted', validator: validString('read_committed', 'read_uncommitted'), doc: 'Whether the share group reads aborted transactional records', noEffect: true },
-  { name: 'share.renew.acknowledge.enable', type: 'boolean', default: 'true', doc: 'Whether share group members may renew an acquisition', noEffect: true },
+  { name: 'share.record.lock.duration.ms', type: 'int', default: '30000', validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms', doc: 'How long a record stays acquired by a share group member' },
+  { name: 'share.delivery.count.limit', type: 'int', default: '5', validator: atLeast(2), brokerSynonym: 'group.share.delivery.count.limit', doc: 'Deliveries of a record before it is archived' },
+  { name: 'share.partition.max.record.locks', type: 'int', default: '2000', validator: atLeast(100), brokerSynonym: 'group.share.partition.max.record.locks', doc: 'Records of a share partition acquired at once' },
+  { name: 'share.auto.offset.reset', type: 'string', default: 'latest', validator: shareAutoOffsetReset, doc: 'Where a share partition starts: earliest, latest or by_duration:<ISO-8601 duration>' },
+  { name: 'share.isolation.level', type: 'string', default: 'read_uncommitted', validator: validString('read_committed', 'read_uncommitted'), doc: 'Whether the share group reads aborted transactional records' },
+  { name: 'share.renew.acknowledge.enable', type: 'boolean', default: 'true', doc: 'Whether share group members may renew an acquisition' },
   { name: 'share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.share.assignment.interval.ms', doc: 'Least time between two target assignments of this share group' },
   { name: 'streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.streams.session.timeout.ms', doc: 'Session timeout of this streams group\'s members' },
   { name: 'streams.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.streams.heartbeat.interval.ms', doc: 'Heartbeat interval of this streams group\'s members' },
@@ -181,6 +181,48 @@ export function consumerGroupConfig(broker: BrokerConfig, overrides: GroupConfig
     sessionTimeoutMs: value('consumer.session.timeout.ms'),
     heartbeatIntervalMs: value('consumer.heartbeat.interval.ms'),
     assignmentIntervalMs: value('consumer.assignment.interval.ms'),
+  };
+}
+
+/** What a share-partition takes from its share group's configs (read at each use: they may change). */
+export interface ShareGroupSettings {
+  recordLockDurationMs: number;
+  deliveryCountLimit: number;
+  maxRecordLocks: number;
+  /** share.auto.offset.reset: by_duration reads as the duration to go back from now. */
+  autoOffsetReset: 'earliest' | 'latest' | { durationMs: number };
+  /** share.isolation.level is read_committed. */
+  readCommitted: boolean;
+  /** share.renew.acknowledge.enable: members may acknowledge with RENEW. */
+  renewAcknowledgeEnable: boolean;
+}
+
+/** An ISO-8601 duration as share.auto.offset.reset's by_duration takes it (PnDTnHnMn.nS, checked by its validator). */
+export function parseShareResetDuration(duration: string): number {
+  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(duration);
+  if (!m) throw new ConfigError(`Invalid duration ${duration}`);
+  const [days, hours, minutes, seconds] = [m[1], m[2], m[3], m[4]].map((v) => Number(v ?? 0));
+  return Math.round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000);
+}
+
+/** A share group's settings: each override, else the broker's setting (or the group config's own default). */
+export function shareGroupSettings(broker: BrokerConfig, overrides: GroupConfigMap): ShareGroupSettings {
+  const value = (name: string): unknown => {
+    const key = GROUP_CONFIGS.get(name)!;
+    const raw = overrides[name];
+    if (raw !== undefined) return parseValue(key, raw);
+    return key.brokerSynonym ? broker.get(key.brokerSynonym) : key.defaultValue;
+  };
+  const reset = value('share.auto.offset.reset') as string;
+  return {
+    recordLockDurationMs: value('share.record.lock.duration.ms') as number,
+    deliveryCountLimit: value('share.delivery.count.limit') as number,
+    maxRecordLocks: value('share.partition.max.record.locks') as number,
+    autoOffsetReset: reset === 'earliest' || reset === 'latest'
+      ? reset
+      : { durationMs: parseShareResetDuration(reset.slice('by_duration:'.length)) },
+    readCommitted: value('share.isolation.level') === 'read_committed',
+    renewAcknowledgeEnable: value('share.renew.acknowledge.enable') as boolean,
   };
 }
 

@@ -66,9 +66,11 @@ export interface SharePartition {
   readonly key: SharePartitionKey;
   readonly topicName: string;
   /**
-   * Reads the durable state (once; later calls share the first): 0 once loaded, else Kafka's code
-   * (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR: retriable; FENCED_STATE_EPOCH...). Not
-   * initialized yet: it starts where share.auto.offset.reset says, and persists that.
+   * Reads the durable state (once; later calls share the first, a failed one is tried again): 0 once
+   * loaded, else the code the fetch path answers, as Kafka maps the share coordinator's
+   * (COORDINATOR_NOT_AVAILABLE for NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS: retriable;
+   * NOT_LEADER_OR_FOLLOWER for FENCED_STATE_EPOCH/FENCED_LEADER_EPOCH...). Not initialized yet: it
+   * starts where share.auto.offset.reset says (and initializes a share-partition the coordinator never saw).
    */
   load(): Promise<number>;
   /** Where the next log read for this share-partition starts; null when nothing can be acquired now. */
@@ -76,10 +78,12 @@ export interface SharePartition {
   /**
    * Acquires for memberId, among the records of `batches` (read from nextFetchOffset() on, in
    * order), up to maxRecords that are available, each for the group's record lock duration. In
-   * read_committed, records of `aborted` transactions are archived, never acquired.
+   * read_committed, records of `aborted` transactions are archived, never acquired; control batches
+   * always are. `fetchOffset`: the nextFetchOffset() the log was read from; available records
+   * between it and the first batch returned are gone from the log (compaction) and are archived.
    */
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[]): AcquiredRecords[];
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[];
   /**
    * Applies memberId's acknowledgements (all or none: a range it does not hold fails the whole
    * call with INVALID_RECORD_STATE, a malformed one with INVALID_REQUEST); resolves with the error
@@ -88,6 +92,11 @@ export interface SharePartition {
   acknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number>;
   /** Makes every record memberId holds available again (its share session ended, its connection closed). */
   releaseAcquiredRecords(memberId: string): Promise<number>;
+  /**
+   * The partition's log start offset, as each fetch sees it: when it passed the start offset
+   * (retention, DeleteRecords), the start offset follows and the records below it are archived.
+   */
+  logStartOffsetChanged(logStartOffset: bigint): void;
   /** Called whenever records may have become acquirable (released, lock expired, start moved, loaded). */
   onAvailable(listener: () => void): void;
   /** The share-partition start offset (SPSO) and the end of its in-flight records (SPEO). */
