@@ -321,8 +321,12 @@ export class GroupCoordinator {
    * groups); an empty consumer group of the id gives way to a classic group (its offsets stay), as in Kafka.
    */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
-    // A streams or share group takes no classic members (Kafka's "not a classic group", which JoinGroup answers so).
-    if ((this.state.streamsGroups.has(req.groupId) || this.state.shareGroups.has(req.groupId)) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+    // A share group takes no classic members, even Empty (Kafka answers INCONSISTENT_GROUP_PROTOCOL, member id "").
+    if (this.state.shareGroups.has(req.groupId) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+      return Promise.resolve(joinError('', ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+    }
+    // A streams group takes no classic members (Kafka's "not a classic group", which JoinGroup answers so).
+    if (this.state.streamsGroups.has(req.groupId) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
       return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
     }
     const consumerGroup = this.state.consumerGroups.get(req.groupId);
