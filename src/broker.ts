@@ -35,6 +35,11 @@ import {
 import type { TxnMarkerChannel } from './txn/markers';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
+import { shareGroupSettings } from './config/group-config';
+import { ErrorCode } from './common/errors';
+import type { Persister } from './share-state/persister';
+import { createSharePartition } from './share/in-flight-records';
+import { SharePartitionManager } from './share/share-partition-manager';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -50,6 +55,8 @@ export interface StartBrokerOptions {
   logLevel?: string;
   /** The authorizer every request is checked by, in place of the one the config names (tests). */
   authorizer?: Authorizer;
+  /** Where share-partitions keep their state, in place of the share coordinator (tests). */
+  sharePersister?: Persister;
 }
 
 export interface RunningBroker {
@@ -118,6 +125,8 @@ export class Broker {
   readonly aclStore: Controller | null;
   /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
   readonly quotas: ClientQuotas;
+  /** Share groups' share-partitions and share sessions: the ShareFetch and ShareAcknowledge path (src/share). */
+  readonly sharePartitions: SharePartitionManager;
 
   constructor(
     readonly config: BrokerConfig,
@@ -125,6 +134,8 @@ export class Broker {
     parts: BrokerParts,
     /** An authorizer to use instead of the one authorizer.class.name makes (tests). */
     authorizerOverride?: Authorizer,
+    /** A persister to use instead of the share coordinator's (tests). */
+    sharePersisterOverride?: Persister,
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
@@ -154,6 +165,7 @@ export class Broker {
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
       () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
+    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? NO_SHARE_COORDINATOR, log);
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -188,6 +200,39 @@ export class Broker {
   get nodeId(): number {
     return this.config.nodeId;
   }
+}
+
+/** Until the share coordinator's persister is wired here: share-partitions cannot load (retriable, as Kafka's answer without one). */
+const NO_SHARE_COORDINATOR: Persister = (() => {
+  const unavailable = { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null };
+  return {
+    read: () => Promise.resolve(unavailable),
+    write: () => Promise.resolve(unavailable),
+    initialize: () => Promise.resolve(unavailable),
+    delete: () => Promise.resolve(unavailable),
+    readSummary: () => Promise.resolve({ ...unavailable, stateEpoch: -1, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 }),
+  };
+})();
+
+/**
+ * The share fetch path: share-partitions made on first fetch with the group's share.* configs
+ * (read at each use, so changes apply at once) and the persister, started by share.auto.offset.reset
+ * through the replica layer's offset lookups.
+ */
+function createSharePartitionManager(
+  config: BrokerConfig, controller: Controller, replicas: ReplicaManager, persister: Persister, log: Logger,
+): SharePartitionManager {
+  const settings = (groupId: string) => shareGroupSettings(config, controller.groupConfigs(groupId));
+  const manager: SharePartitionManager = new SharePartitionManager({
+    replicas, logger: log, settings,
+    maxSessions: () => config.getInt('group.share.max.share.sessions'),
+    createPartition: (spec) => createSharePartition({
+      ...spec, persister, logger: log,
+      settings: () => settings(spec.key.groupId),
+      resetOffset: (to) => manager.resetOffset(spec.topicName, spec.key.partition, to),
+    }),
+  });
+  return manager;
 }
 
 /**
@@ -358,7 +403,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     throw e;
   }
   const { replicas } = mode.parts;
-  const broker = new Broker(config, log, mode.parts, opts.authorizer);
+  const broker = new Broker(config, log, mode.parts, opts.authorizer, opts.sharePersister);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
@@ -400,6 +445,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     await closeListeners();
     await mode.stop();
     broker.groups.close();
+    broker.sharePartitions.close();
     await coordinatorsStarted;
     await broker.stopTransactions();
     await replicas.close().catch(() => undefined);
@@ -425,6 +471,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         await closeListeners();
         await mode.stop();
         broker.groups.close();
+        broker.sharePartitions.close();
         await coordinatorsStarted;
         await broker.stopTransactions();
         await replicas.close();

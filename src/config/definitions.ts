@@ -573,6 +573,7 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.share.partition.max.record.locks', type: 'int', default: '2000', validator: atLeast(100), doc: 'Records of a share partition acquired at once' },
   { name: 'group.share.min.partition.max.record.locks', type: 'int', default: '100', validator: atLeast(100), doc: 'Smallest share.partition.max.record.locks a group may set' },
   { name: 'group.share.max.partition.max.record.locks', type: 'int', default: '4000', validator: atLeast(100), doc: 'Largest share.partition.max.record.locks a group may set' },
+  { name: 'group.share.max.share.sessions', type: 'int', default: '2000', validator: atLeast(1), doc: 'Most share sessions (KIP-932) kept at once' },
   { name: 'group.share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a share group' },
   { name: 'group.share.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest share.assignment.interval.ms a group may set' },
   { name: 'group.share.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest share.assignment.interval.ms a group may set' },

@@ -195,6 +195,8 @@ export interface ShareGroupSettings {
   readCommitted: boolean;
   /** share.renew.acknowledge.enable: members may acknowledge with RENEW. */
   renewAcknowledgeEnable: boolean;
+  /** errors.deadletterqueue.topic.name is set: rejected records and those past the limit go there (KIP-1191). */
+  deadLetterQueue?: boolean;
 }
 
 /** An ISO-8601 duration as share.auto.offset.reset's by_duration takes it (PnDTnHnMn.nS, checked by its validator). */
@@ -223,6 +225,7 @@ export function shareGroupSettings(broker: BrokerConfig, overrides: GroupConfigM
       : { durationMs: parseShareResetDuration(reset.slice('by_duration:'.length)) },
     readCommitted: value('share.isolation.level') === 'read_committed',
     renewAcknowledgeEnable: value('share.renew.acknowledge.enable') as boolean,
+    deadLetterQueue: (value('errors.deadletterqueue.topic.name') as string | null ?? '') !== '',
   };
 }
 

@@ -34,6 +34,11 @@ export interface RequestContext {
   readonly sasl?: SaslExchange;
   /** Closes the connection instead of answering (a failed acks=0 produce: the client must notice). */
   closeConnection(reason: string): void;
+  /**
+   * Calls `listener` once when this request's connection closes (a share session ends with it);
+   * returns what stops listening.
+   */
+  onConnectionClose(listener: () => void): () => void;
 }
 
 /** The function that answers one API; `null` means no response is written (acks=0 produce). */

@@ -68,6 +68,9 @@ import { saslAuthenticate } from './sasl-authenticate';
 // SCRAM users (src/security/scram.ts), kept with the cluster metadata.
 import { describeUserScramCredentials } from './describe-user-scram-credentials';
 import { alterUserScramCredentials } from './alter-user-scram-credentials';
+// Share groups' fetch path (KIP-932; src/share/share-partition-manager.ts).
+import { shareFetch } from './share-fetch';
+import { shareAcknowledge } from './share-acknowledge';
 
 const definitions = [
   produce, fetch, listOffsets, metadata, offsetForLeaderEpoch, createTopics, deleteTopics, deleteRecords,
@@ -83,6 +86,7 @@ const definitions = [
   describeAcls, createAcls, deleteAcls,
   saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,
+  shareFetch, shareAcknowledge,
 ] as const;
 
 // A handler that needs no services has them as `unknown`, which would swallow the whole union (and

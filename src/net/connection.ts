@@ -114,6 +114,8 @@ export class Connection {
   private readonly sasl: SaslAuthenticator | null;
   private readonly inFlight: InFlight[] = [];
   private closed = false;
+  /** Told once when the connection closes (RequestContext.onConnectionClose). */
+  private readonly closeListeners = new Set<() => void>();
   private paused = false;
   /** Muted for a quota until this timer fires (see throttle). */
   private throttleTimer: NodeJS.Timeout | null = null;
@@ -198,6 +200,14 @@ export class Connection {
     if (this.throttleTimer) clearTimeout(this.throttleTimer);
     this.socket.destroy();
     this.onClose(this);
+    for (const listener of this.closeListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.log.error({ err, peer: this.peer }, 'a connection close listener failed');
+      }
+    }
+    this.closeListeners.clear();
   }
 
   /**
@@ -375,6 +385,18 @@ export class Connection {
       authorize: (op, type, name, logging) => authorizer.authorize(session, op, type, name, logging ? { ...audit, ...logging } : audit),
       authorizeByResourceType: (op, type) => authorizer.authorizeByResourceType(session, op, type, audit),
       closeConnection: (reason: string) => this.close(reason, 'info'),
+      onConnectionClose: (listener) => {
+        // Closed while the request ran: told on the next tick, once the caller has what it registered.
+        if (this.closed) {
+          queueMicrotask(listener);
+          return () => undefined;
+        }
+        const once = () => listener();
+        this.closeListeners.add(once);
+        return () => {
+          this.closeListeners.delete(once);
+        };
+      },
       responseBuffer: (size: number): Buffer => {
         const buf = this.pool.take(size);
         (entry.pooled ??= []).push(buf);

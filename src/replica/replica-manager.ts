@@ -91,6 +91,8 @@ export class ReplicaManager implements TopicStorage {
   verifyTransaction: TransactionVerifier | undefined;
   /** Set by the broker: adds the partitions of transaction version 2 writes to their transactions. */
   addToTransaction: TransactionPartitionAdder | undefined;
+  /** Told when a partition stops being led here (see onLeadershipEnded). */
+  private readonly leadershipEndedListeners: Array<(topic: string, partition: number) => void> = [];
 
   private readonly expiryTimer: NodeJS.Timeout;
 
@@ -284,6 +286,7 @@ export class ReplicaManager implements TopicStorage {
       partition.role = { kind: 'follower', leaderEpoch: state.leaderEpoch, leader: state.leader };
       log.setReplicatedHighWatermark(Math.min(log.highWatermark, log.logEndOffset));
       this.roleChanged(partition);
+      if (role?.kind === 'leader') this.leadershipEnded(topic.name, index);
       // Appends taken while it led finish writing before a fetcher may truncate the log.
       await log.whenWritten(log.logEndOffset).catch(() => undefined);
       const fetched: FollowerPartition = {
@@ -292,6 +295,19 @@ export class ReplicaManager implements TopicStorage {
       if (state.leader >= 0 && state.leader !== replication.brokerId) replication.fetchers.addPartitions(state.leader, [fetched]);
       else await replication.fetchers.removePartitions([{ topic: topic.name, partition: index }]);
     });
+  }
+
+  /**
+   * `listener` is told whenever this broker stops leading a partition: it follows now, its replica
+   * moved away, or its topic was deleted (what is kept per led partition elsewhere, such as
+   * share-partitions, goes then).
+   */
+  onLeadershipEnded(listener: (topic: string, partition: number) => void): void {
+    this.leadershipEndedListeners.push(listener);
+  }
+
+  private leadershipEnded(topic: string, partition: number): void {
+    for (const listener of this.leadershipEndedListeners) listener(topic, partition);
   }
 
   /** The replication throttles in a cluster (their measured rates, for tests and tools); undefined on a single broker. */
@@ -368,6 +384,7 @@ export class ReplicaManager implements TopicStorage {
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
       this.producePurgatory.checkAndComplete(key);
+      if (partition) this.leadershipEnded(topic, index);
       // A snapshot still being written must not land in the directory being deleted.
       await partition?.log.producerState.snapshotsWritten();
       await this.logs.deletePartition(topic, index);
@@ -594,6 +611,7 @@ export class ReplicaManager implements TopicStorage {
       this.partitions.delete(key);
       this.fetchPurgatory.checkAndComplete(key);
       this.producePurgatory.checkAndComplete(key);
+      if (partition) this.leadershipEnded(topic.name, p.index);
     }
     // A snapshot still being written must not land in the directory of a topic re-created under the name.
     await Promise.all(snapshots);

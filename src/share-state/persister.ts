@@ -9,6 +9,8 @@ export enum DeliveryState {
   AVAILABLE = 0,
   ACQUIRED = 1,
   ACKNOWLEDGED = 2,
+  /** On its way to the group's dead-letter queue (Kafka 4.4, KIP-1191): redone after a restart, then ARCHIVED. */
+  ARCHIVING = 3,
   ARCHIVED = 4,
 }
 

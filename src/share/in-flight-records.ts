@@ -3,9 +3,9 @@
 // offsets are kept per batch (one state for the batch) until an acquisition, acknowledgement or
 // release covers only part of it; then that batch keeps one state per offset, as Kafka does.
 //
-// Acquisition is synchronous (the fetch path calls it with what it read); acknowledgements and
-// releases are serialized per share-partition (apply, persist, then commit or roll back), so writes
-// reach the share coordinator in order and a failed write leaves the records as they were.
+// Acquisition, acknowledgement and release change the records at once (the fetch path calls them
+// as requests come); their writes to the share coordinator go one after another per share-partition,
+// in the order of the changes, and a failed acknowledgement write puts its records back as they were.
 import { ErrorCode } from '../common/errors';
 import type { Logger } from '../common/logger';
 import type { ShareGroupSettings } from '../config/group-config';
@@ -33,10 +33,17 @@ export interface SharePartitionOptions {
   persister: Persister;
   /** The group's share.* values, read at each use. */
   settings: () => ShareGroupSettings;
-  /** The offset share.auto.offset.reset starts an uninitialized share-partition at. */
+  /**
+   * The offset share.auto.offset.reset starts an uninitialized share-partition at: the log start,
+   * the log end, or the first offset at or past the timestamp (the log end when none is, as Kafka's
+   * offsetForTimestamp answers).
+   */
   resetOffset: (to: ResetTarget) => Promise<bigint>;
+  /** Told of the records a rejection or the delivery count limit archived (the dead-letter queue). */
   onArchived?: ArchiveListener;
+  /** The clock of the lock deadlines (tests). */
   now?: () => number;
+  /** The timers of lock expiry (tests: with `now`, a clock they move by hand). */
   setTimer?: SetTimer;
   logger?: Logger;
 }
@@ -45,6 +52,8 @@ enum RecordState {
   AVAILABLE = 0,
   ACQUIRED = 1,
   ACKNOWLEDGED = 2,
+  /** Rejected or past the delivery count limit, on its way to the group's dead-letter queue (KIP-1191). */
+  ARCHIVING = 3,
   ARCHIVED = 4,
 }
 
@@ -63,7 +72,7 @@ interface RecordSlot {
   memberId: string | null;
   lock: AcquisitionLock | null;
   /** Changed by an acknowledgement whose write is in flight: not to be acquired, expired or counted yet. */
-  pending: boolean;
+  pending: AcknowledgementWrite | null;
 }
 
 interface InFlightBatch {
@@ -78,6 +87,13 @@ interface InFlightBatch {
 interface SlotChange {
   slot: RecordSlot;
   previous: Omit<RecordSlot, 'pending'>;
+}
+
+/** An acknowledgement applied in memory, its write in flight: committed or rolled back when it answers. */
+interface AcknowledgementWrite {
+  readonly changes: SlotChange[];
+  readonly ranges: Array<[bigint, bigint]>;
+  readonly archived: Map<ArchiveCause, Array<[bigint, bigint, number]>>;
 }
 
 const isTerminal = (s: RecordState) => s === RecordState.ACKNOWLEDGED || s === RecordState.ARCHIVED;
@@ -163,7 +179,7 @@ class InFlightSharePartition implements SharePartition {
   private cancelTimer: (() => void) | null = null;
   private timerDeadline = Infinity;
   private readonly listeners: Array<() => void> = [];
-  /** Acknowledgements, releases and writes, one after another. */
+  /** The writes, one after another. */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: SharePartitionOptions) {
@@ -176,6 +192,7 @@ class InFlightSharePartition implements SharePartition {
   // ---- loading ----
 
   load(): Promise<number> {
+    if (this.closed) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     if (!this.loading) {
       this.loading = this.doLoad().then((code) => {
         // A failed load is tried again by the next call (the coordinator may be loading).
@@ -227,19 +244,31 @@ class InFlightSharePartition implements SharePartition {
       }
       previousLast = b.lastOffset;
       const stateOf = b.deliveryState === DeliveryState.ACKNOWLEDGED ? RecordState.ACKNOWLEDGED
-        : b.deliveryState === DeliveryState.ARCHIVED ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+        : b.deliveryState === DeliveryState.ARCHIVED ? RecordState.ARCHIVED
+          : b.deliveryState === DeliveryState.ARCHIVING ? RecordState.ARCHIVING : RecordState.AVAILABLE;
       this.batches.push({
         firstOffset: b.firstOffset,
         lastOffset: b.lastOffset,
-        slot: { state: stateOf, deliveryCount: b.deliveryCount, memberId: null, lock: null, pending: false },
+        slot: { state: stateOf, deliveryCount: b.deliveryCount, memberId: null, lock: null, pending: null },
         offsets: null,
       });
     }
-    this.advanceStart(false);
+    this.advanceStart();
     this.loaded = true;
     this.mayHaveAvailable = true;
+    this.resumeArchiving();
     this.notifyAvailable();
     return ErrorCode.NONE;
+  }
+
+  /** Records stored ARCHIVING went to the dead-letter queue, or not, before the restart: they go again (Kafka's maybeResumeDlqArchiving). */
+  private resumeArchiving(): void {
+    const limit = this.opts.settings().deliveryCountLimit;
+    for (const b of this.batches) {
+      if (b.slot.state !== RecordState.ARCHIVING) continue;
+      // The cause is not stored: a record at the limit was most likely archived for it.
+      this.finishArchive([[b.firstOffset, b.lastOffset, b.slot.deliveryCount]], b.slot.deliveryCount >= limit ? 'delivery-count-exceeded' : 'rejected');
+    }
   }
 
   private resetTarget(): ResetTarget {
@@ -309,7 +338,7 @@ class InFlightSharePartition implements SharePartition {
   // ---- acquisition ----
 
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[] {
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint, recordLimit = false): AcquiredRecords[] {
     if (!this.loaded || this.closed || batches.length === 0 || maxRecords <= 0) return [];
     const settings = this.opts.settings();
     let lastOffset = batches[batches.length - 1].lastOffset;
@@ -324,6 +353,9 @@ class InFlightSharePartition implements SharePartition {
       if (lastOffset > end) lastOffset = end;
     }
     if (fetchOffset !== undefined) this.archiveMissing(fetchOffset, batches[0].baseOffset);
+    // Offsets never delivered below the first batch returned are not in the log any more (the read
+    // started at or below them): archived, so the start can move past them.
+    this.archiveNeverDelivered(this.start, batches[0].baseOffset - 1n);
 
     const skipped = this.undeliverableRanges(batches, settings.readCommitted ? aborted ?? [] : []);
     const acquired: AcquiredRecords[] = [];
@@ -338,20 +370,22 @@ class InFlightSharePartition implements SharePartition {
       if (pos < b.firstOffset) {
         // Never delivered (a gap of the persisted state): new records.
         const gapLast = b.firstOffset - 1n < lastOffset ? b.firstOffset - 1n : lastOffset;
-        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, acquired, lock, i);
+        count += this.acquireNew(memberId, batches, skipped, pos, gapLast, limit - count, recordLimit, acquired, lock, i);
         i = this.indexAtOrAfter(b.firstOffset) - 1;
         pos = b.firstOffset;
         continue;
       }
       const reqLast = b.lastOffset < lastOffset ? b.lastOffset : lastOffset;
-      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset;
+      // In record_limit mode a batch larger than what is left is acquired in part (Kafka's checkForRecordLimitSubsetMatch).
+      const fullMatch = b.offsets === null && pos <= b.firstOffset && reqLast >= b.lastOffset
+        && (!recordLimit || b.lastOffset - b.firstOffset + 1n <= BigInt(limit - count));
       const throttle = this.shouldThrottle(b, pos, reqLast, tLimit);
       if (throttle && count > 0) break;
       if (fullMatch && !throttle) {
         if (acquirable(b.slot)) {
           if (b.slot.deliveryCount >= settings.deliveryCountLimit) {
             // The limit was lowered since: archived, not delivered again.
-            Object.assign(b.slot, { state: RecordState.ARCHIVED, memberId: null, lock: null });
+            Object.assign(b.slot, { state: archivedState(settings), memberId: null, lock: null });
             archived.push([b.firstOffset, b.lastOffset, b.slot.deliveryCount]);
           } else {
             Object.assign(b.slot, { state: RecordState.ACQUIRED, deliveryCount: b.slot.deliveryCount + 1, memberId, lock: lock(b.firstOffset, b.lastOffset) });
@@ -359,16 +393,19 @@ class InFlightSharePartition implements SharePartition {
             count += Number(b.lastOffset - b.firstOffset + 1n);
           }
         }
-      } else if (b.offsets !== null || b.slot.state === RecordState.AVAILABLE && !b.slot.pending) {
-        count += this.acquireSubset(memberId, b, pos, reqLast, settings.deliveryCountLimit, tLimit, acquired, archived, lock);
+      } else if (b.offsets !== null || acquirable(b.slot)) {
+        count += this.acquireSubset(memberId, b, pos, reqLast, recordLimit ? limit - count : Infinity, settings, tLimit, acquired, archived, lock);
         if (throttle && count > 0) break;
       }
       pos = b.lastOffset + 1n;
     }
     if (count < limit && pos <= lastOffset && pos > this.cacheEnd()) {
-      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, acquired, lock, this.batches.length);
+      this.acquireNew(memberId, batches, skipped, pos, lastOffset, limit - count, recordLimit, acquired, lock, this.batches.length);
     }
+    if (archived.length > 0) this.persistChanges(archived.map(([first, last]) => [first, last]));
     this.finishArchive(archived, 'delivery-count-exceeded');
+    // Control records and aborted ones at the head need no acknowledgement.
+    this.advanceStart();
     return acquired;
   }
 
@@ -383,9 +420,10 @@ class InFlightSharePartition implements SharePartition {
   }
 
   /** Kafka's acquireSubsetBatchRecords over one batch, split per offset. */
-  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, deliveryLimit: number, tLimit: number,
-    acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
+  private acquireSubset(memberId: string, b: InFlightBatch, first: bigint, last: bigint, maxCount: number, settings: ShareGroupSettings,
+    tLimit: number, acquired: AcquiredRecords[], archived: Array<[bigint, bigint, number]>, lock: (f: bigint, l: bigint) => AcquisitionLock): number {
     const offsets = this.split(b);
+    const deliveryLimit = settings.deliveryCountLimit;
     let count = 0;
     let cap = -1;
     const from = first > b.firstOffset ? first : b.firstOffset;
@@ -394,7 +432,7 @@ class InFlightSharePartition implements SharePartition {
       const slot = offsets[Number(o - b.firstOffset)];
       if (!acquirable(slot)) continue;
       if (slot.deliveryCount >= deliveryLimit) {
-        Object.assign(slot, { state: RecordState.ARCHIVED, memberId: null, lock: null });
+        Object.assign(slot, { state: archivedState(settings), memberId: null, lock: null });
         archived.push([o, o, slot.deliveryCount]);
         continue;
       }
@@ -408,7 +446,7 @@ class InFlightSharePartition implements SharePartition {
       pushAcquired(acquired, o, o, slot.deliveryCount);
       count++;
       if (slot.deliveryCount === deliveryLimit && deliveryLimit > 2) break;
-      if (cap > 0 && count === cap) break;
+      if ((cap > 0 && count === cap) || count === maxCount) break;
     }
     if (taken.length > 0) {
       const l = lock(taken[0], taken[taken.length - 1]);
@@ -419,11 +457,12 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Records never delivered, from `from` to `to`, taken a whole log batch at a time until `limit`
-   * is reached (Kafka's batch-optimized acquisition); one in-flight batch per contiguous run,
-   * inserted at batch index `at`. Control batches and aborted records become archived runs.
+   * is reached (Kafka's batch-optimized acquisition), or exactly `limit` in record_limit mode; one
+   * in-flight batch per contiguous run, inserted at batch index `at`. Control batches and aborted
+   * records become archived runs.
    */
   private acquireNew(memberId: string, log: readonly LogBatchBounds[], skipped: ReadonlyArray<readonly [bigint, bigint]>,
-    from: bigint, to: bigint, limit: number, acquired: AcquiredRecords[],
+    from: bigint, to: bigint, limit: number, recordLimit: boolean, acquired: AcquiredRecords[],
     lock: (f: bigint, l: bigint) => AcquisitionLock, at: number): number {
     let last = from - 1n;
     for (const b of log) {
@@ -434,6 +473,17 @@ class InFlightSharePartition implements SharePartition {
       if (wanted >= limit) break;
     }
     if (last < from) return 0;
+    if (recordLimit) {
+      // The offset of the limit-th record that can be delivered.
+      for (let end = from + BigInt(limit) - 1n; ;) {
+        const next = from + BigInt(limit) - 1n + BigInt(skippedCount(skipped, from, end));
+        if (next === end) {
+          if (end < last) last = end;
+          break;
+        }
+        end = next;
+      }
+    }
     // The range [from, last] split into acquired runs and skipped (archived) runs.
     const runs: InFlightBatch[] = [];
     let count = 0;
@@ -443,7 +493,7 @@ class InFlightSharePartition implements SharePartition {
       if (f > t) return;
       const acquiredRun = state === RecordState.ACQUIRED;
       runs.push({ firstOffset: f, lastOffset: t, offsets: null,
-        slot: { state, deliveryCount: acquiredRun ? 1 : 0, memberId: acquiredRun ? memberId : null, lock: acquiredRun ? l : null, pending: false } });
+        slot: { state, deliveryCount: acquiredRun ? 1 : 0, memberId: acquiredRun ? memberId : null, lock: acquiredRun ? l : null, pending: null } });
       if (acquiredRun) {
         pushAcquired(acquired, f, t, 1);
         count += Number(t - f + 1n);
@@ -468,7 +518,11 @@ class InFlightSharePartition implements SharePartition {
     const pendingAborts = [...aborted].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
     const abortedProducers = new Set<bigint>();
     let next = 0;
+    let previousLast: bigint | null = null;
     for (const b of log) {
+      // Between two batches: offsets compaction removed.
+      if (previousLast !== null && b.baseOffset > previousLast + 1n) ranges.push([previousLast + 1n, b.baseOffset - 1n]);
+      previousLast = b.lastOffset;
       while (next < pendingAborts.length && pendingAborts[next].firstOffset <= b.lastOffset) abortedProducers.add(pendingAborts[next++].producerId);
       if (b.isControl) {
         // The marker ends its producer's aborted transaction.
@@ -479,6 +533,22 @@ class InFlightSharePartition implements SharePartition {
       }
     }
     return ranges;
+  }
+
+  /** Archived runs for the offsets of [from, to] in no in-flight batch (never delivered, gone from the log). */
+  private archiveNeverDelivered(from: bigint, to: bigint): void {
+    const holes: InFlightBatch[] = [];
+    let pos = from;
+    const hole = (first: bigint, last: bigint) => holes.push({ firstOffset: first, lastOffset: last, offsets: null,
+      slot: { state: RecordState.ARCHIVED, deliveryCount: 0, memberId: null, lock: null, pending: null } });
+    for (let i = this.indexAtOrAfter(from); i < this.batches.length && pos <= to; i++) {
+      const b = this.batches[i];
+      if (b.firstOffset > pos) hole(pos, b.firstOffset - 1n < to ? b.firstOffset - 1n : to);
+      pos = b.lastOffset + 1n;
+    }
+    if (pos <= to) hole(pos, to);
+    if (holes.length === 0) return;
+    for (const h of holes) this.batches.splice(this.indexAtOrAfter(h.firstOffset), 0, h);
   }
 
   /**
@@ -549,12 +619,12 @@ class InFlightSharePartition implements SharePartition {
     const now = this.now();
     const ranges: Array<[bigint, bigint]> = [];
     const archived: Array<[bigint, bigint, number]> = [];
-    const limit = this.opts.settings().deliveryCountLimit;
+    const settings = this.opts.settings();
     for (let lock = this.locks.peek(); lock !== undefined && lock.deadline <= now; lock = this.locks.peek()) {
       this.locks.pop();
       this.forSlots(lock.firstOffset, lock.lastOffset, (slot, first, last) => {
         if (slot.lock !== lock || slot.state !== RecordState.ACQUIRED || slot.pending) return;
-        this.release(slot, first, last, limit, archived);
+        this.release(slot, first, last, settings, archived);
         ranges.push([first, last]);
       });
     }
@@ -565,14 +635,14 @@ class InFlightSharePartition implements SharePartition {
     this.notifyAvailable();
   }
 
-  /** ACQUIRED → AVAILABLE, or ARCHIVED at the delivery count limit (or below the start offset). */
-  private release(slot: RecordSlot, first: bigint, last: bigint, limit: number, archived: Array<[bigint, bigint, number]>): void {
+  /** ACQUIRED → AVAILABLE, or archived at the delivery count limit (or below the start offset). */
+  private release(slot: RecordSlot, first: bigint, last: bigint, settings: ShareGroupSettings, archived: Array<[bigint, bigint, number]>): void {
     slot.memberId = null;
     slot.lock = null;
     if (last < this.start) {
       slot.state = RecordState.ARCHIVED;
-    } else if (slot.deliveryCount >= limit) {
-      slot.state = RecordState.ARCHIVED;
+    } else if (slot.deliveryCount >= settings.deliveryCountLimit) {
+      slot.state = archivedState(settings);
       archived.push([first, last, slot.deliveryCount]);
     } else {
       slot.state = RecordState.AVAILABLE;
@@ -582,7 +652,8 @@ class InFlightSharePartition implements SharePartition {
 
   /**
    * Calls fn for each state covering part of [first, last]: a whole batch's (with its bounds) or one
-   * offset's. Batches are split per offset first when only partly covered ('partial') or always.
+   * offset's. Batches are split per offset first when only partly covered ('partial') or always,
+   * except one whose state is being written (its rollback holds that state).
    */
   private forSlots(first: bigint, last: bigint, fn: (slot: RecordSlot, first: bigint, last: bigint) => void,
     split: 'never' | 'partial' | 'always' = 'never'): void {
@@ -590,7 +661,7 @@ class InFlightSharePartition implements SharePartition {
       const b = this.batches[i];
       if (b.firstOffset > last) break;
       const whole = first <= b.firstOffset && last >= b.lastOffset;
-      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole))) {
+      if (b.offsets === null && (split === 'never' || (split === 'partial' && whole) || b.slot.pending)) {
         fn(b.slot, b.firstOffset, b.lastOffset);
         continue;
       }
@@ -603,69 +674,65 @@ class InFlightSharePartition implements SharePartition {
   // ---- acknowledgement ----
 
   acknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
-    return this.serialized(() => this.doAcknowledge(memberId, batches));
+    const applied = this.applyAcknowledgements(memberId, batches);
+    if (typeof applied === 'number') return Promise.resolve(applied);
+    return this.serialized(() => this.commitAcknowledgements(applied));
   }
 
-  private async doAcknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number> {
+  /** Checks every range, then changes the records (pending until written); an error code when a check fails. */
+  private applyAcknowledgements(memberId: string, batches: readonly AcknowledgementBatch[]): AcknowledgementWrite | number {
     if (!this.loaded || this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     const settings = this.opts.settings();
-    const invalid = validateAcknowledgements(batches, settings.renewAcknowledgeEnable);
+    const invalid = validateAcknowledgements(batches);
     if (invalid !== ErrorCode.NONE) return invalid;
-    // All or nothing: every offset must be this member's acquired record before anything changes.
+    // All or nothing: every range is checked before anything changes.
     for (const ack of batches) {
-      if (ack.firstOffset < this.start && ack.lastOffset < this.start) return ErrorCode.INVALID_RECORD_STATE;
-      let covered = ack.firstOffset;
-      let ok = true;
-      for (let i = this.indexAtOrAfter(ack.firstOffset); i < this.batches.length && ok; i++) {
-        const b = this.batches[i];
-        if (b.firstOffset > ack.lastOffset) break;
-        if (b.firstOffset > covered) ok = false;
-        covered = b.lastOffset + 1n;
-      }
-      if (!ok || covered <= ack.lastOffset) return ErrorCode.INVALID_RECORD_STATE;
-      let held = true;
-      this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
-        if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
-      });
-      if (!held) return ErrorCode.INVALID_RECORD_STATE;
+      const code = this.checkAcknowledgement(memberId, ack, settings.renewAcknowledgeEnable);
+      if (code !== ErrorCode.NONE) return code;
     }
-    const changes: SlotChange[] = [];
-    const ranges: Array<[bigint, bigint]> = [];
-    const archived = new Map<ArchiveCause, Array<[bigint, bigint, number]>>([['rejected', []], ['delivery-count-exceeded', []]]);
+    const write: AcknowledgementWrite = { changes: [], ranges: [], archived: new Map([['rejected', []], ['delivery-count-exceeded', []]]) };
     for (const ack of batches) {
       const typeAt = (offset: bigint) => (ack.acknowledgeTypes.length === 1 ? ack.acknowledgeTypes[0] : ack.acknowledgeTypes[Number(offset - ack.firstOffset)]);
+      let renewed: AcquisitionLock | null = null;
       const visit = (slot: RecordSlot, first: bigint, last: bigint) => {
         const type = typeAt(first);
         if (type === AcknowledgeType.RENEW) {
-          slot.lock = this.newLock(memberId, first, last, settings.recordLockDurationMs);
+          slot.lock = renewed ??= this.newLock(memberId, ack.firstOffset, ack.lastOffset, settings.recordLockDurationMs);
           return;
         }
-        changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
-        ranges.push([first, last]);
-        slot.pending = true;
+        write.changes.push({ slot, previous: { state: slot.state, deliveryCount: slot.deliveryCount, memberId: slot.memberId, lock: slot.lock } });
+        write.ranges.push([first, last]);
+        slot.pending = write;
         slot.memberId = null;
         slot.lock = null;
         if (type === AcknowledgeType.ACCEPT) {
           slot.state = RecordState.ACKNOWLEDGED;
         } else if (type === AcknowledgeType.RELEASE) {
           if (slot.deliveryCount >= settings.deliveryCountLimit) {
-            slot.state = RecordState.ARCHIVED;
-            archived.get('delivery-count-exceeded')!.push([first, last, slot.deliveryCount]);
+            slot.state = archivedState(settings);
+            write.archived.get('delivery-count-exceeded')!.push([first, last, slot.deliveryCount]);
           } else {
             slot.state = RecordState.AVAILABLE;
           }
+        } else if (type === AcknowledgeType.REJECT) {
+          slot.state = archivedState(settings);
+          write.archived.get('rejected')!.push([first, last, slot.deliveryCount]);
         } else {
           slot.state = RecordState.ARCHIVED;
-          if (type === AcknowledgeType.REJECT) archived.get('rejected')!.push([first, last, slot.deliveryCount]);
         }
       };
       // One type per offset: every batch it covers keeps its states per offset.
       this.forSlots(ack.firstOffset, ack.lastOffset, visit, ack.acknowledgeTypes.length === 1 ? 'partial' : 'always');
     }
-    if (changes.length === 0) return ErrorCode.NONE;
-    const code = await this.write(ranges, true);
-    for (const { slot, previous } of changes) {
-      slot.pending = false;
+    return write;
+  }
+
+  /** Writes an acknowledgement's changes, then commits them, or puts the records back when the write fails. */
+  private async commitAcknowledgements(write: AcknowledgementWrite): Promise<number> {
+    if (write.changes.length === 0) return ErrorCode.NONE;
+    const code = await this.write(write.ranges, write);
+    for (const { slot, previous } of write.changes) {
+      slot.pending = null;
       if (code !== ErrorCode.NONE) {
         Object.assign(slot, previous);
         // A lock that expired while the write was in flight expires now.
@@ -678,32 +745,58 @@ class InFlightSharePartition implements SharePartition {
       this.armTimer();
       return code;
     }
-    this.advanceStart(false);
-    for (const [cause, runs] of archived) this.finishArchive(runs, cause);
+    this.advanceStart();
+    for (const [cause, runs] of write.archived) this.finishArchive(runs, cause);
     this.notifyAvailable();
     return ErrorCode.NONE;
   }
 
-  releaseAcquiredRecords(memberId: string): Promise<number> {
-    return this.serialized(async () => {
-      if (!this.loaded || this.closed) return ErrorCode.NONE;
-      const limit = this.opts.settings().deliveryCountLimit;
-      const ranges: Array<[bigint, bigint]> = [];
-      const archived: Array<[bigint, bigint, number]> = [];
-      for (const b of this.batches) {
-        const slots: Array<[RecordSlot, bigint]> = b.offsets === null ? [[b.slot, b.firstOffset]] : b.offsets.map((s, i) => [s, b.firstOffset + BigInt(i)]);
-        for (const [slot, first] of slots) {
-          if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) continue;
-          const last = b.offsets === null ? b.lastOffset : first;
-          this.release(slot, first, last, limit, archived);
-          ranges.push([first, last]);
-        }
-      }
-      if (ranges.length === 0) return ErrorCode.NONE;
-      this.finishArchive(archived, 'delivery-count-exceeded');
-      this.notifyAvailable();
-      return this.write(ranges, false);
+  /** Kafka's checks of one range against the in-flight records (fetchSubMapForAcknowledgementBatch and the state checks). */
+  private checkAcknowledgement(memberId: string, ack: AcknowledgementBatch, renewEnabled: boolean): number {
+    if (!renewEnabled && ack.acknowledgeTypes.includes(AcknowledgeType.RENEW)) return ErrorCode.INVALID_RECORD_STATE;
+    let floor = this.floorIndex(ack.firstOffset);
+    // A range starting below the first batch kept still counts from the start offset on.
+    if (floor < 0 && ack.firstOffset < this.start && this.start <= ack.lastOffset) floor = this.floorIndex(this.start);
+    if (floor < 0) return ErrorCode.INVALID_RECORD_STATE;
+    const last = this.batches[this.floorIndex(ack.lastOffset)];
+    if (last.lastOffset < ack.firstOffset || ack.lastOffset > last.lastOffset) return ErrorCode.INVALID_REQUEST;
+    let held = true;
+    this.forSlots(ack.firstOffset, ack.lastOffset, (slot) => {
+      if (slot.state !== RecordState.ACQUIRED || slot.memberId !== memberId || slot.pending) held = false;
     });
+    return held ? ErrorCode.NONE : ErrorCode.INVALID_RECORD_STATE;
+  }
+
+  /** Index of the last batch whose firstOffset <= offset; -1 when none. */
+  private floorIndex(offset: bigint): number {
+    const i = this.indexAtOrAfter(offset);
+    return i < this.batches.length && this.batches[i].firstOffset <= offset ? i : i - 1;
+  }
+
+  releaseAcquiredRecords(memberId: string): Promise<number> {
+    if (!this.loaded || this.closed) return Promise.resolve(ErrorCode.NONE);
+    const settings = this.opts.settings();
+    const ranges: Array<[bigint, bigint]> = [];
+    const archived: Array<[bigint, bigint, number]> = [];
+    const held = (slot: RecordSlot) => slot.state === RecordState.ACQUIRED && slot.memberId === memberId && !slot.pending;
+    for (const b of this.batches) {
+      if (b.offsets === null) {
+        if (!held(b.slot)) continue;
+        this.release(b.slot, b.firstOffset, b.lastOffset, settings, archived);
+        ranges.push([b.firstOffset, b.lastOffset]);
+        continue;
+      }
+      for (let i = 0; i < b.offsets.length; i++) {
+        if (!held(b.offsets[i])) continue;
+        const offset = b.firstOffset + BigInt(i);
+        this.release(b.offsets[i], offset, offset, settings, archived);
+        ranges.push([offset, offset]);
+      }
+    }
+    if (ranges.length === 0) return Promise.resolve(ErrorCode.NONE);
+    this.finishArchive(archived, 'delivery-count-exceeded');
+    this.notifyAvailable();
+    return this.serialized(() => this.write(ranges));
   }
 
   /**
@@ -716,7 +809,7 @@ class InFlightSharePartition implements SharePartition {
       if (slot.state === RecordState.AVAILABLE && !slot.pending) slot.state = RecordState.ARCHIVED;
     }, 'partial');
     this.start = logStartOffset;
-    this.advanceStart(false);
+    this.advanceStart();
     this.mayHaveAvailable = true;
     this.persistChanges([]);
     this.notifyAvailable();
@@ -736,10 +829,13 @@ class InFlightSharePartition implements SharePartition {
 
   // ---- start offset and persistence ----
 
-  /** Moves the start past the terminal records at its head; with `countPending`, the ones being written too. */
-  private advanceStart(countPending: boolean): bigint {
+  /**
+   * Moves the start past the terminal records at its head. With `writing`, only says where it will
+   * be once that acknowledgement's changes commit (counting them, not others still in flight).
+   */
+  private advanceStart(writing: AcknowledgementWrite | null = null): bigint {
     let pos = this.start;
-    const done = (s: RecordSlot) => isTerminal(s.state) && (countPending || !s.pending);
+    const done = (s: RecordSlot) => isTerminal(s.state) && (s.pending === null || s.pending === writing);
     scan: for (let i = this.indexAtOrAfter(pos); i < this.batches.length; i++) {
       const b = this.batches[i];
       if (b.firstOffset > pos) break;
@@ -750,7 +846,7 @@ class InFlightSharePartition implements SharePartition {
       }
       pos = b.lastOffset + 1n;
     }
-    if (!countPending && pos > this.start) {
+    if (writing === null && pos > this.start) {
       this.start = pos;
       this.prune();
     }
@@ -762,7 +858,7 @@ class InFlightSharePartition implements SharePartition {
     let n = 0;
     while (n < this.batches.length && this.batches[n].lastOffset < this.start) {
       const b = this.batches[n];
-      const live = (s: RecordSlot) => s.state === RecordState.ACQUIRED || s.pending;
+      const live = (s: RecordSlot) => s.state === RecordState.ACQUIRED || s.pending !== null;
       if (b.offsets === null ? live(b.slot) : b.offsets.some(live)) break;
       n++;
     }
@@ -771,22 +867,25 @@ class InFlightSharePartition implements SharePartition {
 
   /** A background write of changed ranges (lock expiry, archiving): failures are logged, the next write carries the start. */
   private persistChanges(ranges: Array<[bigint, bigint]>): void {
-    void this.serialized(() => this.write(ranges, false));
+    void this.serialized(() => this.write(ranges));
   }
 
   /**
    * WriteShareGroupState with the states of `ranges` as they are when the write starts and the start
-   * offset (with `countPending`, as it will be once this write's changes commit). The error code as
-   * the fetch path answers it.
+   * offset (for an acknowledgement, as it will be once its changes commit). The error code as the
+   * fetch path answers it.
    */
-  private async write(ranges: ReadonlyArray<readonly [bigint, bigint]>, countPending: boolean): Promise<number> {
-    const startOffset = this.advanceStart(countPending);
+  private async write(ranges: ReadonlyArray<readonly [bigint, bigint]>, acknowledgement: AcknowledgementWrite | null = null): Promise<number> {
+    // Closed (leadership moved, fenced): the state is another leader's to write now.
+    if (this.closed) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const startOffset = this.advanceStart(acknowledgement);
     const stateBatches: StateBatch[] = [];
     for (const [first, last] of ranges) {
       if (last < startOffset) continue;
       this.forSlots(first < startOffset ? startOffset : first, last, (slot, f, l) => {
         const deliveryState = slot.state === RecordState.ACKNOWLEDGED ? DeliveryState.ACKNOWLEDGED
-          : slot.state === RecordState.ARCHIVED ? DeliveryState.ARCHIVED : DeliveryState.AVAILABLE;
+          : slot.state === RecordState.ARCHIVED ? DeliveryState.ARCHIVED
+            : slot.state === RecordState.ARCHIVING ? DeliveryState.ARCHIVING : DeliveryState.AVAILABLE;
         const prev = stateBatches[stateBatches.length - 1];
         if (prev && prev.lastOffset + 1n === f && prev.deliveryState === deliveryState && prev.deliveryCount === slot.deliveryCount) {
           stateBatches[stateBatches.length - 1] = { ...prev, lastOffset: l };
@@ -800,11 +899,14 @@ class InFlightSharePartition implements SharePartition {
         stateEpoch: this.stateEpoch,
         leaderEpoch: this.opts.leaderEpoch,
         startOffset,
-        deliveryCompleteCount: this.deliveryCompleteCount(startOffset),
+        deliveryCompleteCount: this.deliveryCompleteCount(startOffset, acknowledgement),
         stateBatches,
       });
       if (result.errorCode !== ErrorCode.NONE) {
         this.opts.logger?.warn({ key: this.key, errorCode: result.errorCode, message: result.errorMessage }, 'share-partition state write failed');
+        // Another leader or a newer state epoch (AlterShareGroupOffsets) owns the state now: this
+        // share-partition is done (Kafka's markFenced); its owner makes a new one, which reads it again.
+        if (result.errorCode === ErrorCode.FENCED_STATE_EPOCH || result.errorCode === ErrorCode.FENCED_LEADER_EPOCH) this.close();
         return persisterErrorCode(result.errorCode);
       }
       return ErrorCode.NONE;
@@ -814,16 +916,17 @@ class InFlightSharePartition implements SharePartition {
     }
   }
 
-  /** KIP-1226's count: offsets at or past the start whose delivery is complete (with the pending ones being written). */
-  private deliveryCompleteCount(startOffset: bigint): number {
+  /** KIP-1226's count: offsets at or past the start whose delivery is complete (with the acknowledgement being written). */
+  private deliveryCompleteCount(startOffset: bigint, writing: AcknowledgementWrite | null): number {
+    const done = (s: RecordSlot) => isTerminal(s.state) && (s.pending === null || s.pending === writing);
     let n = 0;
     for (let i = this.indexAtOrAfter(startOffset); i < this.batches.length; i++) {
       const b = this.batches[i];
       if (b.offsets === null) {
-        if (isTerminal(b.slot.state)) n += Number(b.lastOffset - (b.firstOffset > startOffset ? b.firstOffset : startOffset) + 1n);
+        if (done(b.slot)) n += Number(b.lastOffset - (b.firstOffset > startOffset ? b.firstOffset : startOffset) + 1n);
       } else {
         for (let o = b.firstOffset > startOffset ? b.firstOffset : startOffset; o <= b.lastOffset; o++) {
-          if (isTerminal(b.offsets[Number(o - b.firstOffset)].state)) n++;
+          if (done(b.offsets[Number(o - b.firstOffset)])) n++;
         }
       }
     }
@@ -836,18 +939,43 @@ class InFlightSharePartition implements SharePartition {
     return run;
   }
 
+  /**
+   * Tells the archive listener of records archived for a cause. Those ARCHIVING (the group has a
+   * dead-letter queue) become ARCHIVED once the listener's promise settles, failed or not, as in
+   * Kafka ("proceeding to ARCHIVED regardless"); at once when it returns none.
+   */
   private finishArchive(runs: ReadonlyArray<readonly [bigint, bigint, number]>, cause: ArchiveCause): void {
     if (runs.length === 0) return;
-    this.advanceStart(false);
     const listener = this.opts.onArchived;
-    if (!listener) return;
     for (const [firstOffset, lastOffset, deliveryCount] of mergeRuns(runs)) {
+      let done: void | Promise<void> = undefined;
       try {
-        listener({ key: this.key, topicName: this.topicName, firstOffset, lastOffset, deliveryCount, cause });
+        done = listener?.({ key: this.key, topicName: this.topicName, firstOffset, lastOffset, deliveryCount, cause });
       } catch (e) {
         this.opts.logger?.warn({ err: e, key: this.key }, 'archive listener failed');
       }
+      if (done instanceof Promise) {
+        done.catch((e: unknown) => this.opts.logger?.warn({ err: e, key: this.key }, 'dead-letter queue write failed; archived regardless'))
+          .finally(() => this.completeArchiving(firstOffset, lastOffset));
+      } else {
+        this.completeArchiving(firstOffset, lastOffset);
+      }
     }
+    this.advanceStart();
+  }
+
+  /** ARCHIVING → ARCHIVED over [first, last], written. */
+  private completeArchiving(first: bigint, last: bigint): void {
+    if (this.closed) return;
+    let changed = false;
+    this.forSlots(first, last, (slot) => {
+      if (slot.state !== RecordState.ARCHIVING || slot.pending) return;
+      slot.state = RecordState.ARCHIVED;
+      changed = true;
+    });
+    if (!changed) return;
+    this.advanceStart();
+    this.persistChanges([[first, last]]);
   }
 
   private notifyAvailable(): void {
@@ -862,6 +990,9 @@ class InFlightSharePartition implements SharePartition {
 }
 
 const acquirable = (s: RecordSlot) => s.state === RecordState.AVAILABLE && !s.pending;
+
+/** Where a rejection or the delivery count limit sends records: through the dead-letter queue when the group has one. */
+const archivedState = (settings: ShareGroupSettings) => (settings.deadLetterQueue ? RecordState.ARCHIVING : RecordState.ARCHIVED);
 
 /** Appends a range to the answer, joined to the previous one when contiguous with the same delivery count. */
 function pushAcquired(acquired: AcquiredRecords[], firstOffset: bigint, lastOffset: bigint, deliveryCount: number): void {
@@ -895,18 +1026,16 @@ function skippedCount(skipped: ReadonlyArray<readonly [bigint, bigint]>, from: b
 }
 
 /**
- * Kafka's checks of acknowledgement batches (KafkaApis/SharePartition): ordered, non-overlapping
- * ranges, one type or one per offset, known types (RENEW only where the group allows it).
+ * Kafka's checks of a request's acknowledgement batches (KafkaApis): ordered, non-overlapping ranges,
+ * one type or one per offset, known types. INVALID_REQUEST when one fails.
  */
-export function validateAcknowledgements(batches: readonly AcknowledgementBatch[], renewEnabled: boolean): number {
+export function validateAcknowledgements(batches: readonly AcknowledgementBatch[]): number {
   let previousLast = -1n;
   for (const b of batches) {
     if (b.firstOffset < 0n || b.lastOffset < b.firstOffset || b.firstOffset <= previousLast) return ErrorCode.INVALID_REQUEST;
     const size = b.lastOffset - b.firstOffset + 1n;
     if (b.acknowledgeTypes.length !== 1 && BigInt(b.acknowledgeTypes.length) !== size) return ErrorCode.INVALID_REQUEST;
-    for (const t of b.acknowledgeTypes) {
-      if (t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW || (t === AcknowledgeType.RENEW && !renewEnabled)) return ErrorCode.INVALID_REQUEST;
-    }
+    if (b.acknowledgeTypes.some((t) => t < AcknowledgeType.GAP || t > AcknowledgeType.RENEW)) return ErrorCode.INVALID_REQUEST;
     previousLast = b.lastOffset;
   }
   return ErrorCode.NONE;

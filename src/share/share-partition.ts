@@ -59,8 +59,13 @@ export interface ArchivedRecords {
   readonly cause: ArchiveCause;
 }
 
-/** Told of every archive; the dead-letter queue writer is one (it must not block the share-partition). */
-export type ArchiveListener = (records: ArchivedRecords) => void;
+/**
+ * Told of every archive for a cause; the dead-letter queue writer is one (it must not block the
+ * share-partition). When the group has a dead-letter queue (ShareGroupSettings.deadLetterQueue),
+ * the records stay ARCHIVING (stored so, the start offset waits for them, redone after a restart)
+ * until the promise it returns settles (Kafka 4.4's ARCHIVING); returning none archives them at once.
+ */
+export type ArchiveListener = (records: ArchivedRecords) => void | Promise<void>;
 
 export interface SharePartition {
   readonly key: SharePartitionKey;
@@ -81,13 +86,16 @@ export interface SharePartition {
    * read_committed, records of `aborted` transactions are archived, never acquired; control batches
    * always are. `fetchOffset`: the nextFetchOffset() the log was read from; available records
    * between it and the first batch returned are gone from the log (compaction) and are archived.
+   * maxRecords may be exceeded to the end of a batch (ShareAcquireMode batch_optimized, Kafka's
+   * default), never with `recordLimit` (ShareAcquireMode record_limit: batches are split).
    */
   acquire(memberId: string, batches: readonly LogBatchBounds[], maxRecords: number,
-    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint): AcquiredRecords[];
+    aborted?: readonly AbortedTransaction[], fetchOffset?: bigint, recordLimit?: boolean): AcquiredRecords[];
   /**
    * Applies memberId's acknowledgements (all or none: a range it does not hold fails the whole
    * call with INVALID_RECORD_STATE, a malformed one with INVALID_REQUEST); resolves with the error
-   * code once the change is persisted.
+   * code once the change is persisted. NOT_LEADER_OR_FOLLOWER: the share coordinator fenced this
+   * share-partition (it is closed: make a new one, which reads the state again).
    */
   acknowledge(memberId: string, batches: readonly AcknowledgementBatch[]): Promise<number>;
   /** Makes every record memberId holds available again (its share session ended, its connection closed). */

@@ -96,7 +96,7 @@ describe('SCRAM credentials (single broker): AlterUserScramCredentials / Describ
   it('needs ALTER / DESCRIBE on the CLUSTER: CLUSTER_AUTHORIZATION_FAILED otherwise, as Kafka answers', async () => {
     const asked: [AclOperation, ResourceType, string][] = [];
     const deny = { ...allowAllRequest, authorize: (op: AclOperation, type: ResourceType, name: string) => (asked.push([op, type, name]), false) };
-    const ctx = { apiKey: 0, apiVersion: 0, correlationId: 1, clientId: null, peer: '127.0.0.1:1', responseBuffer: Buffer.alloc, closeConnection: () => undefined, ...deny };
+    const ctx = { apiKey: 0, apiVersion: 0, correlationId: 1, clientId: null, peer: '127.0.0.1:1', responseBuffer: Buffer.alloc, closeConnection: () => undefined, onConnectionClose: () => () => undefined, ...deny };
     const controller = broker.running.broker.controller;
     const denied = { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
 

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BrokerConfig } from '../../src/config/broker-config';
 import { ConfigSource, ConfigType } from '../../src/config/definitions';
-import { applyGroupConfigOps, consumerGroupConfig, describeGroupConfigs, validateGroupConfigs } from '../../src/config/group-config';
+import { applyGroupConfigOps, consumerGroupConfig, describeGroupConfigs, shareGroupSettings, validateGroupConfigs } from '../../src/config/group-config';
 import { MetadataStore, SNAPSHOT_FILE } from '../../src/cluster/metadata-store';
 
 const broker = new BrokerConfig({});
@@ -86,6 +86,25 @@ describe('config/group-config', () => {
     expect(consumerGroupConfig(b, {})).to.deep.equal({ sessionTimeoutMs: 50000, heartbeatIntervalMs: 5000, assignmentIntervalMs: 1000 });
     expect(consumerGroupConfig(b, { 'consumer.heartbeat.interval.ms': '7000', 'consumer.assignment.interval.ms': '0' }))
       .to.deep.equal({ sessionTimeoutMs: 50000, heartbeatIntervalMs: 7000, assignmentIntervalMs: 0 });
+  });
+
+  it("gives a share-partition its group's share settings: the override, else the broker's, else the config's default", () => {
+    const b = new BrokerConfig({ 'group.share.delivery.count.limit': '7', 'group.share.record.lock.duration.ms': '20000' });
+    expect(shareGroupSettings(b, {})).to.deep.equal({
+      recordLockDurationMs: 20000, deliveryCountLimit: 7, maxRecordLocks: 2000, autoOffsetReset: 'latest', readCommitted: false, renewAcknowledgeEnable: true,
+      deadLetterQueue: false,
+    });
+    expect(shareGroupSettings(b, {
+      'share.delivery.count.limit': '3', 'share.partition.max.record.locks': '100', 'share.auto.offset.reset': 'earliest',
+      'share.isolation.level': 'read_committed', 'share.renew.acknowledge.enable': 'false', 'share.record.lock.duration.ms': '15000',
+      'errors.deadletterqueue.topic.name': 'dlq',
+    })).to.deep.equal({
+      recordLockDurationMs: 15000, deliveryCountLimit: 3, maxRecordLocks: 100, autoOffsetReset: 'earliest', readCommitted: true, renewAcknowledgeEnable: false,
+      deadLetterQueue: true,
+    });
+    expect(shareGroupSettings(b, { 'share.auto.offset.reset': 'by_duration:P1DT2H3M4.5S' }).autoOffsetReset)
+      .to.deep.equal({ durationMs: ((26 * 60 + 3) * 60 + 4.5) * 1000 });
+    expect(shareGroupSettings(b, { 'share.auto.offset.reset': 'by_duration:PT0S' }).autoOffsetReset).to.deep.equal({ durationMs: 0 });
   });
 
   describe('in the metadata store', () => {

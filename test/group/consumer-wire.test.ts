@@ -88,7 +88,7 @@ describe('consumer groups on the wire', function () {
 
   it('answers UNSUPPORTED_VERSION while group.version is 0 or group.coordinator.rebalance.protocols lacks consumer, as Kafka', async () => {
     const ctx = (apiKey: number) => ({
-      apiKey, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', ...allowAllRequest, responseBuffer: Buffer.alloc, closeConnection: () => undefined,
+      apiKey, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', ...allowAllRequest, responseBuffer: Buffer.alloc, closeConnection: () => undefined, onConnectionClose: () => () => undefined,
     });
     const { broker: b } = broker.current();
     const heartbeat = { groupId: GROUP, memberId: 'm', memberEpoch: 0, rebalanceTimeoutMs: 1000, subscribedTopicNames: [], topicPartitions: [] };

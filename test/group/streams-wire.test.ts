@@ -56,7 +56,7 @@ describe('streams groups on the wire', function () {
   });
 
   it('answers UNSUPPORTED_VERSION while streams.version is 0 or `streams` is not a rebalance protocol, as Kafka', async () => {
-    const ctx = { apiKey: 88, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', ...allowAllRequest, responseBuffer: Buffer.alloc, closeConnection: () => undefined };
+    const ctx = { apiKey: 88, apiVersion: 1, correlationId: 1, clientId: 'c', peer: '127.0.0.1:1', ...allowAllRequest, responseBuffer: Buffer.alloc, closeConnection: () => undefined, onConnectionClose: () => () => undefined };
     const answer = async (streamsVersion: number, protocols: string[]) => {
       const handler = streamsGroupHeartbeat.bind({ groups: broker.current().broker.groups, streamsVersion: () => streamsVersion, config: { getList: () => protocols } });
       return (await handler.handle({ groupId: 'g', memberId: 'm', memberEpoch: 0, endpointInformationEpoch: 0 }, ctx))!.errorCode;
