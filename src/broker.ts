@@ -38,6 +38,7 @@ import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
 import { shareGroupSettings } from './config/group-config';
 import { ErrorCode } from './common/errors';
 import type { Persister } from './share-state/persister';
+import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 
@@ -141,7 +142,9 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    this.groups = createGroupCoordinator(config, replicas, controller, log);
+    // Share groups initialize their share-partitions' state through the persister, once there is one.
+    this.groups = createGroupCoordinator(config, replicas, controller, log,
+      sharePersisterOverride ? { initializeShareState: shareStateInitializer(sharePersisterOverride) } : {});
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.

@@ -16,9 +16,9 @@ export function shareStateInitializer(persister: Pick<Persister, 'initialize' | 
     const keys = topics.flatMap((t) => t.partitions.map((partition) => ({ groupId, topicId: t.topicId, partition })));
     const codes = await Promise.all(keys.map(async (key) => {
       const summary = await persister.readSummary(key, 0);
-      if (summary.errorCode !== ErrorCode.NONE) return summary.errorCode;
-      // Unknown to the share coordinator: state epoch 0 and start offset -1.
-      if (summary.stateEpoch > 0 || summary.startOffset >= 0n) return ErrorCode.NONE;
+      // Unknown to the share coordinator: state epoch 0 and start offset -1. A summary that cannot be
+      // read leaves it to the initialization, whose error (if any) is the answer.
+      if (summary.errorCode === ErrorCode.NONE && (summary.stateEpoch > 0 || summary.startOffset >= 0n)) return ErrorCode.NONE;
       return (await persister.initialize(key, stateEpoch, UNINITIALIZED_START_OFFSET)).errorCode;
     }));
     const failed = codes.find((c) => c !== ErrorCode.NONE);

@@ -2,7 +2,8 @@
 // two members joining (their first answer without partitions, the next one with the partitions they
 // share), ShareGroupDescribe, ListGroups' share type, DescribeGroups, ConsumerGroupDescribe and
 // OffsetFetch on a share group's id, DeleteGroups of a share group with members and once Empty, and
-// UNSUPPORTED_VERSION while share.version is 0.
+// UNSUPPORTED_VERSION while share.version is 0; with a share coordinator, the share-partitions
+// initialized before they are assigned.
 import { randomUUID } from 'crypto';
 import { expect } from 'chai';
 import { ApiKey } from '../../src/protocol/generated';
@@ -19,6 +20,7 @@ import { ErrorCode } from '../../src/common/errors';
 import { UpgradeType } from '../../src/cluster/features';
 import { RawClient } from '../helpers/raw-client';
 import { withBroker } from '../helpers/broker';
+import { MemoryPersister } from '../helpers/memory-persister';
 
 const GROUP = 'wire-queue';
 
@@ -129,5 +131,41 @@ describe('share groups on the wire', function () {
       await features.update([{ feature: 'share.version', level: 2, upgradeType: UpgradeType.UPGRADE }], false);
     }
     expect((await heartbeat(randomUUID(), 0, ['sq'], 'after-upgrade')).errorCode).to.equal(ErrorCode.NONE);
+  });
+});
+
+describe('share groups on the wire with a share coordinator (an in-memory persister)', function () {
+  this.timeout(30000);
+  const persister = new MemoryPersister();
+  const broker = withBroker(() => ({ sharePersister: persister, config: { 'offsets.topic.num.partitions': '1', 'group.share.assignment.interval.ms': '0' } }));
+
+  it('initializes the subscribed share-partitions at the group epoch (start offset -1) before assigning them, not those with state', async () => {
+    const running = broker.current();
+    const topicId = (await running.broker.controller.createTopic({ name: 'sp', numPartitions: 2, replicationFactor: 1, assignments: [], configs: {} }, false)).topic!.id;
+    // Partition 1 has state already (a restarted broker's group joining again): it keeps it.
+    persister.setState({ groupId: 'persisted', topicId, partition: 1 }, { stateEpoch: 4, leaderEpoch: 0, startOffset: 7n, deliveryCompleteCount: 0, stateBatches: [] });
+    const c = await RawClient.connect(running.port);
+    try {
+      const member = randomUUID();
+      const heartbeat = (memberEpoch: number, subscribedTopicNames: string[] | null = null) => c.request<ShareGroupHeartbeatResponse>(ApiKey.ShareGroupHeartbeat, 1,
+        { groupId: 'persisted', memberId: member, memberEpoch, rackId: null, subscribedTopicNames });
+      let r = await heartbeat(0, ['sp']);
+      for (let i = 0; r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && i < 200; i++) {
+        await new Promise((res) => setTimeout(res, 50));
+        r = await heartbeat(0, ['sp']);
+      }
+      expect(r).to.deep.include({ errorCode: ErrorCode.NONE, memberEpoch: 1 });
+      let partitions: number[] = [];
+      for (let i = 0; partitions.length < 2 && i < 100; i++) {
+        await new Promise((res) => setTimeout(res, 20));
+        r = await heartbeat(r.memberEpoch);
+        if (r.assignment) partitions = r.assignment.topicPartitions.flatMap((t) => t.partitions);
+      }
+      expect(partitions.sort()).to.deep.equal([0, 1]);
+      expect(persister.initializations).to.deep.equal([{ key: { groupId: 'persisted', topicId, partition: 0 }, stateEpoch: 1, startOffset: -1n }]);
+      expect(persister.state({ groupId: 'persisted', topicId, partition: 1 })).to.deep.include({ stateEpoch: 4, startOffset: 7n });
+    } finally {
+      c.close();
+    }
   });
 });
