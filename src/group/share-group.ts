@@ -65,9 +65,10 @@ export class ShareGroup {
     return [...this.members.values()].some((m) => m.subscribedTopicNames.includes(topic));
   }
 
-  /** The partitions of `topicId` initialized or being initialized. */
-  knownPartitions(topicId: string): Set<number> {
-    return new Set([...this.initialized.get(topicId)?.partitions ?? [], ...this.initializing.get(topicId)?.partitions ?? []]);
+  /** The partitions of `topicId` initialized or being initialized (those of `topicName` only, when given: not of a deleted topic of the id's old name). */
+  knownPartitions(topicId: string, topicName?: string): Set<number> {
+    const of = (t: TopicShareState | undefined) => (t && (topicName === undefined || t.topicName === topicName) ? [...t.partitions] : []);
+    return new Set([...of(this.initialized.get(topicId)), ...of(this.initializing.get(topicId))]);
   }
 
   /** Marks partitions initialized (those of a topic id whose name changed start over: a topic deleted and created again). */

@@ -274,7 +274,7 @@ export class ShareGroupManager {
       if (!topic) continue;
       const pending = group.initializing.get(topic.id);
       if (pending && now - pending.sinceMs >= INITIALIZE_RETRY_INTERVAL_MS) group.initializing.delete(topic.id);
-      const known = group.initialized.get(topic.id)?.topicName === name ? group.knownPartitions(topic.id) : new Set<number>();
+      const known = group.knownPartitions(topic.id, name);
       const missing = topic.partitions.map((p) => p.index).filter((p) => !known.has(p));
       if (missing.length === 0) continue;
       const entry = group.initializing.get(topic.id);
@@ -304,12 +304,13 @@ export class ShareGroupManager {
     return { ...NOTHING, memberId: req.memberId, memberEpoch: LEAVE_EPOCH };
   }
 
-  /** The member leaves the group: the group epoch is bumped, for a new target assignment. */
+  /** The member leaves the group: the group epoch is bumped (with the hash of what the others subscribe to), for a new target assignment. */
   private fence(group: ShareGroup, memberId: string): void {
     group.members.delete(memberId);
     group.targetAssignment.delete(memberId);
     this.state.timers.cancel(shareSessionKey(group.groupId, memberId));
     group.groupEpoch++;
+    group.metadataHash = this.metadataHash(group.subscribedTopicNames());
   }
 
   private scheduleSessionTimeout(groupId: string, memberId: string): void {

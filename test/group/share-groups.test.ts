@@ -240,7 +240,33 @@ describe('share groups (KIP-932)', () => {
       expect(m.heartbeat().assignment).to.deep.equal([{ topicId: payments, partitions: [0, 1, 2] }]);
     });
 
-    it('a refused initialization leaves the partitions unassigned and is asked again after the retry interval', async () => {
+    it('partitions being initialized are not asked for again while the share coordinator answers (until the retry interval)', async () => {
+      let release = (): void => undefined;
+      h.initializeShareState = () => new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const m = new Member(h, 'm');
+      m.join(['orders']);
+      m.heartbeat();
+      await h.advance(1000);
+      m.heartbeat();
+      expect(h.shareInitializations).to.have.length(1);
+      expect(m.count).to.equal(0);
+      release();
+      await flush();
+      expect(m.heartbeat().assignment).to.deep.equal([{ topicId: t, partitions: [0, 1, 2] }]);
+      // Asked again only once the retry interval has passed without an answer.
+      h.topics.set('orders', 4);
+      m.heartbeat();
+      await h.advance(29_000, 1000);
+      m.heartbeat();
+      expect(h.shareInitializations).to.have.length(2);
+      await h.advance(1000, 1000);
+      m.heartbeat();
+      expect(h.shareInitializations.map((i) => i.topics[0].partitions)).to.deep.equal([[0, 1, 2], [3], [3]]);
+    });
+
+    it('a refused initialization leaves the partitions unassigned and is asked again at the next heartbeat', async () => {
       let refuse = true;
       h.initializeShareState = () => (refuse ? Promise.reject(new Error('share coordinator not available')) : Promise.resolve());
       const m = new Member(h, 'm');
@@ -250,9 +276,11 @@ describe('share groups (KIP-932)', () => {
       expect(m.count).to.equal(0);
       expect(h.shareInitializations).to.have.length(2);
       refuse = false;
+      await flush();
       m.heartbeat();
       await h.advance(1000);
       expect(m.heartbeat().assignment).to.deep.equal([{ topicId: t, partitions: [0, 1, 2] }]);
+      expect(h.shareInitializations).to.have.length(3);
     });
 
     it('group.share.max.size: GROUP_MAX_SIZE_REACHED for a new member beyond it', async () => {
