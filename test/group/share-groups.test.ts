@@ -203,6 +203,21 @@ describe('share groups (KIP-932)', () => {
       expect(h.coordinator.scheduledTimers.filter((k) => k.includes('share'))).to.deep.equal([]);
     });
 
+    it('a leave bumps the group epoch once, even when the topics subscribed to change with it', async () => {
+      h.topics.set('payments', 1);
+      const [a, b] = ['a', 'b'].map((id) => new Member(h, id));
+      a.join(['orders']);
+      b.join(['orders', 'payments']);
+      await flush();
+      a.heartbeat();
+      b.heartbeat();
+      const before = h.coordinator.shareGroupDescribe(G).groupEpoch;
+      b.leave();
+      expect(h.coordinator.shareGroupDescribe(G).groupEpoch).to.equal(before + 1);
+      expect(a.heartbeat().memberEpoch).to.equal(before + 1);
+      expect(h.coordinator.shareGroupDescribe(G)).to.deep.include({ groupEpoch: before + 1, assignmentEpoch: before + 1 });
+    });
+
     it('a member whose session expires is fenced: its partitions go to the others', async () => {
       h.groupConfigs.set(G, { 'share.session.timeout.ms': '10000', 'share.heartbeat.interval.ms': '2000' });
       const [a, b] = ['a', 'b'].map((id) => new Member(h, id));
