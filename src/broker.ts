@@ -29,14 +29,15 @@ import { FetchSessionCache } from './replica/fetch-sessions';
 import { createHandlers } from './handlers';
 import { attachOffsetsTopic, createGroupCoordinator, ensureOffsetsTopic, startGroupCoordinator, type GroupCoordinator } from './group';
 import {
-  createTransactionCoordinator, createTxnPartitionAdds, TransactionCoordinatorStarter, type RemotePartitionAdds, type TransactionCoordinator,
+  createTransactionCoordinator, createTxnPartitionAdds, transactionCoordinatorStarter, type RemotePartitionAdds, type TransactionCoordinator,
   type TxnPartitionAdds,
 } from './txn';
 import type { TxnMarkerChannel } from './txn/markers';
+import type { CoordinatorStarter } from './replica/coordinator-starter';
+import { createShareCoordinator, createSharePersister, shareCoordinatorStarter, type RemoteShareState, type ShareCoordinator } from './share-state';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
 import { shareGroupSettings } from './config/group-config';
-import { ErrorCode } from './common/errors';
 import type { Persister } from './share-state/persister';
 import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
@@ -102,6 +103,8 @@ export interface BrokerParts {
   remoteMarkers?: TxnMarkerChannel;
   /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
   remotePartitionAdds?: RemotePartitionAdds;
+  /** In a cluster: the share coordinators of other brokers (the persister's RPCs). */
+  remoteShareState?: RemoteShareState;
 }
 
 export class Broker {
@@ -119,7 +122,12 @@ export class Broker {
   readonly transactions: TransactionCoordinator;
   /** The partitions transaction version 2 producers write to, added to their transactions. */
   readonly partitionAdds: TxnPartitionAdds;
-  private readonly transactionsStarter: TransactionCoordinatorStarter;
+  private readonly transactionsStarter: CoordinatorStarter;
+  /** Share-partitions' durable state (src/share-state): the coordinator of the __share_group_state partitions led here. */
+  readonly shareCoordinator: ShareCoordinator;
+  /** What share-partitions read and write their state through: this broker's share coordinator or the one of their key. */
+  readonly sharePersister: Persister & { close(): void };
+  private readonly shareCoordinatorStarter: CoordinatorStarter;
   /** Asked by every handler (ctx.authorize); ALLOW_EVERYTHING unless authorizer.class.name is set. */
   readonly authorizer: Authorizer;
   /** Where CreateAcls and DeleteAcls write, once an authorizer is configured; null: they answer SECURITY_DISABLED. */
@@ -142,13 +150,18 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    // Share groups initialize their share-partitions' state through the persister, once there is one.
-    this.groups = createGroupCoordinator(config, replicas, controller, log,
-      sharePersisterOverride ? { initializeShareState: shareStateInitializer(sharePersisterOverride) } : {});
+    // Share groups initialize their share-partitions' state through the persister (made below: called later).
+    this.groups = createGroupCoordinator(config, replicas, controller, log, {
+      initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
+    });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
-    this.transactionsStarter = new TransactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);
+    this.transactionsStarter = transactionCoordinatorStarter(this.transactions, config, controller, replicas, log, !inCluster);
+    // As the transaction coordinator: __share_group_state created on first use, elected here on a single broker.
+    this.shareCoordinator = createShareCoordinator(config, controller, replicas, log);
+    this.shareCoordinatorStarter = shareCoordinatorStarter(this.shareCoordinator, config, controller, replicas, log, !inCluster);
+    this.sharePersister = createSharePersister(this.shareCoordinator, config.nodeId, controller, this.shareCoordinatorStarter, log, parts.remoteShareState);
     // KIP-890 part 1's check asks the local coordinator; in a cluster the transactional id's may be
     // another broker's (Kafka asks it with AddPartitionsToTxn verifyOnly), so it is off there for now.
     if (config.getBool('transaction.partition.verification.enable') && !inCluster) {
@@ -168,7 +181,7 @@ export class Broker {
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
       () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
-    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? NO_SHARE_COORDINATOR, log);
+    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? this.sharePersister, log);
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -200,22 +213,23 @@ export class Broker {
     await closed;
   }
 
+  /** Creates __share_group_state if needed and loads the share coordinator; at most once. */
+  startShareCoordinator(onlyIfExists = false): Promise<void> {
+    return this.shareCoordinatorStarter.start(onlyIfExists);
+  }
+
+  /** Stops the share coordinator and its persister's retries, and its start-up if one is in flight. */
+  async stopShareCoordinator(): Promise<void> {
+    this.sharePersister.close();
+    const closed = this.shareCoordinator.close();
+    await this.shareCoordinatorStarter.settled();
+    await closed;
+  }
+
   get nodeId(): number {
     return this.config.nodeId;
   }
 }
-
-/** Until the share coordinator's persister is wired here: share-partitions cannot load (retriable, as Kafka's answer without one). */
-const NO_SHARE_COORDINATOR: Persister = (() => {
-  const unavailable = { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null };
-  return {
-    read: () => Promise.resolve(unavailable),
-    write: () => Promise.resolve(unavailable),
-    initialize: () => Promise.resolve(unavailable),
-    delete: () => Promise.resolve(unavailable),
-    readSummary: () => Promise.resolve({ ...unavailable, stateEpoch: -1, leaderEpoch: -1, startOffset: -1n, deliveryCompleteCount: -1 }),
-  };
-})();
 
 /**
  * The share fetch path: share-partitions made on first fetch with the group's share.* configs
@@ -289,6 +303,7 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
       start: async (broker) => {
         await startGroupCoordinator(broker.groups, config, controller, replicas, log);
         await broker.startTransactions(true);
+        await broker.startShareCoordinator(true);
       },
       // Advertised port 0 means the listener's, known once it listens.
       listening: (listenerName, port) => {
@@ -314,6 +329,8 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     await joined.stopController();
     await joined.replicas.close();
     joined.remoteMarkers.close();
+    joined.remotePartitionAdds.close();
+    joined.remoteShareState.close();
     await joined.etcd.close();
     throw e;
   });
@@ -341,7 +358,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
       };
       member = new ClusterMember({
         nodeId: config.nodeId, cache: joined.etcd.cache, topics: joined.controller, replicas: joined.replicas,
-        groups, transactions: broker.transactions, logger: log,
+        groups, transactions: broker.transactions, shareCoordinator: broker.shareCoordinator, logger: log,
       });
       await member.start();
       // The offsets topic, as Kafka's, waits until enough brokers are there for its replication factor
@@ -358,6 +375,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     close: async () => {
       joined.remoteMarkers.close();
       joined.remotePartitionAdds.close();
+      joined.remoteShareState.close();
       await joined.etcd.close();
     },
   };
@@ -451,6 +469,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     broker.sharePartitions.close();
     await coordinatorsStarted;
     await broker.stopTransactions();
+    await broker.stopShareCoordinator();
     await replicas.close().catch(() => undefined);
     await mode.close().catch(() => undefined);
     await lock.release();
@@ -477,6 +496,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         broker.sharePartitions.close();
         await coordinatorsStarted;
         await broker.stopTransactions();
+        await broker.stopShareCoordinator();
         await replicas.close();
         try {
           await mode.close();

@@ -8,8 +8,9 @@
 //   (a reassignment moved it) is stopped and its log deleted, as Kafka's StopReplica with delete;
 //   partitions never assigned here are left alone.
 // - The coordinators follow the leadership of their topics' partitions (__consumer_offsets for
-//   groups, __transaction_state for transactions): elected where this broker leads, resigned where
-//   it stops leading (Kafka's GroupCoordinator/TransactionCoordinator onElection/onResignation).
+//   groups, __transaction_state for transactions, __share_group_state for share-partitions' state):
+//   elected where this broker leads, resigned where it stops leading (Kafka's GroupCoordinator/
+//   TransactionCoordinator/ShareCoordinator onElection/onResignation).
 // - A topic deleted, or deleted and created again under its name (a new topic id), has its local
 //   logs deleted; config changes reach the logs.
 //
@@ -25,7 +26,7 @@ import { EtcdMetadata } from './cluster/etcd/etcd-metadata';
 import type { MetadataCache } from './cluster/etcd/metadata-cache';
 import { generateClusterId, type TopicRecord } from './cluster/metadata-store';
 import { SUPPORTED_FEATURES } from './cluster/features';
-import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
+import { GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from './cluster/topic-names';
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
 import { ReplicaManager } from './replica/replica-manager';
@@ -34,6 +35,7 @@ import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
+import { RemoteShareStateChannel } from './net/share-state-rpc';
 import { freePort } from './local-etcd';
 import { interBrokerSaslClient } from './security/sasl-config';
 import { clientTls } from './security/tls';
@@ -52,6 +54,7 @@ export interface ClusterMemberOptions {
   replicas: Pick<ReplicaManager, 'makeLeader' | 'makeFollower' | 'replicaRemoved' | 'topicDeleted' | 'configsChanged' | 'partitionsCreated'>;
   groups: PartitionCoordinator;
   transactions: PartitionCoordinator;
+  shareCoordinator: PartitionCoordinator;
   logger: Logger;
 }
 
@@ -179,6 +182,7 @@ export class ClusterMember {
   private coordinatorOf(topic: string): PartitionCoordinator | undefined {
     if (topic === GROUP_METADATA_TOPIC_NAME) return this.options.groups;
     if (topic === TRANSACTION_STATE_TOPIC_NAME) return this.options.transactions;
+    if (topic === SHARE_GROUP_STATE_TOPIC_NAME) return this.options.shareCoordinator;
     return undefined;
   }
 }
@@ -197,6 +201,7 @@ export interface ClusterParts {
   producerIds: ProducerIdManager;
   remoteMarkers: RemoteTxnMarkerChannel;
   remotePartitionAdds: RemoteAddPartitionsToTxn;
+  remoteShareState: RemoteShareStateChannel;
   /** The port each listener listens on, by name (a free one picked when 0 was asked: it is registered before listening). */
   ports: ReadonlyMap<string, number>;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -263,6 +268,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
         { ...interBroker, clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
         { ...interBroker, clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      remoteShareState: new RemoteShareStateChannel(controller,
+        { ...interBroker, clientId: `fjord-share-state-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

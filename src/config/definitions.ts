@@ -553,6 +553,14 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'producer.id.expiration.ms', type: 'int', default: '86400000', validator: atLeast(1), dynamic: true, doc: 'Forget idle producer ids after this long' },
   { name: 'producer.id.expiration.check.interval.ms', type: 'int', default: '600000', validator: atLeast(1), internal: true, doc: 'How often expired producer ids are removed' },
 
+  // the share coordinator (KIP-932: src/share-state)
+  { name: 'share.coordinator.state.topic.num.partitions', type: 'int', default: '50', validator: atLeast(1), doc: 'Partitions of __share_group_state' },
+  { name: 'share.coordinator.state.topic.replication.factor', type: 'short', default: '3', validator: atLeast(1), doc: 'Replication of __share_group_state (capped at live brokers)' },
+  { name: 'share.coordinator.state.topic.min.isr', type: 'short', default: '2', validator: atLeast(1), doc: 'min.insync.replicas of __share_group_state' },
+  { name: 'share.coordinator.state.topic.segment.bytes', type: 'int', default: '104857600', validator: atLeast(1), doc: 'Segment size of __share_group_state' },
+  { name: 'share.coordinator.state.topic.prune.interval.ms', type: 'int', default: '300000', validator: atLeast(1), internal: true, doc: 'How often the records of __share_group_state no state needs any more are deleted' },
+  { name: 'share.coordinator.snapshot.update.records.per.snapshot', type: 'int', default: '500', validator: between(0, 500), doc: 'ShareUpdate records a share-partition gets between two ShareSnapshot records' },
+
   // The broker defaults and bounds of the group configs (group-config.ts).
   { name: 'group.consumer.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a consumer group' },
   { name: 'group.consumer.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest consumer.assignment.interval.ms a group may set' },

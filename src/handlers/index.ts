@@ -55,6 +55,12 @@ import { writeTxnMarkers } from './write-txn-markers';
 import { describeTransactions } from './describe-transactions';
 import { listTransactions } from './list-transactions';
 import { listConfigResources } from './list-config-resources';
+// The share coordinator (src/share-state): share-partitions' durable state, broker to broker.
+import { initializeShareGroupState } from './initialize-share-group-state';
+import { readShareGroupState } from './read-share-group-state';
+import { writeShareGroupState } from './write-share-group-state';
+import { deleteShareGroupState } from './delete-share-group-state';
+import { readShareGroupStateSummary } from './read-share-group-state-summary';
 // Client quotas (src/cluster/client-quotas.ts); enforced by the connection (src/net/client-quota-enforcement.ts).
 import { describeClientQuotas } from './describe-client-quotas';
 import { alterClientQuotas } from './alter-client-quotas';
@@ -87,6 +93,7 @@ const definitions = [
   saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,
   shareFetch, shareAcknowledge,
+  initializeShareGroupState, readShareGroupState, writeShareGroupState, deleteShareGroupState, readShareGroupStateSummary,
 ] as const;
 
 // A handler that needs no services has them as `unknown`, which would swallow the whole union (and

@@ -17,6 +17,8 @@ export interface InternalAppendResult {
   /** The append's own error code; callers map it to what their clients should see. */
   errorCode: number;
   errorMessage: string | null;
+  /** The offset of the batch's last record (-1 when it was not appended). */
+  lastOffset: number;
 }
 
 /** The producer of a transactional batch (TxnOffsetCommit's offsets). */
@@ -43,18 +45,18 @@ export async function appendInternalRecords(replicas: ReplicaManager, partition:
   } catch (e) {
     return failed(e, ErrorCode.UNKNOWN_SERVER_ERROR);
   }
-  if (appended.errorCode !== ErrorCode.NONE) return { errorCode: appended.errorCode, errorMessage: appended.errorMessage };
+  if (appended.errorCode !== ErrorCode.NONE) return { errorCode: appended.errorCode, errorMessage: appended.errorMessage, lastOffset: -1 };
   try {
     await appended.done;
   } catch (e) {
     return failed(e, ErrorCode.KAFKA_STORAGE_ERROR);
   }
   const errorCode = await replicas.waitForInSyncReplicas(partition, appended.lastOffset, REPLICATION_TIMEOUT_MS);
-  return { errorCode, errorMessage: null };
+  return { errorCode, errorMessage: null, lastOffset: appended.lastOffset };
 }
 
 function failed(e: unknown, otherwise: number): InternalAppendResult {
-  return { errorCode: e instanceof StorageError ? e.errorCode : otherwise, errorMessage: e instanceof Error ? e.message : String(e) };
+  return { errorCode: e instanceof StorageError ? e.errorCode : otherwise, errorMessage: e instanceof Error ? e.message : String(e), lastOffset: -1 };
 }
 
 // How an append error reaches a coordinator's client. The coordinators map the errors they share the same way:

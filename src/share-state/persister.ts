@@ -25,7 +25,7 @@ export interface StateBatch {
 /** A share-partition: a share group's view of one topic partition. */
 export interface SharePartitionKey {
   readonly groupId: string;
-  /** Kafka's base64url topic id, as the protocol carries it. */
+  /** The topic id as the generated codec and TopicRecord.id carry it: 32 lowercase hex chars (Kafka prints it base64url). */
   readonly topicId: string;
   readonly partition: number;
 }

@@ -1,6 +1,7 @@
 // Reading a whole partition back, batch by batch: how the coordinators rebuild their state from
-// their internal topics (__consumer_offsets, __transaction_state) at start-up.
+// their internal topics (__consumer_offsets, __transaction_state, __share_group_state) at start-up.
 import { LOG_OVERHEAD, readBatchHeader, type BatchInfo } from '../records/batch';
+import { decodeRecords } from '../records/decode-records';
 import type { PartitionLog } from './partition-log';
 
 /** How much of the log one read brings in (Kafka's offsets.load.buffer.size / transaction.state.log.load.buffer.size). */
@@ -39,4 +40,41 @@ export async function replayBatches(log: PartitionLog, visit: (bytes: Buffer, ba
     if (pos === 0) return next;
   }
   return next;
+}
+
+/** What replayKeyedRecords could not use, for the caller to log (a coordinator skips it, as Kafka's loader does). */
+export type ReplaySkip =
+  | { reason: 'undecodable batch'; baseOffset: number; err: unknown }
+  | { reason: 'record without a key'; offset: number }
+  | { reason: 'undecodable record'; offset: number; err: unknown };
+
+/**
+ * The records of the data batches from the log start to the written end (control batches skipped),
+ * in order: how a coordinator whose topic holds no transactions (__transaction_state,
+ * __share_group_state) rebuilds its state. A record `visit` throws on is skipped. Returns where it
+ * stopped, as replayBatches.
+ */
+export function replayKeyedRecords(log: PartitionLog, visit: (key: Buffer, value: Buffer | null, offset: number) => void,
+  skipped: (skip: ReplaySkip) => void): Promise<number> {
+  return replayBatches(log, async (bytes, batch) => {
+    if (batch.isControl) return;
+    let records;
+    try {
+      records = await decodeRecords(bytes);
+    } catch (err) {
+      skipped({ reason: 'undecodable batch', baseOffset: batch.baseOffset, err });
+      return;
+    }
+    for (const record of records) {
+      if (record.key === null) {
+        skipped({ reason: 'record without a key', offset: record.offset });
+        continue;
+      }
+      try {
+        visit(record.key, record.value, record.offset);
+      } catch (err) {
+        skipped({ reason: 'undecodable record', offset: record.offset, err });
+      }
+    }
+  });
 }

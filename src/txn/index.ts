@@ -1,16 +1,17 @@
 // The transaction coordinator as the broker runs it: its settings from the broker config (Kafka's
 // names), its markers (local, and remote when the broker gives a channel to other brokers) and its
-// start-up. As in Kafka, __transaction_state is created on first use (the first FindCoordinator for a
-// transactional id), not at start-up. A single broker leads every partition of it, so the starter
-// elects them all itself, at once if the topic exists (transactions a crash interrupted are finished
-// without waiting for a client); in cluster mode the replica layer calls onElection/onResignation
-// as this broker gains and loses the partitions' leadership. Until a partition is loaded the
+// start-up (replica/coordinator-starter.ts). As in Kafka, __transaction_state is created on first use
+// (the first FindCoordinator for a transactional id), not at start-up. A single broker elects every
+// partition of it at once if the topic exists (transactions a crash interrupted are finished without
+// waiting for a client); in cluster mode the replica layer calls onElection/onResignation as this
+// broker gains and loses the partitions' leadership. Until a partition is loaded the
 // transaction APIs answer COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, which clients retry.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { GroupCoordinator } from '../group';
 import type { ReplicaManager } from '../replica/replica-manager';
+import { CoordinatorStarter } from '../replica/coordinator-starter';
 import { TransactionCoordinator } from './coordinator';
 import { LocalTxnMarkerChannel, TxnMarkerRouter, type TxnMarkerChannel } from './markers';
 import { TxnPartitionAdds } from './partition-adds';
@@ -65,61 +66,13 @@ export function createTxnPartitionAdds(coordinator: TransactionCoordinator, node
   });
 }
 
-/**
- * Starts the coordinator once: creates __transaction_state unless `onlyIfExists`, then, if
- * `electsPartitions` (a single broker, the leader of every partition), elects and loads every
- * partition. In cluster mode (false) it only creates the topic: elections come from the replica layer.
- * Never rejects: a failure is logged and the coordinator stays unavailable (a later call tries again,
- * as does the first after the topic is deleted).
- */
-export class TransactionCoordinatorStarter {
-  private starting: Promise<void> | undefined;
-
-  constructor(
-    private readonly coordinator: TransactionCoordinator,
-    private readonly config: BrokerConfig,
-    private readonly controller: Controller,
-    private readonly replicas: ReplicaManager,
-    private readonly log: Logger,
-    private readonly electsPartitions = true,
-  ) {
-    // Deleting __transaction_state (Kafka allows it) forgets every transactional id; the next
-    // FindCoordinator creates the topic again, as the first one did.
-    controller.onTopicDeleted(TRANSACTION_STATE_TOPIC, () => {
-      log.warn(`${TRANSACTION_STATE_TOPIC} was deleted: every transactional id is forgotten`);
-      coordinator.unload();
-      this.starting = undefined;
-    });
-  }
-
-  start(onlyIfExists = false): Promise<void> {
-    if (onlyIfExists && !this.controller.topic(TRANSACTION_STATE_TOPIC)) return Promise.resolve();
-    this.starting ??= this.run().catch((err) => {
-      this.log.error({ err }, 'the transaction coordinator could not start');
-      this.starting = undefined;
-    });
-    return this.starting;
-  }
-
-  /** Settles once no start is in flight. */
-  settled(): Promise<void> {
-    return this.starting ?? Promise.resolve();
-  }
-
-  private async run(): Promise<void> {
-    // After a crash the listener opens while the logs load: reading __transaction_state before its
-    // partitions are online would load an empty state and lose the transactions in flight.
-    await this.replicas.loaded;
-    const created = await TransactionStateLog.ensureTopic(this.controller, {
-      numPartitions: this.config.getInt('transaction.state.log.num.partitions'),
-      replicationFactor: this.config.getInt('transaction.state.log.replication.factor'),
-      segmentBytes: this.config.getInt('transaction.state.log.segment.bytes'),
-      minInsyncReplicas: this.config.getInt('transaction.state.log.min.isr'),
-    });
-    const topic = this.controller.topic(TRANSACTION_STATE_TOPIC);
-    if (!topic) throw new Error(`could not create ${TRANSACTION_STATE_TOPIC}: ${created.errorMessage ?? created.errorCode}`);
-    if (!this.electsPartitions) return;
-    for (const p of topic.partitions) this.coordinator.onElection(p.index, p.leaderEpoch);
-    await this.coordinator.loadsSettled();
-  }
+/** The transaction coordinator's starter: __transaction_state with Kafka's configs from the broker config. */
+export function transactionCoordinatorStarter(coordinator: TransactionCoordinator, config: BrokerConfig, controller: Controller,
+  replicas: ReplicaManager, log: Logger, electsPartitions = true): CoordinatorStarter {
+  return new CoordinatorStarter(TRANSACTION_STATE_TOPIC, coordinator, () => TransactionStateLog.ensureTopic(controller, {
+    numPartitions: config.getInt('transaction.state.log.num.partitions'),
+    replicationFactor: config.getInt('transaction.state.log.replication.factor'),
+    segmentBytes: config.getInt('transaction.state.log.segment.bytes'),
+    minInsyncReplicas: config.getInt('transaction.state.log.min.isr'),
+  }), controller, replicas, log, electsPartitions, 'every transactional id');
 }

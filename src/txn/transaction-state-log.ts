@@ -16,10 +16,9 @@ import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode } from '../common/errors';
-import { decodeRecords } from '../records/records';
 import { appendInternalRecords, coordinatorAppendError } from '../replica/internal-append';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { replayBatches } from '../storage/replay';
+import { replayKeyedRecords } from '../storage/replay';
 import {
   decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, transactionLogValueVersion,
   type TransactionLogValue,
@@ -85,25 +84,10 @@ export class TransactionStateLog implements TransactionStore {
     const p = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
     if (!p) throw new Error(`${TRANSACTION_STATE_TOPIC}-${index} is not hosted by this broker`);
     const latest = new Map<string, TransactionLogValue | null>();
-    const end = await replayBatches(p.log, async (bytes, batch) => {
-      if (batch.isControl) return;
-      let records;
-      try {
-        records = await decodeRecords(bytes);
-      } catch (err) {
-        this.log?.warn({ err, partition: index, baseOffset: batch.baseOffset }, 'skipping an undecodable batch of __transaction_state');
-        return;
-      }
-      for (const record of records) {
-        if (record.key === null) continue;
-        try {
-          const id = decodeTransactionLogKey(record.key);
-          if (id !== null) latest.set(id, record.value && decodeTransactionLogValue(record.value));
-        } catch (err) {
-          this.log?.warn({ err, partition: index, offset: record.offset }, 'skipping an undecodable record of __transaction_state');
-        }
-      }
-    });
+    const end = await replayKeyedRecords(p.log, (key, value) => {
+      const id = decodeTransactionLogKey(key);
+      if (id !== null) latest.set(id, value && decodeTransactionLogValue(value));
+    }, (skip) => this.log?.warn({ ...skip, partition: index }, `skipping an unreadable part of ${TRANSACTION_STATE_TOPIC}`));
     if (end < p.log.writtenEndOffset) {
       this.log?.error({ partition: index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
     }

@@ -32,6 +32,8 @@ async function ask(topic: TopicRecord | undefined, loaded: number[], keys: strin
     groups: { isLoaded: (p) => loaded.includes(p) },
     transactions: { isLoaded: () => false },
     startTransactions: () => Promise.resolve(),
+    shareCoordinator: { isLoaded: () => false },
+    startShareCoordinator: () => Promise.resolve(),
   };
   const ctx = { ...allowAllRequest, apiVersion: 4 } as RequestContext;
   const res = await findCoordinator.bind(services).handle({ key: '', keyType: 0, coordinatorKeys: keys }, ctx);

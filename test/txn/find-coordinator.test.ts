@@ -28,6 +28,8 @@ describe('txn: FindCoordinator for transactional ids', () => {
     groups: { isLoaded: () => false },
     transactions: { isLoaded: (p) => loaded.has(p) },
     startTransactions: async () => void starts++,
+    shareCoordinator: { isLoaded: () => false },
+    startShareCoordinator: () => Promise.resolve(),
   };
   const handler = findCoordinator.bind(services);
   const ctx = { ...allowAllRequest, apiKey: ApiKey.FindCoordinator, apiVersion: 4 } as RequestContext;
