@@ -56,8 +56,9 @@ describe('share groups on a cluster of three brokers', function () {
     expect(joined).to.deep.include({ memberId: member, memberEpoch: 1 });
     let partitions = joined.assignment?.topicPartitions.flatMap((t) => t.partitions) ?? [];
     let epoch = joined.memberEpoch;
-    for (let i = 0; partitions.length < 2 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 20));
+    // Assigned once the share coordinator (its topic made on first use) initialized them.
+    for (let i = 0; partitions.length < 2 && i < 300; i++) {
+      await new Promise((r) => setTimeout(r, 50));
       const r = await heartbeat(clients[coordinator], member, epoch);
       epoch = r.memberEpoch;
       if (r.assignment) partitions = r.assignment.topicPartitions.flatMap((t) => t.partitions);

@@ -66,12 +66,14 @@ describe('share groups on the wire', function () {
     const joinedB = await heartbeat(b, 0, ['sq']);
     expect(joinedB).to.deep.include({ errorCode: ErrorCode.NONE, memberEpoch: 2 });
 
-    // The share-partitions are initialized once the joins are answered (in the background): the
-    // heartbeats after that get them. Two members, two partitions: one each, at the same epoch.
-    await new Promise((res) => setTimeout(res, 50));
+    // The share-partitions are initialized at the share coordinator once the joins are answered (in
+    // the background; its topic is made on first use): the heartbeats after that get them. Two
+    // members, two partitions: one each, at the same epoch.
     const epochs = new Map([[a, joined.memberEpoch], [b, joinedB.memberEpoch]]);
     const assigned = new Map([[a, joined.assignment!.topicPartitions], [b, joinedB.assignment!.topicPartitions]]);
-    for (let round = 0; round < 2; round++) {
+    const settled = () => [a, b].every((m) => assigned.get(m)!.length > 0) && epochs.get(a) === epochs.get(b);
+    for (let round = 0; !settled() && round < 200; round++) {
+      await new Promise((res) => setTimeout(res, 50));
       for (const m of [a, b]) {
         const r = await heartbeat(m, epochs.get(m)!);
         expect(r.errorCode).to.equal(ErrorCode.NONE);
