@@ -41,6 +41,7 @@ import { DeadLetterQueueWriter, type RemoteDeadLetterProducer } from './share/de
 import type { ArchiveListener } from './share/share-partition';
 import { shareGroupSettings } from './config/group-config';
 import type { Persister } from './share-state/persister';
+import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 
@@ -155,7 +156,10 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    this.groups = createGroupCoordinator(config, replicas, controller, log);
+    // Share groups initialize their share-partitions' state through the persister (made below: called later).
+    this.groups = createGroupCoordinator(config, replicas, controller, log, {
+      initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
+    });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
@@ -201,6 +205,11 @@ export class Broker {
   /** The finalized streams.version (StreamsGroupHeartbeat is served from 1). */
   streamsVersion(): number {
     return this.features.streamsVersion();
+  }
+
+  /** The finalized share.version (ShareGroupHeartbeat is served from 1). */
+  shareVersion(): number {
+    return this.features.shareVersion();
   }
 
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
