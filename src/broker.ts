@@ -189,7 +189,7 @@ export class Broker {
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
     this.deadLetterQueue = new DeadLetterQueueWriter({
       nodeId: config.nodeId, config, controller, replicas, remote: parts.remoteDeadLetters, log,
-      enabled: () => this.features.level('share.version') >= 2,
+      enabled: () => this.features.shareVersion() >= 2,
     });
     this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? this.sharePersister, log,
       this.deadLetterQueue.onArchived);

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { UpgradeType } from '../../src/cluster/features';
 import { ErrorCode } from '../../src/common/errors';
 import { shareGroupSettings } from '../../src/config/group-config';
 import type { Broker } from '../../src/broker';
@@ -270,7 +271,9 @@ describe('share group dead-letter queue writer', function () {
     await setGroupConfigs({ 'errors.deadletterqueue.topic.name': 'dlq.orders-h' });
     await produce('orders-h', 0, [{ key: 'k', value: 'v' }]);
 
-    // The broker's own writer: share.version is not finalized at 2 here.
+    // The broker's own writer, with share.version at 1 (share groups without their dead-letter queue).
+    const downgraded = await broker().features.update([{ feature: 'share.version', level: 1, upgradeType: UpgradeType.SAFE_DOWNGRADE }], false);
+    expect(downgraded.errorCode, downgraded.errorMessage ?? '').to.equal(ErrorCode.NONE);
     broker().deadLetterQueue.onArchived(archived('orders-h', sourceId, 0, 0, 0, 'rejected', 1));
     await broker().deadLetterQueue.idle();
 
@@ -324,5 +327,64 @@ describe('share group dead-letter queue writer in a cluster', function () {
     const written = await readPartition(there, 'dlq.orders', 0);
     expect(written.map((r) => [r.key?.toString(), r.value?.toString(), headers(r)[DLQ_HEADER.offset], headers(r)[DLQ_HEADER.deliveryCount]]))
       .to.deep.equal([['k0', 'v0', '0', '3'], ['k1', 'v1', '1', '3']]);
+  });
+});
+
+describe('share group dead-letter queue end to end', function () {
+  this.timeout(20_000);
+  const started = withBroker(() => ({ sharePersister: new MemoryPersister('uninitialized') }));
+  const broker = () => started.current().broker;
+  const GROUP_E2E = 'dlq-e2e';
+  let client: RawClient;
+  before(async () => {
+    client = await RawClient.connect(started.current().port);
+  });
+  after(() => client.close());
+
+  async function shareFetch(epoch: number, topicId: string): Promise<{ firstOffset: bigint; lastOffset: bigint; deliveryCount: number }[]> {
+    const res = await client.api(ApiKey.ShareFetch, 1, {
+      groupId: GROUP_E2E, memberId: 'member-1', shareSessionEpoch: epoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, maxRecords: 500, batchSize: 500,
+      topics: [{ topicId, partitions: [{ partitionIndex: 0, partitionMaxBytes: 0, acknowledgementBatches: [] }] }], forgottenTopicsData: [],
+    });
+    expect(res.errorCode).to.equal(ErrorCode.NONE);
+    return res.responses.flatMap((t) => t.partitions.flatMap((p) => p.acquiredRecords));
+  }
+
+  async function acknowledge(epoch: number, topicId: string, batches: { firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }[]): Promise<void> {
+    const res = await client.api(ApiKey.ShareAcknowledge, 1, {
+      groupId: GROUP_E2E, memberId: 'member-1', shareSessionEpoch: epoch, topics: [{ topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: batches }] }],
+    });
+    expect(res.errorCode).to.equal(ErrorCode.NONE);
+    expect(res.responses[0].partitions[0].errorCode).to.equal(ErrorCode.NONE);
+  }
+
+  it('sends what a consumer rejects and what reaches the delivery count limit to the group\'s DLQ topic', async () => {
+    const created = await broker().controller.createTopic({ name: 'jobs', numPartitions: 1, replicationFactor: 1, assignments: [], configs: {} }, false);
+    const topicId = created.topic!.id;
+    expect((await broker().controller.createTopic({ name: 'dlq.jobs', numPartitions: 1, replicationFactor: 1, assignments: [],
+      configs: { 'errors.deadletterqueue.group.enable': 'true' } }, false)).errorCode).to.equal(ErrorCode.NONE);
+    expect((await broker().controller.setGroupConfigs(GROUP_E2E, () => ({
+      'errors.deadletterqueue.topic.name': 'dlq.jobs', 'errors.deadletterqueue.copy.record.enable': 'true',
+      'share.delivery.count.limit': '2', 'share.auto.offset.reset': 'earliest',
+    }), false)).errorCode).to.equal(ErrorCode.NONE);
+    await produceBatch(client, 'jobs', 0, [0, 1, 2, 3].map((i) => ({ key: `job-${i}`, value: `payload-${i}` })));
+
+    // Delivery 1: accept 0, reject 1, release 2-3; delivery 2 of 2-3: released again, over the limit.
+    expect(await shareFetch(0, topicId)).to.deep.equal([{ firstOffset: 0n, lastOffset: 3n, deliveryCount: 1 }]);
+    await acknowledge(1, topicId, [{ firstOffset: 0n, lastOffset: 3n, acknowledgeTypes: [AcknowledgeType.ACCEPT, AcknowledgeType.REJECT, AcknowledgeType.RELEASE, AcknowledgeType.RELEASE] }]);
+    expect(await shareFetch(2, topicId)).to.deep.equal([{ firstOffset: 2n, lastOffset: 3n, deliveryCount: 2 }]);
+    await acknowledge(3, topicId, [{ firstOffset: 2n, lastOffset: 3n, acknowledgeTypes: [AcknowledgeType.RELEASE] }]);
+    await broker().deadLetterQueue.idle();
+
+    const written = await readPartition(broker(), 'dlq.jobs', 0);
+    expect(written.map((r) => [r.key?.toString(), r.value?.toString(), headers(r)])).to.deep.equal([
+      ['job-1', 'payload-1', { [DLQ_HEADER.topic]: 'jobs', [DLQ_HEADER.partition]: '0', [DLQ_HEADER.offset]: '1', [DLQ_HEADER.group]: GROUP_E2E,
+        [DLQ_HEADER.deliveryCount]: '1', [DLQ_HEADER.message]: 'Offset rejected by client.' }],
+      ...[2, 3].map((offset) => [`job-${offset}`, `payload-${offset}`, { [DLQ_HEADER.topic]: 'jobs', [DLQ_HEADER.partition]: '0',
+        [DLQ_HEADER.offset]: String(offset), [DLQ_HEADER.group]: GROUP_E2E, [DLQ_HEADER.deliveryCount]: '2',
+        [DLQ_HEADER.message]: 'Offset delivery count exceeded the threshold.' }]),
+    ]);
+    // Nothing is left to deliver: the accepted, the rejected and the exhausted records are all done.
+    expect(await shareFetch(4, topicId)).to.deep.equal([]);
   });
 });
