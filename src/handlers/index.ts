@@ -44,6 +44,9 @@ import { consumerGroupDescribe } from './consumer-group-describe';
 import { streamsGroupHeartbeat } from './streams-group-heartbeat';
 import { streamsGroupDescribe } from './streams-group-describe';
 import { streamsGroupTopologyDescriptionUpdate } from './streams-group-topology-description-update';
+// Share groups' membership (KIP-932).
+import { shareGroupHeartbeat } from './share-group-heartbeat';
+import { shareGroupDescribe } from './share-group-describe';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addPartitionsToTxn } from './add-partitions-to-txn';
 import { addOffsetsToTxn } from './add-offsets-to-txn';
@@ -83,6 +86,7 @@ const definitions = [
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,
+  shareGroupHeartbeat, shareGroupDescribe,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources, describeClientQuotas, alterClientQuotas,
   describeAcls, createAcls, deleteAcls,
