@@ -44,6 +44,7 @@ import type { Persister } from './share-state/persister';
 import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
+import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -109,6 +110,8 @@ export interface BrokerParts {
   remoteDeadLetters?: RemoteDeadLetterProducer;
   /** In a cluster: the share coordinators of other brokers (the persister's RPCs). */
   remoteShareState?: RemoteShareState;
+  /** In a cluster: partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
+  endOffsets?: PartitionEndOffsets;
 }
 
 export class Broker {
@@ -142,6 +145,8 @@ export class Broker {
   readonly deadLetterQueue: DeadLetterQueueWriter;
   /** Share groups' share-partitions and share sessions: the ShareFetch and ShareAcknowledge path (src/share). */
   readonly sharePartitions: SharePartitionManager;
+  /** Share groups' state as the admin APIs see and change it (DescribeShareGroupOffsets, Alter..., Delete...). */
+  readonly shareGroupAdmin: ShareGroupAdmin;
 
   constructor(
     readonly config: BrokerConfig,
@@ -159,6 +164,8 @@ export class Broker {
     // Share groups initialize their share-partitions' state through the persister (made below: called later).
     this.groups = createGroupCoordinator(config, replicas, controller, log, {
       initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
+      // A share group's share-partition state goes before the group (DeleteGroups).
+      onShareGroupDeleted: (groupId, topics) => this.shareGroupAdmin.deleteGroupState(groupId, topics),
     });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
@@ -193,6 +200,10 @@ export class Broker {
     });
     this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? this.sharePersister, log,
       this.deadLetterQueue.onArchived);
+    this.shareGroupAdmin = new ShareGroupAdmin({
+      groups: this.groups, persister: sharePersisterOverride ?? this.sharePersister, controller,
+      endOffsets: parts.endOffsets ?? localEndOffsets(replicas), sharePartitions: this.sharePartitions,
+    });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -343,6 +354,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     joined.remoteMarkers.close();
     joined.remotePartitionAdds.close();
     joined.remoteShareState.close();
+    joined.endOffsets.close();
     await joined.etcd.close();
     throw e;
   });
@@ -389,6 +401,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
       joined.remotePartitionAdds.close();
       joined.remoteDeadLetters.close();
       joined.remoteShareState.close();
+      joined.endOffsets.close();
       await joined.etcd.close();
     },
   };

@@ -39,6 +39,8 @@ import { RemoteDeadLetterProduce } from './net/dead-letter-producer';
 import { RemoteShareStateChannel } from './net/share-state-rpc';
 import { freePort } from './local-etcd';
 import { interBrokerSaslClient } from './security/sasl-config';
+import { LeaderEndOffsets } from './net/leader-end-offsets';
+import { localEndOffsets } from './share/share-group-admin';
 import { clientTls } from './security/tls';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
@@ -204,6 +206,8 @@ export interface ClusterParts {
   remotePartitionAdds: RemoteAddPartitionsToTxn;
   remoteDeadLetters: RemoteDeadLetterProduce;
   remoteShareState: RemoteShareStateChannel;
+  /** Partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
+  endOffsets: LeaderEndOffsets;
   /** The port each listener listens on, by name (a free one picked when 0 was asked: it is registered before listening). */
   ports: ReadonlyMap<string, number>;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -275,6 +279,8 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
         { ...interBroker, clientId: `fjord-share-dlq-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 35_000 }, log),
       remoteShareState: new RemoteShareStateChannel(controller,
         { ...interBroker, clientId: `fjord-share-state-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      endOffsets: new LeaderEndOffsets(nodeId, controller, localEndOffsets(replicas),
+        { ...interBroker, clientId: `fjord-end-offsets-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

@@ -394,7 +394,14 @@ export class ShareGroupManager {
       group = new ShareGroup(groupId);
       this.state.shareGroups.set(groupId, group);
     }
+    const held = group.initialized;
+    const added = topics.some((t) => t.partitions.some((p) => held.get(t.topicId)?.topicName !== t.topicName || !held.get(t.topicId)!.partitions.has(p)));
     group.markInitialized(topics);
+    // Partitions new to the group bump its epoch, as Kafka's initializeShareGroupState; an empty
+    // group has nothing to assign, so its assignment is at that epoch too.
+    if (!added) return;
+    group.groupEpoch++;
+    if (group.members.size === 0) group.assignmentEpoch = group.groupEpoch;
   }
 
   /** DeleteShareGroupOffsets deleted these topics' share state: the group has none for them any more. */

@@ -11,21 +11,20 @@ import { ApiKey } from '../protocol/generated';
 import type { AlterShareGroupOffsetsResponseTopic } from '../protocol/generated/AlterShareGroupOffsetsResponse';
 import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
-import { SHARE_VERSION, type Features } from '../cluster/features';
 import type { Controller } from '../cluster/controller';
 import type { ShareGroupAdmin } from '../share/share-group-admin';
 import { AclOperation, ResourceType } from '../security/acl';
+import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
 import { defineHandler } from './handler';
 
-export interface AlterShareGroupOffsetsServices {
-  readonly features: Pick<Features, 'level'>;
+export interface AlterShareGroupOffsetsServices extends ShareProtocolServices {
   readonly controller: Pick<Controller, 'topic'>;
   readonly shareGroupAdmin: Pick<ShareGroupAdmin, 'alterOffsets'>;
 }
 
 export const alterShareGroupOffsets = defineHandler(ApiKey.AlterShareGroupOffsets, { minVersion: 0, maxVersion: 0 }, (s: AlterShareGroupOffsetsServices) => async (req, ctx) => {
   const failed = (errorCode: number) => ({ throttleTimeMs: 0, errorCode, errorMessage: errorMessage(errorCode), responses: [] });
-  if (s.features.level(SHARE_VERSION) < 1) return failed(ErrorCode.UNSUPPORTED_VERSION);
+  if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
   if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
   if (req.groupId === '') return failed(ErrorCode.INVALID_GROUP_ID);
   const readable = req.topics.filter((t) => ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.topicName));

@@ -10,19 +10,18 @@
 import { ApiKey } from '../protocol/generated';
 import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
-import { SHARE_VERSION, type Features } from '../cluster/features';
 import type { ShareGroupAdmin } from '../share/share-group-admin';
 import { AclOperation, ResourceType } from '../security/acl';
+import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
 import { defineHandler } from './handler';
 
-export interface DeleteShareGroupOffsetsServices {
-  readonly features: Pick<Features, 'level'>;
+export interface DeleteShareGroupOffsetsServices extends ShareProtocolServices {
   readonly shareGroupAdmin: Pick<ShareGroupAdmin, 'deleteOffsets'>;
 }
 
 export const deleteShareGroupOffsets = defineHandler(ApiKey.DeleteShareGroupOffsets, { minVersion: 0, maxVersion: 0 }, (s: DeleteShareGroupOffsetsServices) => async (req, ctx) => {
   const failed = (errorCode: number) => ({ throttleTimeMs: 0, errorCode, errorMessage: errorMessage(errorCode), responses: [] });
-  if (s.features.level(SHARE_VERSION) < 1) return failed(ErrorCode.UNSUPPORTED_VERSION);
+  if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
   if (!ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, req.groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
   if (req.groupId === '') return failed(ErrorCode.INVALID_GROUP_ID);
   const names = req.topics.map((t) => t.topicName);

@@ -13,13 +13,12 @@ import type { DescribeShareGroupOffsetsResponseGroup } from '../protocol/generat
 import type { DescribeShareGroupOffsetsRequestGroup } from '../protocol/generated/DescribeShareGroupOffsetsRequest';
 import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
-import { SHARE_VERSION, type Features } from '../cluster/features';
 import type { ShareGroupAdmin } from '../share/share-group-admin';
 import { AclOperation, ResourceType } from '../security/acl';
+import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
 import { defineHandler, type RequestContext } from './handler';
 
-export interface DescribeShareGroupOffsetsServices {
-  readonly features: Pick<Features, 'level'>;
+export interface DescribeShareGroupOffsetsServices extends ShareProtocolServices {
   readonly shareGroupAdmin: Pick<ShareGroupAdmin, 'describeOffsets'>;
 }
 
@@ -31,7 +30,7 @@ export const describeShareGroupOffsets = defineHandler(ApiKey.DescribeShareGroup
 async function describeGroup(s: DescribeShareGroupOffsetsServices, ctx: RequestContext, g: DescribeShareGroupOffsetsRequestGroup): Promise<DescribeShareGroupOffsetsResponseGroup> {
   const groupId = g.groupId;
   const failed = (errorCode: number) => ({ groupId, topics: [], errorCode, errorMessage: null });
-  if (s.features.level(SHARE_VERSION) < 1) return failed(ErrorCode.UNSUPPORTED_VERSION);
+  if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
   if (!ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
   const describable = (name: string) => ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name);
   if (g.topics === null) {

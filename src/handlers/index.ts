@@ -68,6 +68,10 @@ import { alterClientQuotas } from './alter-client-quotas';
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
 import { deleteAcls } from './delete-acls';
+// Share groups' admin (src/share/share-group-admin.ts).
+import { describeShareGroupOffsets } from './describe-share-group-offsets';
+import { alterShareGroupOffsets } from './alter-share-group-offsets';
+import { deleteShareGroupOffsets } from './delete-share-group-offsets';
 // SASL: the exchange itself is the connection's (src/net/sasl-authenticator.ts).
 import { saslHandshake } from './sasl-handshake';
 import { saslAuthenticate } from './sasl-authenticate';
@@ -92,6 +96,7 @@ const definitions = [
   describeAcls, createAcls, deleteAcls,
   saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,
+  describeShareGroupOffsets, alterShareGroupOffsets, deleteShareGroupOffsets,
   shareFetch, shareAcknowledge,
   initializeShareGroupState, readShareGroupState, writeShareGroupState, deleteShareGroupState, readShareGroupStateSummary,
 ] as const;

@@ -103,7 +103,7 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
       },
     },
   });
-  const services = () => ({ features: { level: () => shareVersion }, controller: { topic: (name: string) => TOPICS.find((t) => t.name === name) }, shareGroupAdmin: admin() });
+  const services = () => ({ shareVersion: () => shareVersion, controller: { topic: (name: string) => TOPICS.find((t) => t.name === name) }, shareGroupAdmin: admin() });
   const describe90 = (groupsAsked: { groupId: string; topics: { topicName: string; partitions: number[] }[] | null }[], version = 1) =>
     describeShareGroupOffsets.bind(services()).handle({ groups: groupsAsked }, ctx(ApiKey.DescribeShareGroupOffsets, version));
   const alter91 = (groupId: string, topics: { topicName: string; partitions: { partitionIndex: number; startOffset: bigint }[] }[]) =>
