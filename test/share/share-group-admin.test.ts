@@ -62,7 +62,7 @@ interface FakeShareGroup { members: number; statePartitions: Map<string, number[
 describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)', () => {
   let store: MemoryPersister;
   let persister: ObservedPersister;
-  let groups: Map<string, FakeShareGroup | 'consumer'>;
+  let groups: Map<string, FakeShareGroup | 'consumer' | 'elsewhere'>;
   let endOffsets: Map<string, bigint>;
   let resets: string[];
   let shareVersion: number;
@@ -89,17 +89,18 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
         const g = groups.get(groupId);
         if (g === undefined) return { found: 'none' };
         if (g === 'consumer') return { found: 'other-type' };
+        if (g === 'elsewhere') return { found: 'error', errorCode: ErrorCode.NOT_COORDINATOR };
         return { found: 'share', memberCount: g.members, statePartitions: g.statePartitions };
       },
       markInitialized: async (groupId, topics) => {
         let g = groups.get(groupId);
         if (g === undefined) groups.set(groupId, (g = { members: 0, statePartitions: new Map() }));
-        if (g === 'consumer') throw new Error('not a share group');
+        if (typeof g === 'string') throw new Error('not a share group here');
         for (const t of topics) g.statePartitions.set(t.topicId, [...new Set([...g.statePartitions.get(t.topicId) ?? [], ...t.partitions])].sort());
       },
       forgetTopics: async (groupId, topicIds) => {
         const g = groups.get(groupId);
-        if (g && g !== 'consumer') for (const id of topicIds) g.statePartitions.delete(id);
+        if (g && typeof g !== 'string') for (const id of topicIds) g.statePartitions.delete(id);
       },
     },
   });
@@ -166,6 +167,14 @@ describe('share: admin APIs 90-92 (describe, alter, delete share group offsets)'
         ['payments', 0, null], ['orders', ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Topic authorization failed.'],
       ]);
       expect(res!.groups[2].topics.map((t) => t.topicName)).to.deep.equal(['payments']);
+    });
+
+    it('answers the coordinator\'s error for all topics of a group it does not serve (NOT_COORDINATOR)', async () => {
+      groups.set('g', 'elsewhere');
+      expect((await describe90([{ groupId: 'g', topics: null }]))!.groups).to.deep.equal([
+        { groupId: 'g', topics: [], errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: 'This is not the correct coordinator.' },
+      ]);
+      expect((await delete92('g', ['orders']))!.errorCode).to.equal(ErrorCode.NOT_COORDINATOR);
     });
 
     it('answers UNSUPPORTED_VERSION per group while share.version is not finalized, and no topics for an empty list', async () => {
