@@ -37,10 +37,14 @@ import type { CoordinatorStarter } from './replica/coordinator-starter';
 import { createShareCoordinator, createSharePersister, shareCoordinatorStarter, type RemoteShareState, type ShareCoordinator } from './share-state';
 import { ClusterMember, joinCluster, type PartitionCoordinator } from './cluster-member';
 import { GROUP_METADATA_TOPIC_NAME } from './cluster/topic-names';
+import { DeadLetterQueueWriter, type RemoteDeadLetterProducer } from './share/dead-letter-queue';
+import type { ArchiveListener } from './share/share-partition';
 import { shareGroupSettings } from './config/group-config';
 import type { Persister } from './share-state/persister';
+import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
+import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -102,8 +106,12 @@ export interface BrokerParts {
   remoteMarkers?: TxnMarkerChannel;
   /** In a cluster: the partition adds of transaction version 2 writes whose ids other brokers coordinate. */
   remotePartitionAdds?: RemotePartitionAdds;
+  /** In a cluster: the share groups' dead-letter records for partitions other brokers lead. */
+  remoteDeadLetters?: RemoteDeadLetterProducer;
   /** In a cluster: the share coordinators of other brokers (the persister's RPCs). */
   remoteShareState?: RemoteShareState;
+  /** In a cluster: partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
+  endOffsets?: PartitionEndOffsets;
 }
 
 export class Broker {
@@ -133,8 +141,12 @@ export class Broker {
   readonly aclStore: Controller | null;
   /** The client quotas every connection's requests count against (AlterClientQuotas through any broker changes them). */
   readonly quotas: ClientQuotas;
+  /** The share groups' dead-letter queue (KIP-1191): the share-partitions' ArchiveListener is its onArchived. */
+  readonly deadLetterQueue: DeadLetterQueueWriter;
   /** Share groups' share-partitions and share sessions: the ShareFetch and ShareAcknowledge path (src/share). */
   readonly sharePartitions: SharePartitionManager;
+  /** Share groups' state as the admin APIs see and change it (DescribeShareGroupOffsets, Alter..., Delete...). */
+  readonly shareGroupAdmin: ShareGroupAdmin;
 
   constructor(
     readonly config: BrokerConfig,
@@ -149,7 +161,12 @@ export class Broker {
     this.store = parts.store;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
-    this.groups = createGroupCoordinator(config, replicas, controller, log);
+    // Share groups initialize their share-partitions' state through the persister (made below: called later).
+    this.groups = createGroupCoordinator(config, replicas, controller, log, {
+      initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
+      // A share group's share-partition state goes before the group (DeleteGroups).
+      onShareGroupDeleted: (groupId, topics) => this.shareGroupAdmin.deleteGroupState(groupId, topics),
+    });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
     // In a cluster the replica layer elects the coordinator's partitions: the starter only creates the topic.
@@ -177,7 +194,16 @@ export class Broker {
       { samples: config.getInt('controller.quota.window.num'), windowMs: 1000 * config.getInt('controller.quota.window.size.seconds') },
       () => controller.clientQuotas());
     controller.onClientQuotasChanged(() => this.quotas.quotasChanged());
-    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? this.sharePersister, log);
+    this.deadLetterQueue = new DeadLetterQueueWriter({
+      nodeId: config.nodeId, config, controller, replicas, remote: parts.remoteDeadLetters, log,
+      enabled: () => this.features.shareVersion() >= 2,
+    });
+    this.sharePartitions = createSharePartitionManager(config, controller, replicas, sharePersisterOverride ?? this.sharePersister, log,
+      this.deadLetterQueue.onArchived);
+    this.shareGroupAdmin = new ShareGroupAdmin({
+      groups: this.groups, persister: sharePersisterOverride ?? this.sharePersister, controller,
+      endOffsets: parts.endOffsets ?? localEndOffsets(replicas), sharePartitions: this.sharePartitions,
+    });
     this.router = new Router(createHandlers(this));
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'), FETCH_SESSION_MIN_EVICTION_MS);
   }
@@ -190,6 +216,11 @@ export class Broker {
   /** The finalized streams.version (StreamsGroupHeartbeat is served from 1). */
   streamsVersion(): number {
     return this.features.streamsVersion();
+  }
+
+  /** The finalized share.version (ShareGroupHeartbeat is served from 1). */
+  shareVersion(): number {
+    return this.features.shareVersion();
   }
 
   /** Creates __transaction_state if needed and loads the transaction coordinator; at most once. */
@@ -225,17 +256,18 @@ export class Broker {
 /**
  * The share fetch path: share-partitions made on first fetch with the group's share.* configs
  * (read at each use, so changes apply at once) and the persister, started by share.auto.offset.reset
- * through the replica layer's offset lookups.
+ * through the replica layer's offset lookups; what they archive goes to the dead-letter queue.
  */
 function createSharePartitionManager(
   config: BrokerConfig, controller: Controller, replicas: ReplicaManager, persister: Persister, log: Logger,
+  onArchived: ArchiveListener,
 ): SharePartitionManager {
   const settings = (groupId: string) => shareGroupSettings(config, controller.groupConfigs(groupId));
   const manager: SharePartitionManager = new SharePartitionManager({
     replicas, logger: log, settings,
     maxSessions: () => config.getInt('group.share.max.share.sessions'),
     createPartition: (spec) => createSharePartition({
-      ...spec, persister, logger: log,
+      ...spec, persister, logger: log, onArchived,
       settings: () => settings(spec.key.groupId),
       resetOffset: (to) => manager.resetOffset(spec.topicName, spec.key.partition, to),
     }),
@@ -322,6 +354,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     joined.remoteMarkers.close();
     joined.remotePartitionAdds.close();
     joined.remoteShareState.close();
+    joined.endOffsets.close();
     await joined.etcd.close();
     throw e;
   });
@@ -366,7 +399,9 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
     close: async () => {
       joined.remoteMarkers.close();
       joined.remotePartitionAdds.close();
+      joined.remoteDeadLetters.close();
       joined.remoteShareState.close();
+      joined.endOffsets.close();
       await joined.etcd.close();
     },
   };
@@ -487,6 +522,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
         broker.sharePartitions.close();
         await coordinatorsStarted;
         await broker.stopTransactions();
+        await broker.deadLetterQueue.close();
         await broker.stopShareCoordinator();
         await replicas.close();
         try {

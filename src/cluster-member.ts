@@ -35,9 +35,12 @@ import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
 import { RemoteTxnMarkerChannel } from './net/txn-marker-channel';
 import { RemoteAddPartitionsToTxn } from './net/txn-partition-adds';
+import { RemoteDeadLetterProduce } from './net/dead-letter-producer';
 import { RemoteShareStateChannel } from './net/share-state-rpc';
 import { freePort } from './local-etcd';
 import { interBrokerSaslClient } from './security/sasl-config';
+import { LeaderEndOffsets } from './net/leader-end-offsets';
+import { localEndOffsets } from './share/share-group-admin';
 import { clientTls } from './security/tls';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
@@ -201,7 +204,10 @@ export interface ClusterParts {
   producerIds: ProducerIdManager;
   remoteMarkers: RemoteTxnMarkerChannel;
   remotePartitionAdds: RemoteAddPartitionsToTxn;
+  remoteDeadLetters: RemoteDeadLetterProduce;
   remoteShareState: RemoteShareStateChannel;
+  /** Partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
+  endOffsets: LeaderEndOffsets;
   /** The port each listener listens on, by name (a free one picked when 0 was asked: it is registered before listening). */
   ports: ReadonlyMap<string, number>;
   /** Stops the active controller's work; then the rest closes with the broker. */
@@ -268,8 +274,13 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
         { ...interBroker, clientId: `fjord-txn-markers-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       remotePartitionAdds: new RemoteAddPartitionsToTxn(controller,
         { ...interBroker, clientId: `fjord-txn-partition-adds-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      // Kafka's DLQ produce waits up to 30 s for acks=all: the request's own timeout is past it.
+      remoteDeadLetters: new RemoteDeadLetterProduce(controller,
+        { ...interBroker, clientId: `fjord-share-dlq-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 35_000 }, log),
       remoteShareState: new RemoteShareStateChannel(controller,
         { ...interBroker, clientId: `fjord-share-state-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
+      endOffsets: new LeaderEndOffsets(nodeId, controller, localEndOffsets(replicas),
+        { ...interBroker, clientId: `fjord-end-offsets-${nodeId}`, connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 }, log),
       stopController: () => clusterController.stop(),
     };
   } catch (e) {

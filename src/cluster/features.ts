@@ -21,6 +21,7 @@ export const KRAFT_VERSION = 'kraft.version';
 export const TRANSACTION_VERSION = 'transaction.version';
 export const GROUP_VERSION = 'group.version';
 export const STREAMS_VERSION = 'streams.version';
+export const SHARE_VERSION = 'share.version';
 
 interface VersionRange {
   readonly minVersion: number;
@@ -34,14 +35,14 @@ export interface SupportedFeature extends VersionRange {
 /**
  * What this broker supports, in the order Kafka 4.4 lists them. Kafka's own ranges where Fjord
  * implements the feature; kraft.version as Kafka lists it, though Fjord's metadata is no KRaft
- * quorum (it is never finalized). share.version and ELR are not implemented yet:
- * 0-0 (the README names them as left for later).
+ * quorum (it is never finalized). ELR is not implemented yet: 0-0 (the README names it as left for
+ * later). share.version has no dependencies in Kafka 4.4: 1 serves share groups, 2 their dead-letter queue.
  */
 export const SUPPORTED_FEATURES: readonly SupportedFeature[] = [
   { name: GROUP_VERSION, minVersion: 0, maxVersion: 1 },
   { name: KRAFT_VERSION, minVersion: 0, maxVersion: 1 },
   { name: METADATA_VERSION, minVersion: 7, maxVersion: 33 },
-  { name: 'share.version', minVersion: 0, maxVersion: 0 },
+  { name: SHARE_VERSION, minVersion: 0, maxVersion: 2 },
   { name: STREAMS_VERSION, minVersion: 0, maxVersion: 1 },
   { name: TRANSACTION_VERSION, minVersion: 0, maxVersion: 2 },
   { name: 'eligible.leader.replicas.version', minVersion: 0, maxVersion: 0 },
@@ -49,7 +50,7 @@ export const SUPPORTED_FEATURES: readonly SupportedFeature[] = [
 
 /** A new cluster's levels: Kafka 4.4's defaults for the features Fjord implements. */
 export const DEFAULT_FEATURE_LEVELS: FeatureLevels = Object.freeze({
-  [METADATA_VERSION]: 33, [TRANSACTION_VERSION]: 2, [GROUP_VERSION]: 1, [STREAMS_VERSION]: 1,
+  [METADATA_VERSION]: 33, [TRANSACTION_VERSION]: 2, [GROUP_VERSION]: 1, [STREAMS_VERSION]: 1, [SHARE_VERSION]: 2,
 });
 
 /** The metadata.version levels (7-33) that changed the metadata format: Kafka's didMetadataChange. */
@@ -196,6 +197,11 @@ export class Features extends EventEmitter {
   /** streams.version: 1 enables KIP-1071's streams groups. */
   streamsVersion(): number {
     return this.level(STREAMS_VERSION);
+  }
+
+  /** share.version: 1 enables KIP-932's share groups, 2 their dead-letter queue (KIP-1191). */
+  shareVersion(): number {
+    return this.level(SHARE_VERSION);
   }
 
   /** UpdateFeatures: every update checked, then all written at once (none if one is refused or validateOnly). */

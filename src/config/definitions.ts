@@ -561,15 +561,15 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'share.coordinator.state.topic.prune.interval.ms', type: 'int', default: '300000', validator: atLeast(1), internal: true, doc: 'How often the records of __share_group_state no state needs any more are deleted' },
   { name: 'share.coordinator.snapshot.update.records.per.snapshot', type: 'int', default: '500', validator: between(0, 500), doc: 'ShareUpdate records a share-partition gets between two ShareSnapshot records' },
 
-  // The broker defaults and bounds of the group configs (group-config.ts). Fjord serves no streams
-  // groups: their settings are only what their group configs are checked against.
+  // The broker defaults and bounds of the group configs (group-config.ts).
   { name: 'group.consumer.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a consumer group' },
   { name: 'group.consumer.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest consumer.assignment.interval.ms a group may set' },
   { name: 'group.consumer.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest consumer.assignment.interval.ms a group may set' },
-  { name: 'group.share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of share group members', noEffect: true },
+  { name: 'group.share.max.size', type: 'int', default: '200', validator: atLeast(1), doc: 'Most members in one share group' },
+  { name: 'group.share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of share group members' },
   { name: 'group.share.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest share.session.timeout.ms a group may set' },
   { name: 'group.share.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest share.session.timeout.ms a group may set' },
-  { name: 'group.share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Heartbeat interval of share group members', noEffect: true },
+  { name: 'group.share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Heartbeat interval of share group members' },
   { name: 'group.share.min.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), doc: 'Smallest share.heartbeat.interval.ms a group may set' },
   { name: 'group.share.max.heartbeat.interval.ms', type: 'int', default: '15000', validator: atLeast(1), doc: 'Largest share.heartbeat.interval.ms a group may set' },
   { name: 'group.share.record.lock.duration.ms', type: 'int', default: '30000', validator: atLeast(1000), doc: 'How long a share group record stays acquired' },
@@ -582,9 +582,11 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'group.share.min.partition.max.record.locks', type: 'int', default: '100', validator: atLeast(100), doc: 'Smallest share.partition.max.record.locks a group may set' },
   { name: 'group.share.max.partition.max.record.locks', type: 'int', default: '4000', validator: atLeast(100), doc: 'Largest share.partition.max.record.locks a group may set' },
   { name: 'group.share.max.share.sessions', type: 'int', default: '2000', validator: atLeast(1), doc: 'Most share sessions (KIP-932) kept at once' },
-  { name: 'group.share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a share group', noEffect: true },
+  { name: 'group.share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), dynamic: true, doc: 'Least time between two target assignments of a share group' },
   { name: 'group.share.min.assignment.interval.ms', type: 'int', default: '0', validator: atLeast(0), doc: 'Smallest share.assignment.interval.ms a group may set' },
   { name: 'group.share.max.assignment.interval.ms', type: 'int', default: '15000', validator: atLeast(0), doc: 'Largest share.assignment.interval.ms a group may set' },
+  { name: 'errors.deadletterqueue.auto.create.topics.enable', type: 'boolean', default: 'false', dynamic: true, doc: 'Whether a share group\'s dead-letter queue topic is created when missing (KIP-1191)' },
+  { name: 'errors.deadletterqueue.topic.name.prefix', type: 'string', default: 'dlq.', dynamic: true, doc: 'The prefix every share group dead-letter queue topic must have ("": any name)' },
   { name: 'group.streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Session timeout of streams group members' },
   { name: 'group.streams.min.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), doc: 'Smallest streams.session.timeout.ms a group may set' },
   { name: 'group.streams.max.session.timeout.ms', type: 'int', default: '60000', validator: atLeast(1), doc: 'Largest streams.session.timeout.ms a group may set' },

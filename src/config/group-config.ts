@@ -39,15 +39,15 @@ export const GROUP_CONFIG_DEFS: GroupConfigKeyDef[] = [
   { name: 'consumer.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.consumer.session.timeout.ms', doc: 'Session timeout of this consumer group\'s members' },
   { name: 'consumer.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.consumer.heartbeat.interval.ms', doc: 'Heartbeat interval of this consumer group\'s members' },
   { name: 'consumer.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.consumer.assignment.interval.ms', doc: 'Least time between two target assignments of this consumer group' },
-  { name: 'share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', doc: 'Session timeout of this share group\'s members', noEffect: true },
-  { name: 'share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', doc: 'Heartbeat interval of this share group\'s members', noEffect: true },
+  { name: 'share.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', doc: 'Session timeout of this share group\'s members' },
+  { name: 'share.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', doc: 'Heartbeat interval of this share group\'s members' },
   { name: 'share.record.lock.duration.ms', type: 'int', default: '30000', validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms', doc: 'How long a record stays acquired by a share group member' },
   { name: 'share.delivery.count.limit', type: 'int', default: '5', validator: atLeast(2), brokerSynonym: 'group.share.delivery.count.limit', doc: 'Deliveries of a record before it is archived' },
   { name: 'share.partition.max.record.locks', type: 'int', default: '2000', validator: atLeast(100), brokerSynonym: 'group.share.partition.max.record.locks', doc: 'Records of a share partition acquired at once' },
   { name: 'share.auto.offset.reset', type: 'string', default: 'latest', validator: shareAutoOffsetReset, doc: 'Where a share partition starts: earliest, latest or by_duration:<ISO-8601 duration>' },
   { name: 'share.isolation.level', type: 'string', default: 'read_uncommitted', validator: validString('read_committed', 'read_uncommitted'), doc: 'Whether the share group reads aborted transactional records' },
   { name: 'share.renew.acknowledge.enable', type: 'boolean', default: 'true', doc: 'Whether share group members may renew an acquisition' },
-  { name: 'share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.share.assignment.interval.ms', doc: 'Least time between two target assignments of this share group', noEffect: true },
+  { name: 'share.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.share.assignment.interval.ms', doc: 'Least time between two target assignments of this share group' },
   { name: 'streams.session.timeout.ms', type: 'int', default: '45000', validator: atLeast(1), brokerSynonym: 'group.streams.session.timeout.ms', doc: 'Session timeout of this streams group\'s members' },
   { name: 'streams.heartbeat.interval.ms', type: 'int', default: '5000', validator: atLeast(1), brokerSynonym: 'group.streams.heartbeat.interval.ms', doc: 'Heartbeat interval of this streams group\'s members' },
   { name: 'streams.num.standby.replicas', type: 'int', default: '0', validator: atLeast(0), brokerSynonym: 'group.streams.num.standby.replicas', doc: 'Standby replicas of each task' },
@@ -55,8 +55,8 @@ export const GROUP_CONFIG_DEFS: GroupConfigKeyDef[] = [
   { name: 'streams.assignment.interval.ms', type: 'int', default: '1000', validator: atLeast(0), brokerSynonym: 'group.streams.assignment.interval.ms', doc: 'Least time between two target assignments of this streams group', noEffect: true },
   { name: 'streams.assignor.name', type: 'string', default: 'sticky', brokerSynonym: 'group.streams.assignors', doc: 'Task assignor of this streams group', noEffect: true },
   { name: 'streams.rack.aware.assignment.tags', type: 'list', default: '', brokerSynonym: 'group.streams.rack.aware.assignment.tags', doc: 'Client tags that rack-aware assignment spreads standbys over', noEffect: true },
-  { name: 'errors.deadletterqueue.topic.name', type: 'string', default: '', doc: 'Dead-letter queue topic of this share group (empty: none)', noEffect: true },
-  { name: 'errors.deadletterqueue.copy.record.enable', type: 'boolean', default: 'false', doc: 'Whether the dead-letter queue gets the record itself or only its context', noEffect: true },
+  { name: 'errors.deadletterqueue.topic.name', type: 'string', default: '', doc: 'Dead-letter queue topic of this share group (empty: none)' },
+  { name: 'errors.deadletterqueue.copy.record.enable', type: 'boolean', default: 'false', doc: 'Whether the dead-letter queue gets the record itself or only its context' },
 ];
 
 export const GROUP_CONFIGS: ReadonlyMap<string, GroupConfigKey> = defineConfigs(GROUP_CONFIG_DEFS);
@@ -181,6 +181,21 @@ export function consumerGroupConfig(broker: BrokerConfig, overrides: GroupConfig
     sessionTimeoutMs: value('consumer.session.timeout.ms'),
     heartbeatIntervalMs: value('consumer.heartbeat.interval.ms'),
     assignmentIntervalMs: value('consumer.assignment.interval.ms'),
+  };
+}
+
+/** A share group's dead-letter queue (KIP-1191): its topic (null: none, the default) and whether records are copied. */
+export interface DeadLetterQueueConfig {
+  topicName: string | null;
+  copyRecord: boolean;
+}
+
+export function deadLetterQueueConfig(overrides: GroupConfigMap): DeadLetterQueueConfig {
+  const topicName = overrides['errors.deadletterqueue.topic.name'];
+  const copy = overrides['errors.deadletterqueue.copy.record.enable'];
+  return {
+    topicName: topicName ? topicName : null,
+    copyRecord: copy !== undefined && (parseValue(GROUP_CONFIGS.get('errors.deadletterqueue.copy.record.enable')!, copy) as boolean),
   };
 }
 

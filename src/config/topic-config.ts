@@ -102,6 +102,7 @@ export const TOPIC_CONFIG_DEFS: TopicConfigKeyDef[] = [
   { name: 'remote.storage.enable', type: 'boolean', default: 'false', synonyms: [], doc: 'Tiered storage for this topic (not available in Fjord)' },
   { name: 'local.retention.ms', type: 'long', default: '-2', validator: atLeast(-2), synonyms: [syn('log.local.retention.ms')], doc: 'Local retention with tiered storage (-2: use retention.ms)' },
   { name: 'local.retention.bytes', type: 'long', default: '-2', validator: atLeast(-2), synonyms: [syn('log.local.retention.bytes')], doc: 'Local size cap with tiered storage (-2: use retention.bytes)' },
+  { name: 'errors.deadletterqueue.group.enable', type: 'boolean', default: 'false', synonyms: [], doc: 'Whether share groups may use this topic as their dead-letter queue (KIP-1191)' },
   // Kafka 4's way to segments below segment.bytes' 1 MiB minimum (its tests use it, as do Fjord's).
   { name: 'internal.segment.bytes', type: 'int', default: null, validator: atLeast(14), synonyms: [], internal: true, doc: 'Segment size that overrides segment.bytes, without its minimum' },
 ];

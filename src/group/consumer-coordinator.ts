@@ -379,7 +379,9 @@ export class ConsumerGroupManager {
   private getOrMaybeCreateGroup(groupId: string, create: boolean): ConsumerGroup {
     const group = this.state.consumerGroups.get(groupId);
     if (group) return group;
-    if (this.state.streamsGroups.has(groupId)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
+    if (this.state.streamsGroups.has(groupId) || this.state.shareGroups.has(groupId)) {
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
+    }
     const classic = this.state.groups.get(groupId);
     const classicLive = classic !== undefined && !classic.is(GroupState.Dead);
     if (!create) {
@@ -879,7 +881,9 @@ export class ConsumerGroupManager {
   private consumerGroup(groupId: string): ConsumerGroup {
     const group = this.state.consumerGroups.get(groupId);
     if (group) return group;
-    if (this.state.streamsGroups.has(groupId)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
+    if (this.state.streamsGroups.has(groupId) || this.state.shareGroups.has(groupId)) {
+      throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
+    }
     const classic = this.state.groups.get(groupId);
     if (classic && !classic.is(GroupState.Dead)) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a consumer group.`);
     throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} not found.`);

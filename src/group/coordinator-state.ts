@@ -8,6 +8,7 @@ import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import type { Timer } from '../replica/delayed/timing-wheel';
 import type { ConsumerGroup } from './consumer-group';
 import type { ConsumerGroupRecord } from './consumer-records';
+import type { ShareGroup } from './share-group';
 import type { StreamsGroup } from './streams-group';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
@@ -35,6 +36,11 @@ export interface GroupCoordinatorConfig {
   streamsHeartbeatIntervalMs: number;
   streamsNumStandbyReplicas: number;
   streamsInitialRebalanceDelayMs: number;
+  /** Share groups (KIP-932): group.share.session.timeout.ms, .heartbeat.interval.ms, .max.size, .assignment.interval.ms. */
+  shareSessionTimeoutMs: number;
+  shareHeartbeatIntervalMs: number;
+  shareMaxSize: number;
+  shareAssignmentIntervalMs: number;
 }
 
 /**
@@ -62,6 +68,8 @@ export class CoordinatorState {
   readonly consumerGroups = new Map<string, ConsumerGroup>();
   /** The streams groups (KIP-1071), in the same id space, their committed offsets held likewise by an Empty classic group. */
   readonly streamsGroups = new Map<string, StreamsGroup>();
+  /** The share groups (KIP-932), in the same id space; they commit no offsets (their state is the share coordinator's). */
+  readonly shareGroups = new Map<string, ShareGroup>();
   readonly timers: GroupTimers;
   readonly hosted = new Map<number, HostedPartition>();
   closed = false;
@@ -153,6 +161,15 @@ export class CoordinatorState {
     group.dead = true;
     this.timers.cancelAll(groupTimersPrefix(groupId));
     this.streamsGroups.delete(groupId);
+  }
+
+  /** The share group of the id goes at once. */
+  dropShareGroup(groupId: string): void {
+    const group = this.shareGroups.get(groupId);
+    if (!group) return;
+    group.dead = true;
+    this.timers.cancelAll(groupTimersPrefix(groupId));
+    this.shareGroups.delete(groupId);
   }
 
   /**

@@ -23,12 +23,20 @@ import {
 } from './offsets';
 import { RebalanceManager, type JoinRequest, type LeaveResult, type MemberIdentity, type SyncRequest } from './rebalance';
 import type { LoadedGroup, OffsetsStore } from './store';
+import {
+  ShareGroupManager, type ShareGroupDescription, type ShareGroupLookup, type ShareHeartbeatRequest, type ShareHeartbeatResult,
+  type ShareStateInitializer,
+} from './share-membership';
+import { SHARE_PROTOCOL_TYPE } from './share-group';
 import { StreamsGroupManager, type InternalTopicCreator, type StreamsGroupDescription, type StreamsHeartbeatRequest, type StreamsHeartbeatResult } from './streams-coordinator';
 import { retentionKey } from './timers';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
 export type { JoinRequest, LeaveResult, MemberIdentity, SyncRequest } from './rebalance';
+export type {
+  ShareGroupDescription, ShareGroupLookup, ShareHeartbeatRequest, ShareHeartbeatResult, ShareStateInitializer,
+} from './share-membership';
 export type {
   ConsumerGroupDescription, ConsumerGroupTopics, ConsumerHeartbeatRequest, ConsumerHeartbeatResult, GroupConfigLookup,
 } from './consumer-coordinator';
@@ -41,7 +49,20 @@ export interface GroupCoordinatorDeps {
   groupConfig?: GroupConfigLookup;
   /** Creates the internal topics of streams groups; none created when absent. */
   createInternalTopics?: InternalTopicCreator;
+  /** Initializes share groups' share-partitions at the share coordinator; absent: they count as initialized at once. */
+  initializeShareState?: ShareStateInitializer;
+  /**
+   * A share group is being deleted (DeleteGroups): its share-partitions' state is to go
+   * (DeleteShareGroupState). An error fails the deletion (the group stays).
+   */
+  onShareGroupDeleted?: ShareGroupDeletionHook;
 }
+
+/**
+ * What DeleteGroups calls before a share group goes, with its share-partitions (initialized or
+ * being initialized) by topic id: NONE once their state is deleted, else the error DeleteGroups answers.
+ */
+export type ShareGroupDeletionHook = (groupId: string, topics: readonly { topicId: string; partitions: readonly number[] }[]) => Promise<number>;
 
 const NO_TOPICS: ConsumerGroupTopics = { topic: () => undefined, topics: () => [], brokers: () => [] };
 
@@ -49,7 +70,7 @@ export interface GroupOverview {
   groupId: string;
   protocolType: string;
   state: string;
-  type: 'classic' | 'consumer' | 'streams';
+  type: 'classic' | 'consumer' | 'streams' | 'share';
 }
 
 export interface GroupDescription {
@@ -77,6 +98,8 @@ export class GroupCoordinator {
   private readonly offsets: OffsetMetadataManager;
   private readonly consumer: ConsumerGroupManager;
   private readonly streams: StreamsGroupManager;
+  private readonly share: ShareGroupManager;
+  private readonly onShareGroupDeleted: ShareGroupDeletionHook;
   /** The last leader epoch seen per partition of __consumer_offsets: older elections and resignations are stale. */
   private readonly epochs = new Map<number, number>();
   private readonly loadsInFlight = new Set<Promise<void>>();
@@ -107,6 +130,22 @@ export class GroupCoordinator {
       sessionTimeoutMs: config.streamsSessionTimeoutMs, heartbeatIntervalMs: config.streamsHeartbeatIntervalMs,
       numStandbyReplicas: config.streamsNumStandbyReplicas, initialRebalanceDelayMs: config.streamsInitialRebalanceDelayMs,
     }, topics, deps.createInternalTopics ?? (() => Promise.resolve()), deps.groupConfig);
+    this.share = new ShareGroupManager(this.state, {
+      sessionTimeoutMs: config.shareSessionTimeoutMs, heartbeatIntervalMs: config.shareHeartbeatIntervalMs,
+      maxSize: config.shareMaxSize, assignmentIntervalMs: config.shareAssignmentIntervalMs,
+    }, topics, (groupId) => this.isNotShareGroup(groupId), deps.initializeShareState, deps.groupConfig);
+    this.onShareGroupDeleted = deps.onShareGroupDeleted ?? (() => Promise.resolve(ErrorCode.NONE));
+  }
+
+  /**
+   * Whether the id is a group of another kind than share (Kafka's groups map holds it with another
+   * type): a consumer or streams group, or a classic group with members or committed offsets.
+   */
+  private isNotShareGroup(groupId: string): boolean {
+    if (this.state.consumerGroups.has(groupId) || this.state.streamsGroups.has(groupId)) return true;
+    const classic = this.state.groups.get(groupId);
+    return classic !== undefined && !classic.is(GroupState.Dead) &&
+      (!classic.is(GroupState.Empty) || this.offsets.partitionsWithOffsets(classic).length > 0);
   }
 
   // ================================================================= lifecycle
@@ -233,6 +272,9 @@ export class GroupCoordinator {
     for (const group of [...this.state.streamsGroups.values()]) {
       if (this.state.partitionFor(group.groupId) === p.index) this.state.dropStreamsGroup(group.groupId);
     }
+    for (const group of [...this.state.shareGroups.values()]) {
+      if (this.state.partitionFor(group.groupId) === p.index) this.state.dropShareGroup(group.groupId);
+    }
   }
 
   private loadGroup(l: LoadedGroup): void {
@@ -279,6 +321,10 @@ export class GroupCoordinator {
    * groups); an empty consumer group of the id gives way to a classic group (its offsets stay), as in Kafka.
    */
   joinGroup(req: JoinRequest): Promise<JoinResult> {
+    // A share group takes no classic members, even Empty (Kafka answers INCONSISTENT_GROUP_PROTOCOL, member id "").
+    if (this.state.shareGroups.has(req.groupId) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
+      return Promise.resolve(joinError('', ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+    }
     // A streams group takes no classic members (Kafka's "not a classic group", which JoinGroup answers so).
     if (this.state.streamsGroups.has(req.groupId) && this.state.validateStatus(req.groupId, false) === ErrorCode.NONE) {
       return Promise.resolve(joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
@@ -347,15 +393,55 @@ export class GroupCoordinator {
   }
 
 
+  // ================================================================= share groups (KIP-932)
+
+  shareGroupHeartbeat(req: ShareHeartbeatRequest): ShareHeartbeatResult {
+    return this.share.heartbeat(req);
+  }
+
+  shareGroupDescribe(groupId: string): ShareGroupDescription {
+    return this.share.describe(groupId);
+  }
+
+  /**
+   * A group as the share admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets,
+   * DeleteShareGroupOffsets) see it: none, another kind's, not served here, or a share group with
+   * its member count and the share-partitions it has state for.
+   */
+  shareGroup(groupId: string): ShareGroupLookup {
+    return this.share.lookup(groupId);
+  }
+
+  /** AlterShareGroupOffsets initialized these share-partitions at the share coordinator: the group has state for them. */
+  markInitialized(groupId: string, topics: readonly { topicId: string; topicName: string; partitions: readonly number[] }[]): Promise<void> {
+    this.share.markInitialized(groupId, topics);
+    return Promise.resolve();
+  }
+
+  /** DeleteShareGroupOffsets deleted these topics' share state: the group has none for them any more. */
+  forgetTopics(groupId: string, topicIds: readonly string[]): Promise<void> {
+    this.share.forgetTopics(groupId, topicIds);
+    return Promise.resolve();
+  }
+
+  /** Kafka's ShareGroup.validateOffsetCommit/Fetch/Delete: a share group commits no offsets. */
+  private shareGroupRefusal(groupId: string): number {
+    return this.state.shareGroups.has(groupId) && this.state.validateStatus(groupId, true) === ErrorCode.NONE ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE;
+  }
+
   // ================================================================= offsets
 
   /** The error of each partition of `req.partitions`, in order. */
   commitOffsets(req: CommitRequest): Promise<number[]> {
+    const refusal = this.shareGroupRefusal(req.groupId);
+    if (refusal) return Promise.resolve(req.partitions.map(() => refusal));
     return this.offsets.commitOffsets(req);
   }
 
   /** TxnOffsetCommit: the error of each partition of `req.partitions`, in order. */
   commitTxnOffsets(req: TxnCommitRequest): Promise<number[]> {
+    const refusal = this.shareGroupRefusal(req.groupId);
+    if (refusal) return Promise.resolve(req.partitions.map(() => refusal));
     return this.offsets.commitTxnOffsets(req);
   }
 
@@ -366,10 +452,14 @@ export class GroupCoordinator {
 
   fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable: boolean,
     member?: FetchingMember): FetchResult {
+    const refusal = this.shareGroupRefusal(groupId);
+    if (refusal) return { errorCode: refusal, topics: [] };
     return this.offsets.fetchOffsets(groupId, topics, requireStable, member);
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
+    const refusal = this.shareGroupRefusal(groupId);
+    if (refusal) return Promise.resolve({ errorCode: refusal, topics: [] });
     return this.offsets.deleteOffsets(groupId, topics);
   }
 
@@ -405,6 +495,9 @@ export class GroupCoordinator {
     for (const g of this.state.streamsGroups.values()) {
       if (wanted('streams', g.state)) groups.push({ groupId: g.groupId, protocolType: STREAMS_PROTOCOL_TYPE, state: g.state, type: 'streams' });
     }
+    for (const g of this.state.shareGroups.values()) {
+      if (wanted('share', g.state)) groups.push({ groupId: g.groupId, protocolType: SHARE_PROTOCOL_TYPE, state: g.state, type: 'share' });
+    }
     return { errorCode: ErrorCode.NONE, groups };
   }
 
@@ -414,7 +507,7 @@ export class GroupCoordinator {
     if (statusError) return { ...blank, errorCode: statusError, state: '' };
     const group = this.state.groups.get(groupId);
     // A consumer group's id is not a classic group's (Kafka's GROUP_ID_NOT_FOUND, which DescribeGroups before v6 answers as Dead).
-    if (this.state.modernGroup(groupId)) {
+    if (this.state.modernGroup(groupId) || this.state.shareGroups.has(groupId)) {
       return { ...blank, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} is not a classic group.`, state: GroupState.Dead };
     }
     if (!group) return { ...blank, errorCode: ErrorCode.NONE, state: GroupState.Dead };
@@ -453,6 +546,7 @@ export class GroupCoordinator {
         return this.state.write(groupId, (store) => store.storeConsumerGroup(groupId, tombstones));
       }
     }
+    if (this.state.shareGroups.has(groupId)) return this.deleteShareGroup(groupId);
     const streamsGroup = this.state.streamsGroups.get(groupId);
     if (streamsGroup) {
       if (streamsGroup.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
@@ -464,5 +558,29 @@ export class GroupCoordinator {
     if (!group || group.is(GroupState.Dead)) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (!group.is(GroupState.Empty)) return ErrorCode.NON_EMPTY_GROUP;
     return this.state.removeGroup(group, this.offsets.partitionsWithOffsets(group));
+  }
+
+  /**
+   * Kafka's share group deletion: Empty only (NON_EMPTY_GROUP while it has members); its
+   * share-partitions' state goes first (onShareGroupDeleted), then the group. A member joining
+   * meanwhile keeps it.
+   */
+  private async deleteShareGroup(groupId: string): Promise<number> {
+    const group = this.state.shareGroups.get(groupId)!;
+    if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+    const topics = [...new Set([...group.initialized.keys(), ...group.initializing.keys()])]
+      .map((topicId) => ({ topicId, partitions: [...group.knownPartitions(topicId)].sort((a, b) => a - b) }));
+    let code: number;
+    try {
+      code = await this.onShareGroupDeleted(groupId, topics);
+    } catch (err) {
+      this.log.warn({ err, groupId }, 'could not delete the share-partitions of a share group');
+      code = ErrorCode.UNKNOWN_SERVER_ERROR;
+    }
+    if (code !== ErrorCode.NONE) return code;
+    if (this.state.shareGroups.get(groupId) !== group) return ErrorCode.GROUP_ID_NOT_FOUND;
+    if (group.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
+    this.state.dropShareGroup(groupId);
+    return ErrorCode.NONE;
   }
 }

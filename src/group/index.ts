@@ -8,7 +8,7 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
 import type { PartitionRecord } from '../cluster/metadata-store';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { GroupCoordinator, type GroupCoordinatorConfig } from './coordinator';
+import { GroupCoordinator, type GroupCoordinatorConfig, type GroupCoordinatorDeps } from './coordinator';
 import { OffsetsLog, OFFSETS_TOPIC } from './offsets-log';
 
 export { GroupCoordinator } from './coordinator';
@@ -32,16 +32,24 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
     streamsHeartbeatIntervalMs: config.getInt('group.streams.heartbeat.interval.ms'),
     streamsNumStandbyReplicas: config.getInt('group.streams.num.standby.replicas'),
     streamsInitialRebalanceDelayMs: config.getInt('group.streams.initial.rebalance.delay.ms'),
+    shareSessionTimeoutMs: config.getInt('group.share.session.timeout.ms'),
+    shareHeartbeatIntervalMs: config.getInt('group.share.heartbeat.interval.ms'),
+    shareMaxSize: config.getInt('group.share.max.size'),
+    shareAssignmentIntervalMs: config.getInt('group.share.assignment.interval.ms'),
   };
 }
 
 /**
  * `controller`: the topics consumer groups assign, each group's configs (GROUP config resources),
- * and the creation of streams groups' internal topics (as Kafka's broker creates them).
+ * and the creation of streams groups' internal topics (as Kafka's broker creates them). `share`:
+ * what share groups ask of the share coordinator (without it their share-partitions count as
+ * initialized at once and a deletion deletes no state).
  */
-export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger): GroupCoordinator {
+export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger,
+  share: Pick<GroupCoordinatorDeps, 'initializeShareState' | 'onShareGroupDeleted'> = {}): GroupCoordinator {
   return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
     {
+      ...share,
       topics: controller, groupConfig: (groupId) => controller.groupConfigs(groupId),
       createInternalTopics: async (topics) => {
         for (const t of topics) {

@@ -269,7 +269,7 @@ export class StreamsGroupManager {
     const group = this.state.streamsGroups.get(groupId);
     if (group) return group;
     const classic = this.state.groups.get(groupId);
-    const otherKind = this.state.consumerGroups.has(groupId) || (classic !== undefined && !classic.is(GroupState.Dead) && !classic.is(GroupState.Empty));
+    const otherKind = this.state.consumerGroups.has(groupId) || this.state.shareGroups.has(groupId) || (classic !== undefined && !classic.is(GroupState.Dead) && !classic.is(GroupState.Empty));
     if (otherKind) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${quoteInMessage(groupId)} is not a streams group.`);
     if (!create) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Streams group ${quoteInMessage(groupId)} not found.`);
     return new StreamsGroup(groupId);
@@ -410,7 +410,7 @@ export class StreamsGroupManager {
     const group = this.state.streamsGroups.get(groupId);
     if (!group) {
       const classic = this.state.groups.get(groupId);
-      const other = this.state.consumerGroups.has(groupId) || (classic !== undefined && !classic.is(GroupState.Dead) && !classic.is(GroupState.Empty));
+      const other = this.state.consumerGroups.has(groupId) || this.state.shareGroups.has(groupId) || (classic !== undefined && !classic.is(GroupState.Dead) && !classic.is(GroupState.Empty));
       return none(ErrorCode.GROUP_ID_NOT_FOUND, other ? `Group ${quoteInMessage(groupId)} is not a streams group.` : `Group ${quoteInMessage(groupId)} not found.`);
     }
     const wire = (t: TasksTuple) => ({ activeTasks: taskSetToWire(t.active), standbyTasks: taskSetToWire(t.standby), warmupTasks: taskSetToWire(t.warmup) });

@@ -71,3 +71,4 @@ export const consumerSyncKey = (groupId: string, memberId: string): string => JS
 export const retentionKey = (offsetsPartition: number): string => `offsets-retention-${offsetsPartition}`;
 export const streamsSessionKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'streams-session', memberId]);
 export const streamsRebalanceKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'streams-rebalance', memberId]);
+export const shareSessionKey = (groupId: string, memberId: string): string => JSON.stringify([groupId, 'share-session', memberId]);

@@ -1,5 +1,6 @@
 // DeleteGroups (key 42), versions 0-3.
-// - Deletes Empty groups with all their committed offsets (tombstones in __consumer_offsets).
+// - Deletes Empty groups with all their committed offsets (tombstones in __consumer_offsets); an
+//   Empty share group after its share-partitions' state (the share coordinator's).
 // - Per group: GROUP_ID_NOT_FOUND for an unknown group, NON_EMPTY_GROUP while it has members,
 //   COORDINATOR_LOAD_IN_PROGRESS while loading. A group named twice is answered once.
 // - v3+: the coordinator's message with an error when it has one, else none (Kafka 4.4 sends none

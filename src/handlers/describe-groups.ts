@@ -3,8 +3,8 @@
 //   and assignment bytes (before that, members are listed without them, as Kafka does).
 // - An unknown group is answered as state "Dead": with no error before v6, with GROUP_ID_NOT_FOUND
 //   and "Group <id> not found." from v6 (KIP-1043), as Kafka's group coordinator does (a long id
-//   quoted in part, so that the message fits a protocol string). So is a consumer group's id
-//   (KIP-848: not a classic group), from v6 with "Group <id> is not a classic group.". Other errors
+//   quoted in part, so that the message fits a protocol string). So is a consumer, streams or
+//   share group's id (not a classic group), from v6 with "Group <id> is not a classic group.". Other errors
 //   carry the coordinator's message when it has one, else none (Kafka 4.4 sends none with NOT_COORDINATOR).
 // - v3+: authorized operations when asked (what the authorizer allows of those a group supports), else
 //   Integer.MIN_VALUE. v4+: each member's group.instance.id.

@@ -44,6 +44,9 @@ import { consumerGroupDescribe } from './consumer-group-describe';
 import { streamsGroupHeartbeat } from './streams-group-heartbeat';
 import { streamsGroupDescribe } from './streams-group-describe';
 import { streamsGroupTopologyDescriptionUpdate } from './streams-group-topology-description-update';
+// Share groups' membership (KIP-932).
+import { shareGroupHeartbeat } from './share-group-heartbeat';
+import { shareGroupDescribe } from './share-group-describe';
 // Transactions (src/txn): the transaction coordinator and the markers it writes.
 import { addPartitionsToTxn } from './add-partitions-to-txn';
 import { addOffsetsToTxn } from './add-offsets-to-txn';
@@ -65,6 +68,10 @@ import { alterClientQuotas } from './alter-client-quotas';
 import { describeAcls } from './describe-acls';
 import { createAcls } from './create-acls';
 import { deleteAcls } from './delete-acls';
+// Share groups' admin (src/share/share-group-admin.ts).
+import { describeShareGroupOffsets } from './describe-share-group-offsets';
+import { alterShareGroupOffsets } from './alter-share-group-offsets';
+import { deleteShareGroupOffsets } from './delete-share-group-offsets';
 // SASL: the exchange itself is the connection's (src/net/sasl-authenticator.ts).
 import { saslHandshake } from './sasl-handshake';
 import { saslAuthenticate } from './sasl-authenticate';
@@ -83,11 +90,13 @@ const definitions = [
   findCoordinator, joinGroup, syncGroup, heartbeat, leaveGroup, offsetCommit, offsetFetch, listGroups,
   describeGroups, deleteGroups, offsetDelete, txnOffsetCommit, consumerGroupHeartbeat, consumerGroupDescribe,
   streamsGroupHeartbeat, streamsGroupDescribe, streamsGroupTopologyDescriptionUpdate,
+  shareGroupHeartbeat, shareGroupDescribe,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, writeTxnMarkers, describeTransactions, listTransactions,
   listConfigResources, describeClientQuotas, alterClientQuotas,
   describeAcls, createAcls, deleteAcls,
   saslHandshake, saslAuthenticate,
   describeUserScramCredentials, alterUserScramCredentials,
+  describeShareGroupOffsets, alterShareGroupOffsets, deleteShareGroupOffsets,
   shareFetch, shareAcknowledge,
   initializeShareGroupState, readShareGroupState, writeShareGroupState, deleteShareGroupState, readShareGroupStateSummary,
 ] as const;

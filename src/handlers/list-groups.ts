@@ -1,8 +1,9 @@
 // ListGroups (key 16), versions 0-5.
 // - Every group this coordinator has (all of them: one broker), with its protocol type.
 // - v4+: the state of each, and a states filter (case-insensitive; empty = all).
-// - v5+: the type of each ("classic" or "consumer", KIP-848), and a types filter (case-insensitive;
-//   any other type matches nothing). A consumer group's states: Empty, Assigning, Reconciling, Stable.
+// - v5+: the type of each ("classic", "consumer" (KIP-848), "streams" (KIP-1071) or "share" (KIP-932)),
+//   and a types filter (case-insensitive; any other type matches nothing). A consumer group's states:
+//   Empty, Assigning, Reconciling, Stable; a share group's: Empty, Stable.
 // - COORDINATOR_LOAD_IN_PROGRESS while the groups are being read back.
 // - Every group with DESCRIBE on the cluster; else only the groups the principal may DESCRIBE.
 import { ApiKey } from '../protocol/generated';

@@ -1,5 +1,6 @@
-// The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state):
-// one uncompressed batch of keyed records, appended through the ReplicaManager like a Produce (so
+// The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state), and
+// the share groups' dead-letter records to a DLQ partition led here:
+// one uncompressed batch of records, appended through the ReplicaManager like a Produce (so
 // the compacted-topic key check applies), awaited until it is in the log and, in a cluster, in every
 // in-sync replica's (Kafka's coordinators write with acks=all).
 import { ErrorCode } from '../common/errors';

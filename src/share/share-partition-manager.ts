@@ -157,6 +157,17 @@ export class SharePartitionManager {
     return entry;
   }
 
+  /**
+   * The share-partition's durable state was replaced or deleted (AlterShareGroupOffsets,
+   * DeleteShareGroupOffsets, DeleteGroups): it is dropped; the next fetch makes it again from the
+   * share coordinator's state.
+   */
+  reset(key: SharePartitionKey): void {
+    const k = entryKey(key.groupId, key.topicId, key.partition);
+    const entry = this.entries.get(k);
+    if (entry) this.drop(k, entry);
+  }
+
   private drop(key: string, entry: Entry): void {
     this.entries.delete(key);
     entry.closed = true;

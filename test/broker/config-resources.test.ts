@@ -60,6 +60,7 @@ describe('config resources (Kafka 4.4)', function () {
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: 2, value: '50000' }], ErrorCode.INVALID_CONFIG, "Can't APPEND to key consumer.session.timeout.ms because its type is not LIST."],
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: null }], ErrorCode.INVALID_REQUEST, 'Null value not supported for : consumer.session.timeout.ms'],
         ['bounds', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '46000' }, { name: 'consumer.session.timeout.ms', configOperation: SET, value: '47000' }], ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys'],
+        ['bounds', [{ name: 'errors.deadletterqueue.topic.name', configOperation: SET, value: '__dlq' }], ErrorCode.INVALID_CONFIG, "errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'"],
         ['', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '50000' }], ErrorCode.INVALID_REQUEST, 'Default group resources are not allowed.'],
       ];
       for (const [name, configs, errorCode, errorMessage] of refusals) {

@@ -54,10 +54,10 @@ describe('features on the wire', function () {
   it('ApiVersions v4 lists the supported features and the finalized levels of a new Kafka 4.4 cluster', async () => {
     const res = await apiVersions(broker!.port, 4);
     expect(res.supportedFeatures!.map((f) => [f.name, f.minVersion, f.maxVersion])).to.deep.equal([
-      ['group.version', 0, 1], ['kraft.version', 0, 1], ['metadata.version', 7, 33], ['share.version', 0, 0],
+      ['group.version', 0, 1], ['kraft.version', 0, 1], ['metadata.version', 7, 33], ['share.version', 0, 2],
       ['streams.version', 0, 1], ['transaction.version', 0, 2], ['eligible.leader.replicas.version', 0, 0],
     ]);
-    expect(finalizedOf(res)).to.deep.equal({ 'metadata.version': [33, 33], 'transaction.version': [2, 2], 'group.version': [1, 1], 'streams.version': [1, 1] });
+    expect(finalizedOf(res)).to.deep.equal({ 'metadata.version': [33, 33], 'transaction.version': [2, 2], 'group.version': [1, 1], 'streams.version': [1, 1], 'share.version': [2, 2] });
     expect(res.finalizedFeaturesEpoch! >= 0n).to.equal(true);
     expect(res.zkMigrationReady).to.equal(false);
   });
@@ -65,7 +65,7 @@ describe('features on the wire', function () {
   it('ApiVersions v3 leaves out the supported features whose minimum is 0 (KAFKA-17011), v2 has no features', async () => {
     const v3 = await apiVersions(broker!.port, 3);
     expect(v3.supportedFeatures!.map((f) => f.name)).to.deep.equal(['metadata.version']);
-    expect(finalizedOf(v3)).to.have.keys('metadata.version', 'transaction.version', 'group.version', 'streams.version');
+    expect(finalizedOf(v3)).to.have.keys('metadata.version', 'transaction.version', 'group.version', 'streams.version', 'share.version');
     const v2 = await apiVersions(broker!.port, 2);
     expect(v2.apiKeys.find((k) => k.apiKey === ApiKey.UpdateFeatures)).to.deep.include({ minVersion: 0, maxVersion: 2 });
     expect(v2.supportedFeatures ?? []).to.deep.equal([]);
@@ -141,7 +141,7 @@ describe('features on the wire', function () {
     await broker!.close();
     broker = await startBroker({ dataDir, logLevel: 'silent' });
     expect(finalizedOf(await apiVersions(broker.port, 4))).to.deep.equal({
-      'metadata.version': [33, 33], 'transaction.version': [1, 1], 'group.version': [1, 1], 'streams.version': [1, 1],
+      'metadata.version': [33, 33], 'transaction.version': [1, 1], 'group.version': [1, 1], 'streams.version': [1, 1], 'share.version': [2, 2],
     });
 
     const up = await updateFeatures(broker.port, 2, { featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: 1 }] });

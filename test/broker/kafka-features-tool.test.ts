@@ -26,13 +26,13 @@ describe('kafka-features (Kafka 4.4\'s FeatureCommand) against Fjord', function 
     const bootstrap = broker.current().bootstrap;
     const first = await kafkaFeatures(bootstrap, 'describe');
     expect(first.status).to.equal(0);
-    // Kafka 4.4 lists the same seven; share and ELR are 0-0 in Fjord (not implemented yet).
+    // Kafka 4.4 lists the same seven; ELR is 0-0 in Fjord (not implemented yet).
     expect(described(first.out)).to.deep.equal([
       ['eligible.leader.replicas.version', '0', '0', '0'],
       ['group.version', '0', '1', '1'],
       ['kraft.version', '0', '1', '0'],
       ['metadata.version', '3.3-IV3', '4.4-IV2', '4.4-IV2'],
-      ['share.version', '0', '0', '0'],
+      ['share.version', '0', '2', '2'],
       ['streams.version', '0', '1', '1'],
       ['transaction.version', '0', '2', '2'],
     ]);

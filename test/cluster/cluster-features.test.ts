@@ -43,7 +43,7 @@ describe('features in a cluster of two brokers on etcd', function () {
 
   it('starts a new cluster at Kafka 4.4\'s defaults, the same on both brokers', async () => {
     for (const i of [0, 1]) {
-      expect(levelsOf(await apiVersions(i))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1 });
+      expect(levelsOf(await apiVersions(i))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1, 'share.version': 2 });
     }
   });
 
@@ -93,6 +93,6 @@ describe('features in a cluster of two brokers on etcd', function () {
   it('a restarted broker keeps the cluster\'s levels (no defaults written over them)', async () => {
     await brokers[1]!.close();
     brokers[1] = await startNode(1);
-    expect(levelsOf(await apiVersions(1))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'streams.version': 1 });
+    expect(levelsOf(await apiVersions(1))).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'streams.version': 1, 'share.version': 2 });
   });
 });

@@ -22,7 +22,7 @@ describe('cluster/features: the update rules', () => {
   const defaults = DEFAULT_FEATURE_LEVELS;
 
   it('finalizes a new cluster as Kafka 4.4 does: metadata.version 33, transaction.version 2, group.version 1', () => {
-    expect(defaults).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1 });
+    expect(defaults).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 2, 'group.version': 1, 'streams.version': 1, 'share.version': 2 });
   });
 
   it('refuses an unknown upgrade type, a negative level and levels out of the supported range', () => {
@@ -32,7 +32,9 @@ describe('cluster/features: the update rules', () => {
     expect(verdict(defaults, 'metadata.version', 34)).to.equal(
       'Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33');
     expect(verdict(defaults, 'group.version', 5)).to.equal('Invalid update version 5 for feature group.version. Local controller 1 only supports versions 0-1');
-    expect(verdict(defaults, 'share.version', 1)).to.equal('Invalid update version 1 for feature share.version. Local controller 1 does not support this feature.');
+    expect(verdict(defaults, 'share.version', 3)).to.equal('Invalid update version 3 for feature share.version. Local controller 1 only supports versions 0-2');
+    expect(verdict(defaults, 'eligible.leader.replicas.version', 1)).to.equal(
+      'Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 does not support this feature.');
     expect(verdict(defaults, 'nonsense', 1)).to.equal('Invalid update version 1 for feature nonsense. Local controller 1 does not support this feature.');
     expect(verdict(defaults, 'nonsense', 0)).to.equal('Invalid update version 0 for feature nonsense. Feature nonsense not found.');
   });
@@ -97,7 +99,7 @@ describe('cluster/features: the update rules', () => {
       { feature: 'transaction.version', level: 1, upgradeType: SAFE_DOWNGRADE },
       { feature: 'group.version', level: 0, upgradeType: SAFE_DOWNGRADE },
     ], 1);
-    expect(both).to.deep.equal({ ok: true, levels: { 'metadata.version': 33, 'transaction.version': 1, 'streams.version': 1 } });
+    expect(both).to.deep.equal({ ok: true, levels: { 'metadata.version': 33, 'transaction.version': 1, 'streams.version': 1, 'share.version': 2 } });
     const refused = planUpdates(defaults, [
       { feature: 'transaction.version', level: 1, upgradeType: SAFE_DOWNGRADE },
       { feature: 'group.version', level: 9, upgradeType: UPGRADE },
@@ -133,7 +135,7 @@ describe('cluster/features: a single broker\'s levels in its MetadataStore', () 
 
     store = await MetadataStore.open(dir, 4);
     features = await Features.start(storeFeatureLevels(store), 4);
-    expect(features.finalized().levels).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 1, 'group.version': 1, 'streams.version': 1 });
+    expect(features.finalized().levels).to.deep.equal({ 'metadata.version': 33, 'transaction.version': 1, 'group.version': 1, 'streams.version': 1, 'share.version': 2 });
     expect(features.finalized().epoch).to.be.at.least(second.epoch);
     await store.close();
   });

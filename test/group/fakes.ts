@@ -6,7 +6,9 @@ import { ErrorCode } from '../../src/common/errors';
 import { coordinatorPartitionFor } from '../../src/cluster/coordinator-partition';
 import type { TopicRecord } from '../../src/cluster/metadata-store';
 import type { ConsumerGroupRecord } from '../../src/group/consumer-records';
-import { GroupCoordinator, type ConsumerGroupTopics, type GroupCoordinatorConfig, type JoinRequest } from '../../src/group/coordinator';
+import {
+  GroupCoordinator, type ConsumerGroupTopics, type GroupCoordinatorConfig, type JoinRequest, type ShareGroupDeletionHook, type ShareStateInitializer,
+} from '../../src/group/coordinator';
 import { GroupState, type JoinResult, type SyncResult } from '../../src/group/group';
 import type {
   GroupSnapshot, LoadedGroup, OffsetsStore, TopicPartitionKey, TopicPartitionOffset, TxnProducer,
@@ -119,6 +121,10 @@ export const DEFAULTS: GroupCoordinatorConfig = {
   streamsHeartbeatIntervalMs: 5000,
   streamsNumStandbyReplicas: 0,
   streamsInitialRebalanceDelayMs: 0,
+  shareSessionTimeoutMs: 45_000,
+  shareHeartbeatIntervalMs: 5_000,
+  shareMaxSize: 200,
+  shareAssignmentIntervalMs: 0,
 };
 
 /** Lets resolved promises' callbacks run. */
@@ -182,6 +188,13 @@ export class Harness {
   readonly groupConfigs = new Map<string, Record<string, string>>();
   /** The internal topics streams groups had created (each created at once in `topics`). */
   readonly internalTopicsCreated: InternalTopicToCreate[] = [];
+  /** What share groups asked the share coordinator to initialize, in order. */
+  readonly shareInitializations: { groupId: string; stateEpoch: number; topics: { topicId: string; partitions: number[] }[] }[] = [];
+  /** How the share coordinator answers an initialization (a test may replace it: hold it back, refuse). */
+  initializeShareState: ShareStateInitializer = () => Promise.resolve();
+  /** The share groups DeleteGroups deleted, with their share-partitions. */
+  readonly shareGroupsDeleted: { groupId: string; topics: { topicId: string; partitions: number[] }[] }[] = [];
+  onShareGroupDeleted: ShareGroupDeletionHook = () => Promise.resolve(ErrorCode.NONE);
 
   constructor(readonly store = new FakeStore(), config: Partial<GroupCoordinatorConfig> = {}) {
     this.coordinator = new GroupCoordinator({ ...DEFAULTS, ...config }, this.timer, pino({ level: 'silent' }), () => this.now,
@@ -193,6 +206,14 @@ export class Harness {
             this.topics.set(t.name, t.numPartitions);
           }
           return Promise.resolve();
+        },
+        initializeShareState: (groupId, stateEpoch, topics) => {
+          this.shareInitializations.push({ groupId, stateEpoch, topics: topics.map((t) => ({ topicId: t.topicId, partitions: [...t.partitions] })) });
+          return this.initializeShareState(groupId, stateEpoch, topics);
+        },
+        onShareGroupDeleted: (groupId, topics) => {
+          this.shareGroupsDeleted.push({ groupId, topics: topics.map((t) => ({ topicId: t.topicId, partitions: [...t.partitions] })) });
+          return this.onShareGroupDeleted(groupId, topics);
         },
       });
   }

@@ -32,7 +32,7 @@ const KAFKA: KafkaApiVersions = JSON.parse(fs.readFileSync(path.join(ROOT, 'test
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 /** API keys Kafka 4.4 serves that Fjord leaves to a later issue (or never serves), with the reason. */
 const LATER = new Map<number, string>([
-  ...[...range(76, 79), ...range(83, 87), ...range(90, 92)].map((k) => [k, 'share groups (KIP-932): issue 17'] as const),
+  ...[...range(78, 79), ...range(83, 87), ...range(90, 92)].map((k) => [k, 'share groups (KIP-932): issue 17'] as const),
   ...[17, 36, ...range(38, 41)].map((k) => [k, 'SASL, delegation tokens: issue 16'] as const),
   ...[55, 80, 81, 64, 94].map((k) => [k, 'KRaft quorum APIs: not applicable, the controller keeps its state in etcd'] as const),
 ]);
@@ -91,8 +91,8 @@ describe('ApiVersions side by side with Kafka 4.4.0', function () {
     expect(levels(captured.finalizedFeatures)).to.deep.equal(levels(answer.finalizedFeatures ?? []));
   });
 
-  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version, streams.version)', () => {
-    for (const name of ['transaction.version', 'group.version', 'streams.version']) {
+  it('the finalized features Fjord reports are at the levels Kafka 4.4 finalizes (transaction.version, group.version, streams.version, share.version)', () => {
+    for (const name of ['transaction.version', 'group.version', 'streams.version', 'share.version']) {
       const kafka = KAFKA.finalizedFeatures.find((f) => f.name === name);
       const ours = (answer.finalizedFeatures ?? []).find((f) => f.name === name);
       expect(ours?.maxVersionLevel, `${name} finalized`).to.equal(kafka?.maxVersionLevel);

@@ -76,6 +76,16 @@ describe('SharePartitionManager', () => {
     expect(manager.size).to.equal(2);
   });
 
+  it('reset drops the share-partition of that group and partition only (its state was altered or deleted); the next fetch makes it again', async () => {
+    await fetch('g1');
+    await fetch('g2');
+    manager.reset({ groupId: 'g1', topicId: TOPIC_ID, partition: 0 });
+    manager.reset({ groupId: 'g1', topicId: TOPIC_ID, partition: 1 });
+    expect([closed, manager.size]).to.deep.equal([1, 1]);
+    await fetch('g1');
+    expect(made.map((s) => s.key.groupId)).to.deep.equal(['g1', 'g2', 'g1']);
+  });
+
   it('drops and closes the share-partitions of a partition no longer led here, and answers NOT_LEADER_OR_FOLLOWER', async () => {
     await fetch('g1');
     await fetch('g2');
