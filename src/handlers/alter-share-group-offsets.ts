@@ -14,7 +14,7 @@ import { ZERO_UUID } from '../protocol/primitives';
 import type { Controller } from '../cluster/controller';
 import type { ShareGroupAdmin } from '../share/share-group-admin';
 import { AclOperation, ResourceType } from '../security/acl';
-import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
+import { shareProtocolEnabled, type ShareProtocolServices } from './shared/share-requests';
 import { defineHandler } from './handler';
 
 export interface AlterShareGroupOffsetsServices extends ShareProtocolServices {

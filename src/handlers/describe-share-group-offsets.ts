@@ -15,7 +15,7 @@ import { ErrorCode, errorMessage } from '../common/errors';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { ShareGroupAdmin } from '../share/share-group-admin';
 import { AclOperation, ResourceType } from '../security/acl';
-import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
+import { shareProtocolEnabled, type ShareProtocolServices } from './shared/share-requests';
 import { defineHandler, type RequestContext } from './handler';
 
 export interface DescribeShareGroupOffsetsServices extends ShareProtocolServices {

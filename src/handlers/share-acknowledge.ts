@@ -1,6 +1,6 @@
 // ShareAcknowledge (key 79), versions 1-2 (KIP-932): a share consumer acknowledges records without
 // fetching, as Kafka's KafkaApis.handleShareAcknowledgeRequest.
-// - Request-level errors: a null group id or a member id that is empty or over 36 characters
+// - Request-level errors: UNSUPPORTED_VERSION while share.version is 0; a null group id or a member id that is empty or over 36 characters
 //   INVALID_REQUEST; no READ on the group GROUP_AUTHORIZATION_FAILED; the share session's:
 //   epoch 0 INVALID_SHARE_SESSION_EPOCH (only ShareFetch opens sessions), no session
 //   SHARE_SESSION_NOT_FOUND, not its next epoch INVALID_SHARE_SESSION_EPOCH.
@@ -19,9 +19,9 @@ import { AclOperation, ResourceType } from '../security/acl';
 import type { SharePartitionManager } from '../share/share-partition-manager';
 import { FINAL_SHARE_SESSION_EPOCH } from '../share/share-sessions';
 import { defineHandler } from './handler';
-import { acknowledgePartition, currentLeaders, isMemberIdValid, topicReadability } from './shared/share-requests';
+import { acknowledgePartition, currentLeaders, isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices, topicReadability } from './shared/share-requests';
 
-export interface ShareAcknowledgeServices {
+export interface ShareAcknowledgeServices extends ShareProtocolServices {
   readonly controller: Pick<Controller, 'topicById' | 'topic' | 'brokers'>;
   readonly sharePartitions: Pick<SharePartitionManager, 'sessions' | 'acknowledge' | 'endSession' | 'settings'>;
 }
@@ -31,6 +31,7 @@ export const shareAcknowledge = defineHandler(ApiKey.ShareAcknowledge, { minVers
     const failed = (errorCode: number, errorMessage: string | null = null): ShareAcknowledgeResponse => ({
       throttleTimeMs: 0, errorCode, errorMessage, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [],
     });
+    if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
     const groupId = req.groupId ?? null;
     if (groupId === null) return failed(ErrorCode.INVALID_REQUEST, 'Invalid group id in the request.');
     if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);

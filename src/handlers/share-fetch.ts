@@ -1,6 +1,6 @@
 // ShareFetch (key 78), versions 1-2 (KIP-932): a share consumer's fetch, as Kafka's
 // KafkaApis.handleShareFetchRequest.
-// - Request-level errors (ErrorCode, no partitions): a null group id or a member id that is empty or
+// - Request-level errors (ErrorCode, no partitions): UNSUPPORTED_VERSION while share.version is 0; a null group id or a member id that is empty or
 //   over 36 characters INVALID_REQUEST; no READ on the group GROUP_AUTHORIZATION_FAILED; v2's
 //   IsRenewAck with MaxBytes, MinBytes, MaxRecords or MaxWaitMs not 0 INVALID_REQUEST; the share
 //   session's errors (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_LIMIT_REACHED,
@@ -29,9 +29,9 @@ import { AclOperation, ResourceType } from '../security/acl';
 import type { SharePartitionManager, ShareFetchPartition } from '../share/share-partition-manager';
 import type { ShareSessionPartition } from '../share/share-sessions';
 import { defineHandler } from './handler';
-import { acknowledgePartition, currentLeaders, isMemberIdValid, topicReadability, type RequestBatches } from './shared/share-requests';
+import { acknowledgePartition, currentLeaders, isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices, topicReadability, type RequestBatches } from './shared/share-requests';
 
-export interface ShareFetchServices {
+export interface ShareFetchServices extends ShareProtocolServices {
   readonly config: Pick<BrokerConfig, 'getInt'>;
   readonly controller: Pick<Controller, 'topicById' | 'topic' | 'brokers'>;
   readonly sharePartitions: Pick<SharePartitionManager, 'sessions' | 'fetch' | 'acknowledge' | 'endSession' | 'settings'>;
@@ -58,6 +58,7 @@ export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxV
   const failed = (errorCode: number, errorMessage: string | null = null): ShareFetchResponse => ({
     throttleTimeMs: 0, errorCode, errorMessage, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [],
   });
+  if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
   const groupId = req.groupId ?? null;
   if (groupId === null) return failed(ErrorCode.INVALID_REQUEST, 'Invalid group id in the request.');
   if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);

@@ -15,7 +15,7 @@ import { authorizedOperations, NOT_REQUESTED } from './shared/authorized-operati
 import type { GroupCoordinator } from '../group';
 import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
-import { shareProtocolEnabled, type ShareProtocolServices } from './share-group-heartbeat';
+import { shareProtocolEnabled, type ShareProtocolServices } from './shared/share-requests';
 
 export interface ShareGroupDescribeServices extends ShareProtocolServices {
   readonly groups: Pick<GroupCoordinator, 'shareGroupDescribe'>;

@@ -21,24 +21,11 @@ import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { AclOperation, ResourceType } from '../security/acl';
 import { defineHandler } from './handler';
-
-/** What tells whether share groups are served. */
-export interface ShareProtocolServices {
-  /** The finalized share.version feature. */
-  shareVersion(): number;
-}
-
-/** Kafka's isShareGroupProtocolEnabled: share.version 1 or more. */
-export function shareProtocolEnabled(s: ShareProtocolServices): boolean {
-  return s.shareVersion() >= 1;
-}
+import { isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices } from './shared/share-requests';
 
 export interface ShareGroupHeartbeatServices extends ShareProtocolServices {
   readonly groups: Pick<GroupCoordinator, 'shareGroupHeartbeat'>;
 }
-
-/** Kafka's client makes a UUID's string (36 characters). */
-const MAX_MEMBER_ID_LENGTH = 36;
 
 export const shareGroupHeartbeat = defineHandler(ApiKey.ShareGroupHeartbeat, { minVersion: 1, maxVersion: 1 },
   (s: ShareGroupHeartbeatServices) => (req, ctx) => {
@@ -47,7 +34,7 @@ export const shareGroupHeartbeat = defineHandler(ApiKey.ShareGroupHeartbeat, { m
     });
     if (!shareProtocolEnabled(s)) return refusal(ErrorCode.UNSUPPORTED_VERSION);
     if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return refusal(ErrorCode.GROUP_AUTHORIZATION_FAILED);
-    if (req.memberId === '' || req.memberId.length > MAX_MEMBER_ID_LENGTH) return refusal(ErrorCode.INVALID_REQUEST, 'Invalid member id in the request.');
+    if (!isMemberIdValid(req.memberId)) return refusal(ErrorCode.INVALID_REQUEST, 'Invalid member id in the request.');
     if (req.subscribedTopicNames?.some((t) => !ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t))) {
       return refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     }

@@ -16,6 +16,8 @@ import type { ListGroupsResponse } from '../../src/protocol/generated/ListGroups
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse';
 import type { ShareGroupDescribeResponse } from '../../src/protocol/generated/ShareGroupDescribeResponse';
 import type { ShareGroupHeartbeatResponse } from '../../src/protocol/generated/ShareGroupHeartbeatResponse';
+import type { ShareFetchResponse } from '../../src/protocol/generated/ShareFetchResponse';
+import type { ShareAcknowledgeResponse } from '../../src/protocol/generated/ShareAcknowledgeResponse';
 import { ErrorCode } from '../../src/common/errors';
 import { UpgradeType } from '../../src/cluster/features';
 import { RawClient } from '../helpers/raw-client';
@@ -129,6 +131,13 @@ describe('share groups on the wire', function () {
     try {
       expect((await heartbeat(randomUUID(), 0, ['sq'])).errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
       expect((await describe(['any'])).groups[0].errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
+      const fetch = await c.request<ShareFetchResponse>(ApiKey.ShareFetch, 1, {
+        groupId: GROUP, memberId: randomUUID(), shareSessionEpoch: 0, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, maxRecords: 10, batchSize: 10,
+        topics: [], forgottenTopicsData: [],
+      });
+      expect(fetch.errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
+      const ack = await c.request<ShareAcknowledgeResponse>(ApiKey.ShareAcknowledge, 1, { groupId: GROUP, memberId: randomUUID(), shareSessionEpoch: 1, topics: [] });
+      expect(ack.errorCode).to.equal(ErrorCode.UNSUPPORTED_VERSION);
     } finally {
       await features.update([{ feature: 'share.version', level: 2, upgradeType: UpgradeType.UPGRADE }], false);
     }

@@ -10,6 +10,17 @@ import type { ShareFetchPartition, SharePartitionManager } from '../../share/sha
 import type { ShareSessionPartition } from '../../share/share-sessions';
 import type { RequestContext } from '../handler';
 
+/** What tells whether share groups are served. */
+export interface ShareProtocolServices {
+  /** The finalized share.version feature. */
+  shareVersion(): number;
+}
+
+/** Kafka's isShareGroupProtocolEnabled: share.version 1 or more. */
+export function shareProtocolEnabled(s: ShareProtocolServices): boolean {
+  return s.shareVersion() >= 1;
+}
+
 /** Kafka's isMemberIdValid: a member id is given, not empty, and at most 36 characters. */
 export function isMemberIdValid(memberId: string | null): memberId is string {
   return memberId !== null && memberId.length > 0 && memberId.length <= 36;
