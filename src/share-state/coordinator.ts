@@ -28,9 +28,11 @@
 //   each loaded partition's log start moves up to it.
 import type { Logger } from 'pino';
 import type { TopicRecord } from '../cluster/metadata-store';
+import { SHARE_GROUP_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { ErrorCode, errorMessage } from '../common/errors';
+import { CoordinatorPartitions } from '../replica/coordinator-partitions';
 import type { PersisterError, ReadResult, SharePartitionKey, StateBatch, StateSummary } from './persister';
-import { coordinatorKey, shareStatePartitionFor, type ShareStateStore } from './share-state-log';
+import { coordinatorKey, shareStatePartitionFor, type PlacedRecord, type ShareStateStore } from './share-state-log';
 import type { ShareSnapshot, ShareStateRecord } from './share-state-records';
 import { combineStateBatches } from './state-batches';
 
@@ -172,10 +174,8 @@ const fail = (errorCode: number, message?: string): Check => ({ errorCode, error
 const OK: PersisterError = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 export class ShareCoordinator {
-  private readonly partitions = new Map<number, HostedPartition>();
-  /** The highest leader epoch seen per partition: an older election or resignation is stale. */
-  private readonly epochs = new Map<number, number>();
-  private readonly loads = new Set<Promise<void>>();
+  /** The partitions this broker leads, loaded or loading. */
+  private readonly partitions: CoordinatorPartitions<HostedPartition, PlacedRecord[]>;
   /** Per key, the operation last queued (operations on one key run in turn). */
   private readonly queues = new Map<string, Promise<unknown>>();
   private closed = false;
@@ -188,7 +188,13 @@ export class ShareCoordinator {
     private readonly metadata: { topicById(id: string): TopicRecord | undefined },
     private readonly log?: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.partitions = new CoordinatorPartitions(SHARE_GROUP_STATE_TOPIC_NAME, 'share coordinator', {
+      create: (index, leaderEpoch) => ({ index, leaderEpoch, loading: true, shard: new ShareStateShard(this.config.updatesPerSnapshot), prunedTo: -1 }),
+      read: (index) => this.store.loadPartition(index),
+      apply: (entry, records) => this.applyLoaded(entry, records),
+    }, log);
+  }
 
   /** The __share_group_state partition of a key (the topic's partition count, or the configured one before it exists). */
   partitionFor(key: SharePartitionKey): number {
@@ -197,55 +203,31 @@ export class ShareCoordinator {
 
   /** Whether this broker serves the keys of this partition now (elected, and loaded). */
   isLoaded(partition: number): boolean {
-    const entry = this.partitions.get(partition);
-    return !this.closed && entry !== undefined && !entry.loading;
+    return !this.closed && this.partitions.isLoaded(partition);
   }
 
   onElection(partition: number, leaderEpoch: number): void {
-    if (this.closed || !this.acceptEpoch(partition, leaderEpoch)) return;
-    if (this.partitions.get(partition)?.leaderEpoch === leaderEpoch) return;
-    const entry: HostedPartition = { index: partition, leaderEpoch, loading: true, shard: new ShareStateShard(this.config.updatesPerSnapshot), prunedTo: -1 };
-    this.partitions.set(partition, entry);
-    this.startPruning();
-    const load = this.load(entry).finally(() => this.loads.delete(load));
-    this.loads.add(load);
+    if (!this.closed && this.partitions.elect(partition, leaderEpoch)) this.startPruning();
   }
 
   onResignation(partition: number, leaderEpoch: number): void {
-    if (!this.acceptEpoch(partition, leaderEpoch)) return;
-    if (this.partitions.delete(partition)) this.log?.info({ partition, leaderEpoch }, 'resigned as share coordinator of a partition');
+    this.partitions.resign(partition, leaderEpoch);
   }
 
-  private acceptEpoch(partition: number, leaderEpoch: number): boolean {
-    const last = this.epochs.get(partition);
-    if (last !== undefined && leaderEpoch < last) return false;
-    this.epochs.set(partition, leaderEpoch);
-    return true;
-  }
-
-  private async load(entry: HostedPartition): Promise<void> {
-    let records;
-    try {
-      records = await this.store.loadPartition(entry.index);
-    } catch (err) {
-      this.log?.error({ err, partition: entry.index }, 'loading a __share_group_state partition failed');
-      if (this.partitions.get(entry.index) === entry) this.partitions.delete(entry.index);
-      return;
-    }
-    if (this.partitions.get(entry.index) !== entry) return; // resigned or elected again meanwhile
+  /** Replays the partition's records read back. */
+  private applyLoaded(entry: HostedPartition, records: PlacedRecord[]): void {
     for (const { record, offset } of records) entry.shard.replay(record, offset);
     entry.loading = false;
     this.log?.info({ partition: entry.index, leaderEpoch: entry.leaderEpoch, keys: entry.shard.states.size }, 'loaded a __share_group_state partition');
   }
 
-  async loadsSettled(): Promise<void> {
-    while (this.loads.size > 0) await Promise.allSettled([...this.loads]);
+  loadsSettled(): Promise<void> {
+    return this.partitions.settled();
   }
 
   /** __share_group_state was deleted: every partition is dropped and its epochs forgotten. */
   unload(): void {
     this.partitions.clear();
-    this.epochs.clear();
   }
 
   /** The prune job, from the first election on (Kafka schedules it at start-up). */
@@ -415,7 +397,7 @@ export class ShareCoordinator {
   /** Appends the record, then applies it, unless the partition resigned meanwhile (NOT_COORDINATOR). */
   private async append(entry: HostedPartition, record: ShareStateRecord): Promise<number> {
     const { errorCode, offset } = await this.store.write(entry.index, record);
-    if (this.partitions.get(entry.index) !== entry) return ErrorCode.NOT_COORDINATOR;
+    if (!this.partitions.isCurrent(entry)) return ErrorCode.NOT_COORDINATOR;
     if (errorCode === ErrorCode.NONE) entry.shard.replay(record, offset);
     return errorCode;
   }

@@ -35,13 +35,15 @@
 import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
+import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../records/batch';
+import { CoordinatorPartitions } from '../replica/coordinator-partitions';
 import {
   EPOCH_BUMP_TRANSACTION_VERSION, MAX_PRODUCER_EPOCH, TransactionMetadata, TransactionState, stateName, topicPartitionKey, type Prepared, type TopicPartition,
   type TxnTransit,
 } from './transaction-metadata';
 import type { TransactionLogValue } from './transaction-log-records';
-import type { TransactionStore } from './transaction-state-log';
+import type { LoadedTransaction, TransactionStore } from './transaction-state-log';
 
 /** How long a failed marker or Complete write waits before it is tried again. */
 const RETRY_BACKOFF_MS = 100;
@@ -157,13 +159,9 @@ interface TxnPartition {
 
 export class TransactionCoordinator {
   /** The partitions this broker leads, loaded or loading. */
-  private readonly partitions = new Map<number, TxnPartition>();
-  /** The highest leader epoch seen per partition: an election or resignation older than it is stale. */
-  private readonly epochs = new Map<number, number>();
+  private readonly partitions: CoordinatorPartitions<TxnPartition, LoadedTransaction[]>;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Partition loads in flight: awaited by loadsSettled() and close(). */
-  private readonly loads = new Set<Promise<void>>();
   /** Marker and Complete writes still running, awaited by close(). */
   private readonly completions = new Set<Promise<void>>();
 
@@ -174,7 +172,13 @@ export class TransactionCoordinator {
     private readonly store: TransactionStore,
     private readonly log?: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.partitions = new CoordinatorPartitions(TRANSACTION_STATE_TOPIC_NAME, 'transaction coordinator', {
+      create: (index, leaderEpoch) => ({ index, leaderEpoch, loading: true, transactions: new Map() }),
+      read: (index) => this.store.loadPartition(index),
+      apply: (entry, loaded) => this.applyLoaded(entry, loaded),
+    }, log);
+  }
 
   /** The finalized transaction.version: the rules of the coordinator's own aborts. */
   private get transactionVersion(): number {
@@ -188,8 +192,7 @@ export class TransactionCoordinator {
 
   /** Whether this broker coordinates the ids of this partition now (elected, and loaded). */
   isLoaded(partition: number): boolean {
-    const entry = this.partitions.get(partition);
-    return !this.closed && entry !== undefined && !entry.loading;
+    return !this.closed && this.partitions.isLoaded(partition);
   }
 
   /**
@@ -199,13 +202,7 @@ export class TransactionCoordinator {
    * epoch last seen for the partition, or if that epoch is already loaded or loading.
    */
   onElection(partition: number, leaderEpoch: number): void {
-    if (this.closed || !this.acceptEpoch(partition, leaderEpoch)) return;
-    if (this.partitions.get(partition)?.leaderEpoch === leaderEpoch) return;
-    const entry: TxnPartition = { index: partition, leaderEpoch, loading: true, transactions: new Map() };
-    this.partitions.set(partition, entry);
-    this.startTimers();
-    const load = this.loadPartition(entry).finally(() => this.loads.delete(load));
-    this.loads.add(load);
+    if (!this.closed && this.partitions.elect(partition, leaderEpoch)) this.startTimers();
   }
 
   /**
@@ -213,32 +210,12 @@ export class TransactionCoordinator {
    * (NOT_COORDINATOR); a load, write or marker round in flight for them finds its entry gone and stops.
    */
   onResignation(partition: number, leaderEpoch: number): void {
-    if (!this.acceptEpoch(partition, leaderEpoch)) return;
-    if (this.partitions.delete(partition)) this.log?.info({ partition, leaderEpoch }, 'resigned as transaction coordinator of a partition');
+    this.partitions.resign(partition, leaderEpoch);
   }
 
-  /** Records the epoch as the last seen for the partition, unless it is older than that one (then false). */
-  private acceptEpoch(partition: number, leaderEpoch: number): boolean {
-    const last = this.epochs.get(partition);
-    if (last !== undefined && leaderEpoch < last) {
-      this.log?.info({ partition, leaderEpoch, last }, 'ignoring a stale election or resignation of a __transaction_state partition');
-      return false;
-    }
-    this.epochs.set(partition, leaderEpoch);
-    return true;
-  }
-
-  /** Reads the partition's ids back, then finishes the transactions a crash or a leader change interrupted. */
-  private async loadPartition(entry: TxnPartition): Promise<void> {
-    let loaded;
-    try {
-      loaded = await this.store.loadPartition(entry.index);
-    } catch (err) {
-      this.log?.error({ err, partition: entry.index }, 'loading a __transaction_state partition failed');
-      if (this.partitions.get(entry.index) === entry) this.partitions.delete(entry.index);
-      return;
-    }
-    if (this.closed || this.partitions.get(entry.index) !== entry) return; // resigned or elected again meanwhile
+  /** Takes the partition's ids read back, then finishes the transactions a crash or a leader change interrupted. */
+  private applyLoaded(entry: TxnPartition, loaded: LoadedTransaction[]): void {
+    if (this.closed) return;
     for (const { transactionalId, value } of loaded) {
       entry.transactions.set(transactionalId, new TransactionMetadata(transactionalId, {
         producerId: value.producerId, producerEpoch: value.producerEpoch, txnTimeoutMs: value.transactionTimeoutMs,
@@ -271,8 +248,8 @@ export class TransactionCoordinator {
   }
 
   /** Settles once no partition load is in flight. */
-  async loadsSettled(): Promise<void> {
-    while (this.loads.size > 0) await Promise.allSettled([...this.loads]);
+  loadsSettled(): Promise<void> {
+    return this.partitions.settled();
   }
 
   /**
@@ -281,7 +258,6 @@ export class TransactionCoordinator {
    */
   unload(): void {
     this.partitions.clear();
-    this.epochs.clear();
   }
 
   /** Stops the timers and waits for the loads and marker writes in flight (they stop retrying). */
@@ -307,7 +283,7 @@ export class TransactionCoordinator {
 
   /** Whether the id's metadata is still the one its partition holds (no resignation or new election since). */
   private isCurrent(entry: TxnPartition, meta: TransactionMetadata): boolean {
-    return !this.closed && this.partitions.get(entry.index) === entry && entry.transactions.get(meta.transactionalId) === meta;
+    return !this.closed && this.partitions.isCurrent(entry) && entry.transactions.get(meta.transactionalId) === meta;
   }
 
   /**
