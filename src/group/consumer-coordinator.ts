@@ -20,6 +20,7 @@ import {
   withoutEpochs, type ConsumerGroupMember, type TopicPartitions,
 } from './consumer-member';
 import type { CoordinatorState } from './coordinator-state';
+import { GroupError, unknownMemberError } from './group-error';
 import type { ConsumerGroupSnapshot } from './store';
 import { CONSUMER_PROTOCOL_TYPE, decodeAssignment, decodeSubscription, encodeAssignment } from './consumer-protocol';
 import { GroupMember, GroupState, joinError, syncError, type ClassicGroup, type JoinResult, type SyncResult } from './group';
@@ -111,13 +112,6 @@ const TIMER_RETRY_BACKOFF_MS = 500;
 
 /** Kafka's REGEX_BATCH_REFRESH_INTERVAL_MS: how stale the topics a regular expression matched may get. */
 const REGEX_REFRESH_INTERVAL_MS = 10_000;
-
-/** A Kafka error to answer with (Kafka's ApiException): thrown inside a heartbeat, answered by it. */
-class GroupError extends Error {
-  constructor(readonly code: number, message = '') {
-    super(message);
-  }
-}
 
 export class ConsumerGroupManager {
   /** Each topic's hash by name, with what it was computed from (its id, and its partitions' racks). */
@@ -443,7 +437,7 @@ export class ConsumerGroupManager {
   private dynamicMember(group: ConsumerGroup, memberId: string, req: ConsumerHeartbeatRequest, joining: boolean): ConsumerGroupMember {
     const member = group.members.get(memberId);
     if (!member) {
-      if (!joining) throw unknownMember(group.groupId, memberId);
+      if (!joining) throw unknownMemberError(group.groupId, memberId);
       return newMember(memberId);
     }
     this.checkMemberEpoch(member, req);
@@ -597,7 +591,7 @@ export class ConsumerGroupManager {
   private async leave(group: ConsumerGroup, req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResult> {
     let member: ConsumerGroupMember;
     if (req.instanceId === null) {
-      member = group.members.get(req.memberId) ?? throwError(unknownMember(group.groupId, req.memberId));
+      member = group.members.get(req.memberId) ?? throwError(unknownMemberError(group.groupId, req.memberId));
     } else {
       member = group.staticMember(req.instanceId) ?? throwError(new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${quoteInMessage(req.instanceId)} is unknown.`));
       if (member.memberId !== req.memberId) {
@@ -931,10 +925,6 @@ function compileRegex(regex: string): Re2Pattern {
     throw new GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION,
       `SubscribedTopicRegex \`${quoteInMessage(regex)}\` is not a valid regular expression: ${err.description}.`);
   }
-}
-
-function unknownMember(groupId: string, memberId: string): GroupError {
-  return new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(memberId)} is not a member of group ${quoteInMessage(groupId)}.`);
 }
 
 function throwError(err: Error): never {

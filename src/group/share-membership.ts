@@ -17,7 +17,8 @@
 // __consumer_offsets): members join again after a restart.
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { CoordinatorState } from './coordinator-state';
-import { groupOverride, type ConsumerGroupTopics, type GroupConfigLookup } from './consumer-coordinator';
+import { GroupError, unknownMemberError } from './group-error';
+import { groupOverride, type ConsumerGroupTopics, type DescribedPartitions, type GroupConfigLookup } from './consumer-coordinator';
 import { toWire, type TopicPartitions } from './consumer-member';
 import { assignSharePartitions, SHARE_ASSIGNOR_NAME } from './share-assignor';
 import { ShareGroup, type ShareGroupMember } from './share-group';
@@ -75,7 +76,7 @@ export interface ShareGroupDescription {
   assignorName: string;
   members: {
     memberId: string; rackId: string | null; memberEpoch: number; clientId: string; clientHost: string;
-    subscribedTopicNames: string[]; assignment: { topicId: string; topicName: string; partitions: number[] }[];
+    subscribedTopicNames: string[]; assignment: DescribedPartitions[];
   }[];
 }
 
@@ -100,12 +101,6 @@ const INITIALIZE_RETRY_INTERVAL_MS = 30_000;
 const LEAVE_EPOCH = -1;
 
 const NOTHING: ShareHeartbeatResult = { errorCode: ErrorCode.NONE, errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
-
-class GroupError extends Error {
-  constructor(readonly code: number, message = '') {
-    super(message);
-  }
-}
 
 export class ShareGroupManager {
   constructor(
@@ -140,7 +135,7 @@ export class ShareGroupManager {
     }
     const existing = group.members.get(req.memberId);
     if (!existing && !joining) {
-      throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(req.memberId)} is not a member of group ${quoteInMessage(req.groupId)}.`);
+      throw unknownMemberError(req.groupId, req.memberId);
     }
     const member: ShareGroupMember = existing ?? {
       memberId: req.memberId, rackId: null, clientId: '', clientHost: '', subscribedTopicNames: [], memberEpoch: 0, previousMemberEpoch: 0, assigned: new Map(),
@@ -299,7 +294,7 @@ export class ShareGroupManager {
   private leave(req: ShareHeartbeatRequest): ShareHeartbeatResult {
     const group = this.existingGroup(req.groupId);
     const member = group.members.get(req.memberId);
-    if (!member) throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(req.memberId)} is not a member of group ${quoteInMessage(req.groupId)}.`);
+    if (!member) throw unknownMemberError(req.groupId, req.memberId);
     this.fence(group, member.memberId);
     return { ...NOTHING, memberId: req.memberId, memberEpoch: LEAVE_EPOCH };
   }

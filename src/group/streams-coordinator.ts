@@ -15,6 +15,7 @@
 // offsets are, in the Empty classic group of their id, as a consumer group's).
 import { ErrorCode, quoteInMessage } from '../common/errors';
 import type { CoordinatorState } from './coordinator-state';
+import { GroupError, unknownMemberError } from './group-error';
 import { groupOverride, type ConsumerGroupTopics, type GroupConfigLookup } from './consumer-coordinator';
 import { GroupState } from './group';
 import { assignTasks } from './streams-assignor';
@@ -120,12 +121,6 @@ const NOTHING: StreamsHeartbeatResult = {
   partitionsByUserEndpoint: null,
 };
 const ASSIGNMENT_DELAYED_DETAIL = 'Assignment delayed due to the configured initial rebalance delay.';
-
-class GroupError extends Error {
-  constructor(readonly code: number, message = '') {
-    super(message);
-  }
-}
 
 export class StreamsGroupManager {
   constructor(
@@ -290,7 +285,7 @@ export class StreamsGroupManager {
     }
     if (existing) return { member: existing };
     if (!joining) {
-      throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(req.memberId)} is not a member of group ${quoteInMessage(group.groupId)}.`);
+      throw unknownMemberError(group.groupId, req.memberId);
     }
     return { member: newStreamsMember(req.memberId) };
   }
@@ -334,7 +329,7 @@ export class StreamsGroupManager {
     if (!group) throw new GroupError(ErrorCode.GROUP_ID_NOT_FOUND, `Streams group ${quoteInMessage(req.groupId)} not found.`);
     const member = group.members.get(req.memberId);
     if (!member) {
-      throw new GroupError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${quoteInMessage(req.memberId)} is not a member of group ${quoteInMessage(group.groupId)}.`);
+      throw unknownMemberError(group.groupId, req.memberId);
     }
     if (req.memberEpoch === STATIC_LEAVE_EPOCH) {
       // Gone for a while: its instance id stays, for a replacement to take over its tasks.
