@@ -21,7 +21,7 @@ import type { BrokerConfig } from '../config/broker-config';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { AclOperation, ResourceType } from '../security/acl';
-import { defineHandler } from './handler';
+import { clientHost, defineHandler } from './handler';
 
 /** What tells whether the consumer rebalance protocol is served. */
 export interface ConsumerProtocolServices {
@@ -66,7 +66,7 @@ export const consumerGroupHeartbeat = defineHandler(ApiKey.ConsumerGroupHeartbea
       serverAssignor: req.serverAssignor ?? null,
       topicPartitions: req.topicPartitions ?? null,
       clientId: ctx.clientId ?? '',
-      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+      clientHost: clientHost(ctx),
     });
     return {
       throttleTimeMs: 0,

@@ -42,6 +42,11 @@ export interface RequestContext {
 }
 
 /** The function that answers one API; `null` means no response is written (acks=0 produce). */
+/** The host a group records of a member (Kafka's "/address"): the peer without its port. */
+export function clientHost(ctx: RequestContext): string {
+  return `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`;
+}
+
 export type Handle<K extends ApiKey> =
   (request: ApiRequestMap[K], ctx: RequestContext) => ApiResponseMap[K] | null | Promise<ApiResponseMap[K] | null>;
 

@@ -19,7 +19,7 @@ import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { ErrorCode } from '../common/errors';
 import { AclOperation, ResourceType } from '../security/acl';
-import { defineHandler } from './handler';
+import { clientHost, defineHandler } from './handler';
 
 export interface JoinGroupServices {
   readonly groups: Pick<GroupCoordinator, 'joinGroup'>;
@@ -38,7 +38,7 @@ export const joinGroup = defineHandler(ApiKey.JoinGroup, { minVersion: 0, maxVer
     memberId: req.memberId,
     groupInstanceId: v >= 5 ? req.groupInstanceId ?? null : null,
     clientId: ctx.clientId ?? '',
-    clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+    clientHost: clientHost(ctx),
     rebalanceTimeoutMs: v >= 1 ? req.rebalanceTimeoutMs ?? req.sessionTimeoutMs : req.sessionTimeoutMs,
     sessionTimeoutMs: req.sessionTimeoutMs,
     protocolType: req.protocolType,

@@ -20,7 +20,7 @@ import { ErrorCode } from '../common/errors';
 import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { AclOperation, ResourceType } from '../security/acl';
-import { defineHandler } from './handler';
+import { clientHost, defineHandler } from './handler';
 import { isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices } from './shared/share-requests';
 
 export interface ShareGroupHeartbeatServices extends ShareProtocolServices {
@@ -45,7 +45,7 @@ export const shareGroupHeartbeat = defineHandler(ApiKey.ShareGroupHeartbeat, { m
       rackId: req.rackId ?? null,
       subscribedTopicNames: req.subscribedTopicNames ?? null,
       clientId: ctx.clientId ?? '',
-      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+      clientHost: clientHost(ctx),
     });
     return {
       throttleTimeMs: 0,

@@ -22,7 +22,7 @@ import { ApiKey } from '../protocol/generated';
 import type { GroupCoordinator } from '../group';
 import { isInternalTopic, validateTopicName } from '../cluster/topic-names';
 import { AclOperation, ResourceType } from '../security/acl';
-import { defineHandler } from './handler';
+import { clientHost, defineHandler } from './handler';
 
 /** What tells whether the streams rebalance protocol is served. */
 export interface StreamsProtocolServices {
@@ -86,7 +86,7 @@ export const streamsGroupHeartbeat = defineHandler(ApiKey.StreamsGroupHeartbeat,
       clientTags: req.clientTags ?? null,
       shutdownApplication: req.shutdownApplication ?? false,
       clientId: ctx.clientId ?? '',
-      clientHost: `/${ctx.peer.slice(0, ctx.peer.lastIndexOf(':'))}`,
+      clientHost: clientHost(ctx),
     });
     return {
       throttleTimeMs: 0,
