@@ -6,6 +6,7 @@
 // Authorization and the share.version gate are the handlers'.
 import type { Controller } from '../cluster/controller';
 import { ErrorCode, errorMessage } from '../common/errors';
+import type { ShareGroupLookup } from '../group/share-membership';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition, DescribeShareGroupOffsetsResponseTopic } from '../protocol/generated/DescribeShareGroupOffsetsResponse';
 import type { AlterShareGroupOffsetsResponse, AlterShareGroupOffsetsResponsePartition, AlterShareGroupOffsetsResponseTopic } from '../protocol/generated/AlterShareGroupOffsetsResponse';
@@ -13,21 +14,6 @@ import type { DeleteShareGroupOffsetsResponse, DeleteShareGroupOffsetsResponseTo
 import { NO_LEADER_EPOCH, type ReplicaManager } from '../replica/replica-manager';
 import { LATEST_TIMESTAMP } from '../replica/offset-lookups';
 import type { Persister, SharePartitionKey } from '../share-state/persister';
-
-/** What the group coordinator knows of a group, as the share admin APIs ask it (Kafka's GroupMetadataManager.shareGroup). */
-export type ShareGroupLookup =
-  /** No group of that id. */
-  | { readonly found: 'none' }
-  /** A group of another type (classic, consumer, streams): Kafka's "Group g is not a share group." */
-  | { readonly found: 'other-type' }
-  /** The group's coordinator cannot answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...). */
-  | { readonly found: 'error'; readonly errorCode: number }
-  | {
-    readonly found: 'share';
-    readonly memberCount: number;
-    /** The partitions the group has share state for (Kafka's initialized topics), by topic id. */
-    readonly statePartitions: ReadonlyMap<string, readonly number[]>;
-  };
 
 /** The group coordinator's part (src/group's share groups provide it). */
 export interface ShareGroupDirectory {
