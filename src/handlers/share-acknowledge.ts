@@ -15,11 +15,10 @@ import { ApiKey } from '../protocol/generated';
 import type { ShareAcknowledgeResponse } from '../protocol/generated/ShareAcknowledgeResponse';
 import { ErrorCode } from '../common/errors';
 import type { Controller } from '../cluster/controller';
-import { AclOperation, ResourceType } from '../security/acl';
 import type { SharePartitionManager } from '../share/share-partition-manager';
 import { FINAL_SHARE_SESSION_EPOCH } from '../share/share-sessions';
 import { defineHandler } from './handler';
-import { acknowledgePartition, currentLeaders, isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices, topicReadability } from './shared/share-requests';
+import { acknowledgePartition, checkShareRequest, currentLeaders, shareRequestRefusal, type ShareProtocolServices, topicReadability } from './shared/share-requests';
 
 export interface ShareAcknowledgeServices extends ShareProtocolServices {
   readonly controller: Pick<Controller, 'topicById' | 'topic' | 'brokers'>;
@@ -28,17 +27,11 @@ export interface ShareAcknowledgeServices extends ShareProtocolServices {
 
 export const shareAcknowledge = defineHandler(ApiKey.ShareAcknowledge, { minVersion: 1, maxVersion: 2 },
   (s: ShareAcknowledgeServices) => async (req, ctx): Promise<ShareAcknowledgeResponse> => {
-    const failed = (errorCode: number, errorMessage: string | null = null): ShareAcknowledgeResponse => ({
-      throttleTimeMs: 0, errorCode, errorMessage, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [],
-    });
-    if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
-    const groupId = req.groupId ?? null;
-    if (groupId === null) return failed(ErrorCode.INVALID_REQUEST, 'Invalid group id in the request.');
-    if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
-    const memberId = req.memberId;
-    if (!isMemberIdValid(memberId)) return failed(ErrorCode.INVALID_REQUEST, 'Invalid member id in the request.');
+    const checked = checkShareRequest(s, ctx, req.groupId ?? null, req.memberId);
+    if ('errorCode' in checked) return shareRequestRefusal(checked.errorCode, checked.errorMessage);
+    const { groupId, memberId } = checked;
     const context = s.sharePartitions.sessions.acknowledgeContext(groupId, memberId, req.shareSessionEpoch);
-    if ('errorCode' in context) return failed(context.errorCode);
+    if ('errorCode' in context) return shareRequestRefusal(context.errorCode);
 
     const isRenewAck = ctx.apiVersion >= 2 && (req.isRenewAck ?? false);
     const readable = topicReadability(ctx);

@@ -25,11 +25,10 @@ import type { ShareFetchResponse, ShareFetchResponsePartitionData } from '../pro
 import { ErrorCode } from '../common/errors';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Controller } from '../cluster/controller';
-import { AclOperation, ResourceType } from '../security/acl';
 import type { SharePartitionManager, ShareFetchPartition } from '../share/share-partition-manager';
 import type { ShareSessionPartition } from '../share/share-sessions';
 import { defineHandler } from './handler';
-import { acknowledgePartition, currentLeaders, isMemberIdValid, shareProtocolEnabled, type ShareProtocolServices, topicReadability, type RequestBatches } from './shared/share-requests';
+import { acknowledgePartition, checkShareRequest, currentLeaders, shareRequestRefusal, type ShareProtocolServices, topicReadability, type RequestBatches } from './shared/share-requests';
 
 export interface ShareFetchServices extends ShareProtocolServices {
   readonly config: Pick<BrokerConfig, 'getInt'>;
@@ -55,23 +54,17 @@ const BATCH_OPTIMIZED = 0;
 const RECORD_LIMIT = 1;
 
 export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxVersion: 2 }, (s: ShareFetchServices) => async (req, ctx): Promise<ShareFetchResponse> => {
-  const failed = (errorCode: number, errorMessage: string | null = null): ShareFetchResponse => ({
-    throttleTimeMs: 0, errorCode, errorMessage, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [],
-  });
-  if (!shareProtocolEnabled(s)) return failed(ErrorCode.UNSUPPORTED_VERSION);
-  const groupId = req.groupId ?? null;
-  if (groupId === null) return failed(ErrorCode.INVALID_REQUEST, 'Invalid group id in the request.');
-  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED);
-  const memberId = req.memberId;
-  if (!isMemberIdValid(memberId)) return failed(ErrorCode.INVALID_REQUEST, 'Invalid member id in the request.');
+  const checked = checkShareRequest(s, ctx, req.groupId ?? null, req.memberId);
+  if ('errorCode' in checked) return shareRequestRefusal(checked.errorCode, checked.errorMessage);
+  const { groupId, memberId } = checked;
   const isRenewAck = ctx.apiVersion >= 2 && (req.isRenewAck ?? false);
   if (isRenewAck) {
     const nonZero = ([['MaxBytes', req.maxBytes ?? 0], ['MinBytes', req.minBytes], ['MaxRecords', req.maxRecords], ['MaxWaitMs', req.maxWaitMs]] as const)
       .filter(([, v]) => v !== 0).map(([name]) => name);
-    if (nonZero.length > 0) return failed(ErrorCode.INVALID_REQUEST, `${nonZero.join(', ')} must be 0 in a share fetch with IsRenewAck set.`);
+    if (nonZero.length > 0) return shareRequestRefusal(ErrorCode.INVALID_REQUEST, `${nonZero.join(', ')} must be 0 in a share fetch with IsRenewAck set.`);
   }
   const acquireMode = ctx.apiVersion >= 2 ? req.shareAcquireMode ?? BATCH_OPTIMIZED : BATCH_OPTIMIZED;
-  if (acquireMode !== BATCH_OPTIMIZED && acquireMode !== RECORD_LIMIT) return failed(ErrorCode.INVALID_REQUEST, `Unknown share acquire mode: ${acquireMode}`);
+  if (acquireMode !== BATCH_OPTIMIZED && acquireMode !== RECORD_LIMIT) return shareRequestRefusal(ErrorCode.INVALID_REQUEST, `Unknown share acquire mode: ${acquireMode}`);
 
   const requested: ShareSessionPartition[] = [];
   const acknowledgements = new Map<string, RequestBatches>();
@@ -85,7 +78,7 @@ export const shareFetch = defineHandler(ApiKey.ShareFetch, { minVersion: 1, maxV
   const context = s.sharePartitions.sessions.fetchContext(groupId, memberId, req.shareSessionEpoch, requested, forgotten, acknowledgements.size > 0, ctx);
   if (context.kind === 'error') {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, req.maxWaitMs)));
-    return failed(context.errorCode);
+    return shareRequestRefusal(context.errorCode);
   }
 
   // The partitions acknowledged and those of the session, each once, in the order named.

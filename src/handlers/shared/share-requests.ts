@@ -1,4 +1,4 @@
-// What ShareFetch and ShareAcknowledge do alike (Kafka's KafkaApis): check the member id, apply a
+// What ShareFetch and ShareAcknowledge do alike (Kafka's KafkaApis): check the request, apply a
 // partition's acknowledgement batches once checked, and tell a client that asked the wrong broker
 // where a partition's leader is.
 import { ErrorCode } from '../../common/errors';
@@ -24,6 +24,26 @@ export function shareProtocolEnabled(s: ShareProtocolServices): boolean {
 /** Kafka's isMemberIdValid: a member id is given, not empty, and at most 36 characters. */
 export function isMemberIdValid(memberId: string | null): memberId is string {
   return memberId !== null && memberId.length > 0 && memberId.length <= 36;
+}
+
+/** A whole ShareFetch or ShareAcknowledge answered with one error. */
+export function shareRequestRefusal(errorCode: number, errorMessage: string | null = null) {
+  return { throttleTimeMs: 0, errorCode, errorMessage, acquisitionLockTimeoutMs: 0, responses: [] as never[], nodeEndpoints: [] as never[] };
+}
+
+/**
+ * What ShareFetch and ShareAcknowledge check of the request before its partitions (Kafka's order):
+ * share groups served, a group id, READ on the group, a valid member id. The ids once checked, or the error.
+ */
+export function checkShareRequest(
+  s: ShareProtocolServices, ctx: RequestContext, groupId: string | null, memberId: string | null,
+): { groupId: string; memberId: string } | { errorCode: number; errorMessage: string | null } {
+  const refused = (errorCode: number, errorMessage: string | null = null) => ({ errorCode, errorMessage });
+  if (!shareProtocolEnabled(s)) return refused(ErrorCode.UNSUPPORTED_VERSION);
+  if (groupId === null) return refused(ErrorCode.INVALID_REQUEST, 'Invalid group id in the request.');
+  if (!ctx.authorize(AclOperation.READ, ResourceType.GROUP, groupId)) return refused(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+  if (!isMemberIdValid(memberId)) return refused(ErrorCode.INVALID_REQUEST, 'Invalid member id in the request.');
+  return { groupId, memberId };
 }
 
 interface RequestBatch {
