@@ -1,11 +1,14 @@
-// The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state), and
-// the share groups' dead-letter records to a DLQ partition led here:
+// The coordinators' own writes to their internal topics (__consumer_offsets, __transaction_state,
+// __share_group_state) and their replay of them, and the share groups' dead-letter records to a DLQ
+// partition led here:
 // one uncompressed batch of records, appended through the ReplicaManager like a Produce (so
 // the compacted-topic key check applies), awaited until it is in the log and, in a cluster, in every
 // in-sync replica's (Kafka's coordinators write with acks=all).
+import type { Logger } from 'pino';
 import { ErrorCode } from '../common/errors';
 import { buildBatchSync, type BuildRecord } from '../records/records';
 import { StorageError } from '../storage';
+import { replayKeyedRecords } from '../storage/replay';
 import type { Partition, ReplicaManager } from './replica-manager';
 
 /** Produce version the appends are validated as (v3+: one batch; zstd allowed). */
@@ -89,4 +92,34 @@ export function coordinatorAppendError(code: number): number {
   if (code === ErrorCode.NONE) return code;
   if (code === ErrorCode.REQUEST_TIMED_OUT) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
   return commonCoordinatorError(code) ?? (isTooLarge(code) ? ErrorCode.UNKNOWN_SERVER_ERROR : code);
+}
+
+/**
+ * One record of a coordinator whose topic holds no transactions (__transaction_state,
+ * __share_group_state) appended to its partition hosted here: the error code its client should see
+ * and the record's offset. A failed append is logged with `context`.
+ */
+export async function appendCoordinatorRecord(replicas: ReplicaManager, topic: string, index: number, record: BuildRecord,
+  context: Record<string, unknown>, log?: Logger): Promise<{ errorCode: number; offset: number }> {
+  const partition = replicas.partition(topic, index);
+  if (!partition) return { errorCode: coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), offset: -1 };
+  const result = await appendInternalRecords(replicas, partition, [record]);
+  if (result.errorCode !== ErrorCode.NONE) {
+    log?.warn({ ...context, partition: index, errorCode: result.errorCode, reason: result.errorMessage }, `writing to ${topic} failed`);
+  }
+  return { errorCode: coordinatorAppendError(result.errorCode), offset: result.lastOffset };
+}
+
+/**
+ * Replays the keyed records of such a coordinator's partition hosted here (rejects if it is not),
+ * logging what it skips and where an unreadable batch stopped it.
+ */
+export async function replayCoordinatorPartition(replicas: ReplicaManager, topic: string, index: number,
+  visit: (key: Buffer, value: Buffer | null, offset: number) => void, log?: Logger): Promise<void> {
+  const p = replicas.partition(topic, index);
+  if (!p) throw new Error(`${topic}-${index} is not hosted by this broker`);
+  const end = await replayKeyedRecords(p.log, visit, (skip) => log?.warn({ ...skip, partition: index }, `skipping an unreadable part of ${topic}`));
+  if (end < p.log.writtenEndOffset) {
+    log?.error({ partition: index, offset: end }, `unreadable batch in ${topic}; stopped loading the partition there`);
+  }
 }

@@ -18,10 +18,8 @@ import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { coordinatorPartitionFor } from '../cluster/coordinator-partition';
 import { SHARE_GROUP_STATE_TOPIC_NAME } from '../cluster/topic-names';
-import { ErrorCode } from '../common/errors';
-import { appendInternalRecords, coordinatorAppendError } from '../replica/internal-append';
+import { appendCoordinatorRecord, replayCoordinatorPartition } from '../replica/internal-append';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { replayKeyedRecords } from '../storage/replay';
 import type { SharePartitionKey } from './persister';
 import { decodeShareStateRecord, encodeShareStateRecord, type ShareStateRecord } from './share-state-records';
 
@@ -107,28 +105,16 @@ export class ShareStateLog implements ShareStateStore {
       shareStateTopicConfigs(o.segmentBytes, o.minInsyncReplicas));
   }
 
-  async write(index: number, record: ShareStateRecord): Promise<{ errorCode: number; offset: number }> {
-    const partition = this.replicas.partition(SHARE_STATE_TOPIC, index);
-    if (!partition) return { errorCode: coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), offset: -1 };
-    const result = await appendInternalRecords(this.replicas, partition, [encodeShareStateRecord(record)]);
-    if (result.errorCode !== ErrorCode.NONE) {
-      this.log?.warn({ key: record.key, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
-        `writing to ${SHARE_STATE_TOPIC} failed`);
-    }
-    return { errorCode: coordinatorAppendError(result.errorCode), offset: result.lastOffset };
+  write(index: number, record: ShareStateRecord): Promise<{ errorCode: number; offset: number }> {
+    return appendCoordinatorRecord(this.replicas, SHARE_STATE_TOPIC, index, encodeShareStateRecord(record), { key: record.key }, this.log);
   }
 
   async loadPartition(index: number): Promise<PlacedRecord[]> {
-    const p = this.replicas.partition(SHARE_STATE_TOPIC, index);
-    if (!p) throw new Error(`${SHARE_STATE_TOPIC}-${index} is not hosted by this broker`);
     const records: PlacedRecord[] = [];
-    const end = await replayKeyedRecords(p.log, (key, value, offset) => {
+    await replayCoordinatorPartition(this.replicas, SHARE_STATE_TOPIC, index, (key, value, offset) => {
       const record = decodeShareStateRecord(key, value);
       if (record) records.push({ record, offset });
-    }, (skip) => this.log?.warn({ ...skip, partition: index }, `skipping an unreadable part of ${SHARE_STATE_TOPIC}`));
-    if (end < p.log.writtenEndOffset) {
-      this.log?.error({ partition: index, offset: end }, `unreadable batch in ${SHARE_STATE_TOPIC}; stopped loading the partition there`);
-    }
+    }, this.log);
     return records;
   }
 

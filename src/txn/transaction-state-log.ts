@@ -15,10 +15,8 @@
 import type { Logger } from 'pino';
 import type { Controller, Outcome } from '../cluster/controller';
 import { TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names';
-import { ErrorCode } from '../common/errors';
-import { appendInternalRecords, coordinatorAppendError } from '../replica/internal-append';
+import { appendCoordinatorRecord, replayCoordinatorPartition } from '../replica/internal-append';
 import type { ReplicaManager } from '../replica/replica-manager';
-import { replayKeyedRecords } from '../storage/replay';
 import {
   decodeTransactionLogKey, decodeTransactionLogValue, encodeTransactionLogKey, encodeTransactionLogValue, transactionLogValueVersion,
   type TransactionLogValue,
@@ -69,28 +67,16 @@ export class TransactionStateLog implements TransactionStore {
   }
 
   async write(index: number, transactionalId: string, value: TransactionLogValue | null): Promise<number> {
-    const partition = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
-    if (!partition) return coordinatorAppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const record = { key: encodeTransactionLogKey(transactionalId), value: value && encodeTransactionLogValue(value, transactionLogValueVersion(this.transactionVersion())) };
-    const result = await appendInternalRecords(this.replicas, partition, [record]);
-    if (result.errorCode !== ErrorCode.NONE) {
-      this.log?.warn({ transactionalId, partition: index, errorCode: result.errorCode, reason: result.errorMessage },
-        'writing to __transaction_state failed');
-    }
-    return coordinatorAppendError(result.errorCode);
+    return (await appendCoordinatorRecord(this.replicas, TRANSACTION_STATE_TOPIC, index, record, { transactionalId }, this.log)).errorCode;
   }
 
   async loadPartition(index: number): Promise<LoadedTransaction[]> {
-    const p = this.replicas.partition(TRANSACTION_STATE_TOPIC, index);
-    if (!p) throw new Error(`${TRANSACTION_STATE_TOPIC}-${index} is not hosted by this broker`);
     const latest = new Map<string, TransactionLogValue | null>();
-    const end = await replayKeyedRecords(p.log, (key, value) => {
+    await replayCoordinatorPartition(this.replicas, TRANSACTION_STATE_TOPIC, index, (key, value) => {
       const id = decodeTransactionLogKey(key);
       if (id !== null) latest.set(id, value && decodeTransactionLogValue(value));
-    }, (skip) => this.log?.warn({ ...skip, partition: index }, `skipping an unreadable part of ${TRANSACTION_STATE_TOPIC}`));
-    if (end < p.log.writtenEndOffset) {
-      this.log?.error({ partition: index, offset: end }, 'unreadable batch in __transaction_state; stopped loading the partition there');
-    }
+    }, this.log);
     const out: LoadedTransaction[] = [];
     for (const [transactionalId, value] of latest) if (value) out.push({ transactionalId, value });
     return out;
