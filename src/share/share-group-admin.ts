@@ -5,7 +5,7 @@
 // (SharePartitionResetter) forget what they cached of a state that was replaced or deleted.
 // Authorization and the share.version gate are the handlers'.
 import type { Controller } from '../cluster/controller';
-import { ErrorCode, errorMessage } from '../common/errors';
+import { ErrorCode, errorMessage, quoteInMessage } from '../common/errors';
 import type { ShareGroupLookup } from '../group/share-membership';
 import { ZERO_UUID } from '../protocol/primitives';
 import type { DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition, DescribeShareGroupOffsetsResponseTopic } from '../protocol/generated/DescribeShareGroupOffsetsResponse';
@@ -61,8 +61,8 @@ type Refusal = { errorCode: number; errorMessage: string | null };
 function refusal(group: ShareGroupLookup, groupId: string): Refusal | null {
   switch (group.found) {
     case 'share': return group.memberCount === 0 ? null : { errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: errorMessage(ErrorCode.NON_EMPTY_GROUP) };
-    case 'none': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.` };
-    case 'other-type': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a share group.` };
+    case 'none': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} not found.` };
+    case 'other-type': return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${quoteInMessage(groupId)} is not a share group.` };
     case 'error': return { errorCode: group.errorCode, errorMessage: errorMessage(group.errorCode) };
   }
 }

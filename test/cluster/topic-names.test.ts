@@ -62,7 +62,7 @@ describe('cluster/topic-names', () => {
   });
 
   it('knows the internal topics', () => {
-    expect([...INTERNAL_TOPICS].sort()).to.deep.equal(['__consumer_offsets', '__transaction_state']);
+    expect([...INTERNAL_TOPICS].sort()).to.deep.equal(['__consumer_offsets', '__share_group_state', '__transaction_state']);
     expect(isInternalTopic('__consumer_offsets')).to.equal(true);
     expect(isInternalTopic('orders')).to.equal(false);
   });
