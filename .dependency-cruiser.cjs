@@ -3,7 +3,7 @@
 // even through type-only imports, and nothing in src/ depends on test/ or bench/.
 
 /** Bottom to top. */
-const LAYERS = ['common', 'protocol', 'records', 'config', 'security', 'storage', 'cluster', 'replica', 'group', 'txn', 'share-state', 'share', 'handlers', 'net'];
+const LAYERS = ['common', 'metrics', 'protocol', 'admin', 'records', 'config', 'security', 'storage', 'cluster', 'replica', 'group', 'txn', 'share-state', 'share', 'handlers', 'net', 'ops', 'cli'];
 
 /** One rule per layer: no import of a layer above it, nor of the top-level files. */
 const layerRules = LAYERS.map((layer, i) => {

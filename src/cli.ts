@@ -21,6 +21,7 @@ import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
 import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 import { packageVersion } from './common/package-version';
+import { ADMIN_COMMANDS } from './cli/commands';
 
 interface ClusterArgs {
   brokers: number;
@@ -83,6 +84,7 @@ function buildParser(argv: string[]) {
         .example('$0 cluster', 'etcd on 2379, brokers on 127.0.0.1:9092-9094, data in ./data-cluster')
         .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running'),
     )
+    .command(ADMIN_COMMANDS)
     .demandCommand(1, 'Give a command, e.g. fjord start')
     .strict()
     .version(packageVersion())

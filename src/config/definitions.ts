@@ -476,6 +476,12 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   { name: 'log.cleaner.io.buffer.size', type: 'int', default: '524288', validator: atLeast(0), dynamic: true, doc: 'Bytes the cleaner reads and writes at a time' },
   { name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: '0.9', dynamic: true, doc: 'How full the cleaner\'s offset map may get' },
 
+  // operating it: metrics and the web console (src/ops/)
+  {
+    name: 'http.listener', type: 'string', default: '',
+    doc: 'Fjord: HOST:PORT of the HTTP listener that serves Prometheus metrics at /metrics and the web console at /; empty: no HTTP listener (`fjord start` defaults it to 127.0.0.1:8080)',
+  },
+  { name: 'http.console.writes.enable', type: 'boolean', default: 'false', doc: 'Fjord: whether the web console may change the cluster (create and delete topics, reset offsets); read-only when false' },
   // cluster mode (etcd)
   {
     name: 'etcd.connect', type: 'string', default: '',

@@ -1,0 +1,20 @@
+/**
+ * What one broker measures of itself, in Prometheus's terms (prom-client).
+ *
+ * One registry per broker, never prom-client's global one: a test or `fjord cluster` runs several
+ * brokers in one process, and each serves only its own figures at its /metrics. The layers that
+ * record (net, storage, replica, ...) are handed this object; gauges of state that already exists
+ * (partitions, groups, transactions) are read when scraped rather than kept up to date.
+ */
+import { Registry } from 'prom-client';
+
+export class BrokerMetrics {
+  readonly registry = new Registry();
+
+  constructor(readonly nodeId: number) {}
+
+  /** The Prometheus text exposition of every metric, as served at /metrics. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
