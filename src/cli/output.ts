@@ -3,6 +3,7 @@
  * stderr with a non-zero exit code, and progress on a terminal only.
  */
 import { toAdminError } from '../admin/errors';
+import { jsonReplacer } from '../admin/json';
 
 export interface OutputOptions {
   json?: boolean;
@@ -24,13 +25,6 @@ export function printRows<T extends object>(rows: T[], columns: { header: string
 /** JSON with bigints as numbers when exact, else as strings (offsets past 2^53 stay exact). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, jsonReplacer, 2)}\n`);
-}
-
-export function jsonReplacer(_key: string, v: unknown): unknown {
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
-  if (v instanceof Map) return Object.fromEntries(v);
-  if (Buffer.isBuffer(v)) return v.toString('base64');
-  return v;
 }
 
 function cellText(v: unknown): string {
