@@ -25,10 +25,13 @@ interface ApiVersionsFeatures {
   finalized: { name: string; maxVersionLevel: number; minVersionLevel: number }[];
 }
 
-/** ApiVersions v3 (flexible): the request as Kafka's, the response read down to its tagged fields. */
-const apiVersionsV3 = createAPI<[clientSoftwareName: string, clientSoftwareVersion: string], ApiVersionsFeatures>(
+/**
+ * ApiVersions v4 (flexible; the format of v3), read down to its tagged fields. v4, not v3: below v4 a
+ * broker leaves out the features whose minimum is 0 (KAFKA-17011), i.e. all but metadata.version.
+ */
+const apiVersionsV4 = createAPI<[clientSoftwareName: string, clientSoftwareVersion: string], ApiVersionsFeatures>(
   18,
-  3,
+  4,
   (name: string, version: string) => Writer.create().appendString(name).appendString(version).appendTaggedFields(),
   (_correlationId: number, _apiKey: number, _apiVersion: number, reader: Reader) => {
     const result: ApiVersionsFeatures = { errorCode: reader.readInt16(), supported: [], finalized: [] };
@@ -53,7 +56,7 @@ export async function describeCluster(c: KafkaConnection): Promise<ClusterDescri
     const connection = await anyBrokerConnection(c);
     const [cluster, versions] = await Promise.all([
       describeClusterV1.api.async(connection, false, BROKERS_ENDPOINT),
-      apiVersionsV3.async(connection, 'fjord-cli', packageVersion()),
+      apiVersionsV4.async(connection, 'fjord-cli', packageVersion()),
     ]);
     if (versions.errorCode !== 0) throw new AdminError(`ApiVersions failed with error code ${versions.errorCode}`);
     const finalized = new Map(versions.finalized.map((f) => [f.name, f.maxVersionLevel]));
