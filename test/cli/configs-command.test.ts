@@ -66,5 +66,7 @@ describe('fjord configs and fjord cluster describe', function () {
     expect(json).to.deep.include({ clusterId: running.broker.clusterId, controllerId: 0, brokers: [{ nodeId: 0, host: '127.0.0.1', port: running.port, rack: null }] });
     const metadataVersion = json.features.find((f: { name: string }) => f.name === 'metadata.version');
     expect(metadataVersion.finalizedLevel).to.be.a('number').within(metadataVersion.minVersion, metadataVersion.maxVersion);
+    // Features whose minimum is 0 too (a broker leaves them out of ApiVersions below v4).
+    expect(json.features.map((f: { name: string }) => f.name)).to.include.members(['group.version', 'transaction.version']);
   });
 });
