@@ -180,6 +180,8 @@ describe('HTTP listener', function () {
         });
         child.on('exit', () => reject(new Error(`exited early: ${out}`)));
       });
+      // The CLI handles signals once startBroker returned, just after that line: a round trip to the broker first.
+      expect(await listening(lines.find((l) => l.msg === 'broker listening')!.port!)).to.equal(true);
       const stop = async () => {
         child.kill('SIGTERM');
         return exited;
