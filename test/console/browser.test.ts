@@ -45,8 +45,15 @@ describe('web console in chromium', function () {
   };
 
   const text = (testid: string) => page.getByTestId(testid).first().textContent();
-  const waitForText = (testid: string, want: string) =>
-    page.waitForFunction(([id, w]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === w, [testid, want], { timeout: WAIT_MS });
+  const waitForText = (testid: string, want: string) => page.getByTestId(testid).filter({ hasText: new RegExp(`^${want}$`) }).waitFor({ timeout: WAIT_MS });
+  const chartPoints = async (testid: string) => Number(await page.getByTestId(testid).getAttribute('data-points'));
+  /** Waits until the chart holds more than `points` points, the last with `series` above 0 (evaluated in the page). */
+  const waitForChart = (testid: string, points: number, series?: string) =>
+    page.waitForFunction(`(() => {
+      const el = document.querySelector('[data-testid=${testid}]');
+      const last = JSON.parse(el?.getAttribute('data-last') ?? '{}');
+      return Number(el?.getAttribute('data-points')) > ${points} && ${series === undefined ? 'true' : `last[${JSON.stringify(series)}] > 0`};
+    })()`, null, { timeout: WAIT_MS });
 
   before(async function () {
     if (!existsSync(CHROMIUM)) {
@@ -118,33 +125,24 @@ describe('web console in chromium', function () {
     await waitForText('group-total-lag', '10');
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('10');
     const chart = page.getByTestId('chart-group-lag');
-    const points = async () => Number(await chart.getAttribute('data-points'));
-    const before = await points();
+    const before = await chartPoints('chart-group-lag');
     expect(before).to.be.at.least(1);
     expect(await page.locator('[data-testid=chart-group-lag] canvas').count()).to.equal(1);
 
     await consumeUntil(20);
     await waitForText('group-total-lag', '0');
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('0');
-    expect(await points()).to.be.above(before);
+    expect(await chartPoints('chart-group-lag')).to.be.above(before);
     expect(JSON.parse((await chart.getAttribute('data-last')) ?? '{}')).to.deep.equal({ 'total lag': 0 });
   });
 
   it('draws the bytes-in rate of new traffic on the overview chart', async () => {
     await page.goto(url('#/'));
-    const chart = page.getByTestId('chart-bytes');
     // The first scrape only sets the baseline: a point comes with the second.
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid=chart-bytes]')?.getAttribute('data-points')) >= 1, null, { timeout: WAIT_MS });
-    const before = Number(await chart.getAttribute('data-points'));
+    await waitForChart('chart-bytes', 0);
+    const before = await chartPoints('chart-bytes');
     await produce(20, 50);
-    await page.waitForFunction(
-      (n) => {
-        const el = document.querySelector('[data-testid=chart-bytes]');
-        return Number(el?.getAttribute('data-points')) > n && JSON.parse(el?.getAttribute('data-last') ?? '{}').in > 0;
-      },
-      before,
-      { timeout: WAIT_MS },
-    );
+    await waitForChart('chart-bytes', before, 'in');
     expect(await page.locator('[data-testid=chart-bytes] canvas').count()).to.equal(1);
     expect(await text('topic-count')).to.equal('1');
   });
