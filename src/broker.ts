@@ -14,6 +14,8 @@ import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
 import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import { registerStateMetrics } from './ops/state-metrics';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
@@ -116,6 +118,8 @@ export interface BrokerParts {
   remoteShareState?: RemoteShareState;
   /** In a cluster: partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
   endOffsets?: PartitionEndOffsets;
+  /** What the broker measures of itself, made before the parts (their loading reports its progress there). */
+  metrics: BrokerMetrics;
 }
 
 export class Broker {
@@ -127,6 +131,8 @@ export class Broker {
   readonly producerIds: ProducerIdManager;
   readonly features: Features;
   readonly store: MetadataStore | undefined;
+  /** Its Prometheus metrics (served at /metrics) and the progress of its long tasks. */
+  readonly metrics: BrokerMetrics;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
   /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
@@ -163,6 +169,7 @@ export class Broker {
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
+    this.metrics = parts.metrics;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
     // Share groups initialize their share-partitions' state through the persister (made below: called later).
@@ -312,10 +319,10 @@ interface BrokerMode {
 }
 
 /** A single broker: the metadata store in the data dir; it leads every partition and coordinates every group. */
-async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
+async function singleBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   try {
-    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId);
+    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId, metrics);
     // Its endpoint of each advertised listener; the inter-broker one stands for it where no listener is named.
     const endpoints = new Map(config.advertisedListeners.map((ep) => [ep.name, { nodeId: config.nodeId, host: ep.host, port: ep.port, rack: null }]));
     const self = endpoints.get(config.interBrokerListener.name)!;
@@ -323,7 +330,7 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
     const producerIds = await ProducerIdManager.open(config.dataDir);
     const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
+      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store, metrics },
       ports: new Map(config.listeners.map((l) => [l.name, l.port])),
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -350,8 +357,8 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
  * A cluster's broker (etcd.connect): the metadata in etcd, partitions replicated; the coordinators
  * are elected partition by partition as the metadata makes this broker their topics' leaders.
  */
-async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
-  const joined = await joinCluster(config, log);
+async function clusterBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
+  const joined = await joinCluster(config, log, metrics);
   const features = await Features.start(etcdFeatureLevels(joined.etcd), config.nodeId).catch(async (e: unknown) => {
     await joined.stopController();
     await joined.replicas.close();
@@ -367,7 +374,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
   let signalStopped = () => {};
   const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
-    parts: { ...joined, features },
+    parts: { ...joined, features, metrics },
     ports: joined.ports,
     listening: () => undefined,
     start: async (broker) => {
@@ -448,13 +455,15 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   const lock = await DataDirLock.acquireAll(config.logDirs);
   let mode: BrokerMode;
   try {
-    mode = config.etcdConnect ? await clusterBroker(config, log) : await singleBroker(config, log);
+    const metrics = new BrokerMetrics(config.nodeId);
+    mode = config.etcdConnect ? await clusterBroker(config, log, metrics) : await singleBroker(config, log, metrics);
   } catch (e) {
     await lock.release();
     throw e;
   }
   const { replicas } = mode.parts;
   const broker = new Broker(config, log, mode.parts, opts.authorizer, opts.sharePersister);
+  registerStateMetrics(broker.metrics.registry, broker);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.

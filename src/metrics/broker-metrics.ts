@@ -7,9 +7,17 @@
  * (partitions, groups, transactions) are read when scraped rather than kept up to date.
  */
 import { Registry } from 'prom-client';
+import { ProgressTracker } from './progress';
+import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
 
 export class BrokerMetrics {
   readonly registry = new Registry();
+  /** The broker's long tasks (recovery, cleanings), for /api/progress. */
+  readonly progress = new ProgressTracker();
+  /** State recorded as it changes (state-instruments.ts); the rest is read at scrape time by src/ops/state-metrics.ts. */
+  readonly log = new LogMetrics(this.registry);
+  readonly replica = new ReplicaMetrics(this.registry);
+  readonly group = new GroupMetrics(this.registry);
 
   constructor(readonly nodeId: number) {}
 

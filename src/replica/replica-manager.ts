@@ -27,6 +27,7 @@
 // A partition's producer state and last stable offset belong to its log (PartitionLog, as Kafka's
 // UnifiedLog); this layer loads the state when the partition goes online and checks appends against it.
 import type { Logger } from 'pino';
+import type { BrokerMetrics } from '../metrics/broker-metrics';
 import type { BrokerConfig } from '../config/broker-config';
 import { feedsTopicDefaults, resolveTopicConfig, type TopicLogConfig } from '../config/topic-config';
 import type { MetadataStore, TopicRecord } from '../cluster/metadata-store';
@@ -102,6 +103,8 @@ export class ReplicaManager implements TopicStorage {
     private readonly metadata: Pick<MetadataStore, 'topic'>,
     private readonly config: BrokerConfig,
     private readonly logger: Logger,
+    /** The broker's metrics (ISR changes are counted there); none in unit tests. */
+    private readonly metrics?: BrokerMetrics,
   ) {
     // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
@@ -135,7 +138,7 @@ export class ReplicaManager implements TopicStorage {
    * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
    */
   static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger,
-    replication?: ReplicationOptions, clusterId?: string): Promise<ReplicaManager> {
+    replication?: ReplicationOptions, clusterId?: string, metrics?: BrokerMetrics): Promise<ReplicaManager> {
     const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
     // The LogManager's callbacks may run before the ReplicaManager exists: until then, logs wait in loadedEarly.
@@ -163,8 +166,10 @@ export class ReplicaManager implements TopicStorage {
       } : undefined,
       producers: (l) => manager?.partition(l.topic, l.partition)?.log.producerState,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
+      metrics: metrics?.log,
+      progress: metrics?.progress,
     });
-    const opened = new ReplicaManager(logs, metadata, config, log);
+    const opened = new ReplicaManager(logs, metadata, config, log, metrics);
     if (replication) opened.enableReplication(replication);
     manager = opened;
     loadedEarly.forEach(goOnline);
@@ -264,6 +269,7 @@ export class ReplicaManager implements TopicStorage {
         replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, isReplicaIsrEligible: replication.isReplicaIsrEligible, now: Date.now,
         // An older leadership's answers (an AlterPartition that was in flight) must not move the new one's.
         onHighWatermark: (hw) => partition.role?.kind === 'leader' && partition.role.replicas === replicas && this.onHighWatermark(partition, hw),
+        onIsrChanged: (change) => (change === 'shrink' ? this.metrics?.replica.isrShrinks : this.metrics?.replica.isrExpands)?.inc(),
       });
       partition.role = { kind: 'leader', leaderEpoch: state.leaderEpoch, replicas };
       log.setReplicatedHighWatermark(replicas.highWatermark);
