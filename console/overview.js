@@ -46,7 +46,8 @@ export async function renderOverview(ctx) {
     const partitions = topics.reduce((n, t) => n + t.partitions, 0);
     const underReplicated = topics.reduce((n, t) => n + t.underReplicatedPartitions, 0);
     counts.replaceChildren(
-      stat('Topics', topics.length, 'topic-count'),
+      stat('Topics', topics.filter((t) => !t.internal).length, 'topic-count'),
+      stat('Internal topics', topics.filter((t) => t.internal).length, 'internal-topic-count'),
       stat('Partitions', partitions, 'partition-count'),
       stat('Under-replicated', underReplicated, 'under-replicated', underReplicated > 0),
       stat('Offline', metrics && has(metrics, OFFLINE) ? total(metrics, OFFLINE) : null, 'offline', metrics && total(metrics, OFFLINE) > 0),
