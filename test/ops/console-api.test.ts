@@ -13,6 +13,7 @@ import type { BrowsedRecord } from '../../src/admin/messages';
 import type { TopicDescription, TopicSummary } from '../../src/admin/topics';
 import type { TaskProgress } from '../../src/metrics/progress';
 import { withBroker } from '../helpers/broker';
+import { makeCertificates, type Certificates } from '../helpers/certs';
 
 const FJORD = path.resolve(__dirname, '../../../bin/fjord');
 const READ_ONLY = 'the console is read-only: set http.console.writes.enable=true';
@@ -221,6 +222,24 @@ describe('console API', function () {
       expect(deleted.status, JSON.stringify(deleted.json)).to.equal(200);
       expect((await get<TopicSummary[]>(b, '/api/topics')).map((t) => t.name)).not.to.include('doomed');
       expect((await call(b, 'DELETE', '/api/topics/doomed')).status).to.equal(404);
+    });
+  });
+
+  describe('on a broker with only an SSL listener', () => {
+    let certs: Certificates;
+    before(() => {
+      certs = makeCertificates();
+    });
+    after(() => certs.remove());
+    const broker = withBroker(() => ({ config: { listeners: 'SSL://127.0.0.1:0', ...certs.brokerSsl, 'http.listener': '127.0.0.1:0' } }));
+
+    it('serves /metrics and /api/info, and answers 503 where the console would read the cluster', async () => {
+      const b = broker.current();
+      expect((await fetch(`http://127.0.0.1:${b.http!.port}/metrics`)).status).to.equal(200);
+      expect(await get<object>(b, '/api/info')).to.include({ nodeId: 0, metrics: true });
+      const { status, json } = await call(b, 'GET', '/api/topics');
+      expect(status).to.equal(503);
+      expect(json.error).to.contain('needs a PLAINTEXT listener').and.contain('SSL:SSL');
     });
   });
 
