@@ -95,6 +95,10 @@ describe('metrics/state gauges', function () {
     let text = await scrape();
     expect(sample(text, 'kafka_consumer_group_lag', { group: 'sm-committed', topic: 'sm-a' })).to.equal(7);
     expect(sample(text, 'kafka_coordinator_group_groupmetadatamanager_numgroups', { state: 'Empty', type: 'classic' })).to.equal(1);
+    // kafkajs's setOffsets joined sm-committed with a consumer of its own before committing.
+    const rebalances = 'kafka_coordinator_group_groupmetadatamanager_completed_rebalances_total';
+    const rebalancesBefore = sample(text, rebalances, { type: 'classic' });
+    expect(rebalancesBefore).to.equal(1);
 
     // A consumer that joins and reads everything: its group is Stable and its lag goes to 0.
     consumer = kafka.consumer({ groupId: 'sm-reader', maxWaitTimeInMs: 100 });
@@ -113,6 +117,8 @@ describe('metrics/state gauges', function () {
     expect(sample(text, 'kafka_coordinator_group_groupmetadatamanager_numgroups', { state: 'Stable', type: 'classic' })).to.equal(1);
     expect(sample(text, 'kafka_coordinator_group_groupmetadatamanager_numgroups', { state: 'Empty', type: 'classic' })).to.equal(1);
     expect(sample(text, 'kafka_consumer_group_lag', { group: 'sm-committed', topic: 'sm-a' })).to.equal(7);
+    // Its join and sync: one more classic rebalance completed.
+    expect(sample(text, rebalances, { type: 'classic' })).to.equal(rebalancesBefore! + 1);
   });
 
   it('counts transactional ids by state: one open, one committed', async () => {
