@@ -1,7 +1,7 @@
 // The live charts drawn from the broker's /metrics: throughput (rates of Kafka's BrokerTopicMetrics
 // counters) and request latency (its RequestMetrics histogram), one point per poll.
 import { api } from './api.js';
-import { fmtBytes, h } from './dom.js';
+import { fmtBytes, fmtNumber, h } from './dom.js';
 import { LiveChart } from './charts.js';
 import { histogramWindow, parsePrometheus, rate } from './prometheus.js';
 
@@ -25,8 +25,8 @@ export function liveMetricsCharts(ctx, parent, { topic } = {}) {
   parent.append(errorSlot, h('div', { class: 'charts' }, bytesBox, messagesBox, latencyBox));
 
   const bytes = new LiveChart(bytesBox, { title: 'Bytes per second', unit: '/s', format: fmtBytes });
-  const messages = new LiveChart(messagesBox, { title: 'Messages in per second', unit: '/s', format: (v) => v.toFixed(v < 10 ? 1 : 0) });
-  const latency = latencyBox && new LiveChart(latencyBox, { title: 'Request time (ms)', unit: 'ms', format: (v) => v.toFixed(v < 10 ? 2 : 0) });
+  const messages = new LiveChart(messagesBox, { title: 'Messages in per second', unit: '/s', format: fmtNumber });
+  const latency = latencyBox && new LiveChart(latencyBox, { title: 'Request time (ms)', unit: 'ms', format: fmtNumber });
   ctx.onLeave(() => [bytes, messages, latency].forEach((c) => c?.destroy()));
 
   let prev = null;

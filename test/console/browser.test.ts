@@ -13,7 +13,7 @@ const WAIT_MS = 10000;
 
 describe('web console in chromium', function () {
   this.timeout(60000);
-  const broker = withBroker({ config: { 'http.listener': '127.0.0.1:0' } });
+  const broker = withBroker({ config: { 'http.listener': '127.0.0.1:0', 'group.initial.rebalance.delay.ms': '0' } });
   let kafka: Kafka;
   let producer: Producer;
   let browser: Browser | undefined;
