@@ -45,6 +45,7 @@ import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
+import { BrokerMetrics } from './metrics/broker-metrics';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -95,6 +96,8 @@ const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
 /** What the broker is built from; the modes differ in how these are made (see startBroker). */
 export interface BrokerParts {
   clusterId: string;
+  /** What the broker measures of itself (made first: the parts record into it). */
+  metrics: BrokerMetrics;
   controller: Controller;
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
@@ -117,6 +120,8 @@ export interface BrokerParts {
 export class Broker {
   readonly router: Router;
   readonly fetchSessions: FetchSessionCache;
+  /** What this broker measures of itself: its /metrics. */
+  readonly metrics: BrokerMetrics;
   readonly clusterId: string;
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
@@ -159,6 +164,7 @@ export class Broker {
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
+    this.metrics = parts.metrics;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
     // Share groups initialize their share-partitions' state through the persister (made below: called later).
@@ -308,10 +314,10 @@ interface BrokerMode {
 }
 
 /** A single broker: the metadata store in the data dir; it leads every partition and coordinates every group. */
-async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
+async function singleBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   try {
-    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId);
+    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId, metrics);
     // Its endpoint of each advertised listener; the inter-broker one stands for it where no listener is named.
     const endpoints = new Map(config.advertisedListeners.map((ep) => [ep.name, { nodeId: config.nodeId, host: ep.host, port: ep.port, rack: null }]));
     const self = endpoints.get(config.interBrokerListener.name)!;
@@ -319,7 +325,7 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
     const producerIds = await ProducerIdManager.open(config.dataDir);
     const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
+      parts: { clusterId: store.clusterId, metrics, controller, replicas, producerIds, features, store },
       ports: new Map(config.listeners.map((l) => [l.name, l.port])),
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -346,8 +352,8 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
  * A cluster's broker (etcd.connect): the metadata in etcd, partitions replicated; the coordinators
  * are elected partition by partition as the metadata makes this broker their topics' leaders.
  */
-async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
-  const joined = await joinCluster(config, log);
+async function clusterBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
+  const joined = await joinCluster(config, log, metrics);
   const features = await Features.start(etcdFeatureLevels(joined.etcd), config.nodeId).catch(async (e: unknown) => {
     await joined.stopController();
     await joined.replicas.close();
@@ -363,7 +369,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
   let signalStopped = () => {};
   const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
-    parts: { ...joined, features },
+    parts: { ...joined, metrics, features },
     ports: joined.ports,
     listening: () => undefined,
     start: async (broker) => {
@@ -442,9 +448,10 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     [l.name, isSaslProtocol(l.securityProtocol) ? saslListenerSettings(config, l.name, scramLookup) : undefined]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
+  const metrics = new BrokerMetrics(config.nodeId);
   let mode: BrokerMode;
   try {
-    mode = config.etcdConnect ? await clusterBroker(config, log) : await singleBroker(config, log);
+    mode = config.etcdConnect ? await clusterBroker(config, log, metrics) : await singleBroker(config, log, metrics);
   } catch (e) {
     await lock.release();
     throw e;
@@ -478,7 +485,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name) },
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name), metrics },
         serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);

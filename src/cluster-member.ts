@@ -42,6 +42,7 @@ import { interBrokerSaslClient } from './security/sasl-config';
 import { LeaderEndOffsets } from './net/leader-end-offsets';
 import { localEndOffsets } from './share/share-group-admin';
 import { clientTls } from './security/tls';
+import type { BrokerMetrics } from './metrics/broker-metrics';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {
@@ -219,7 +220,7 @@ export interface ClusterParts {
  * takes the cluster's id, and builds the controller, the replica manager with its fetchers, the
  * producer id blocks and the transaction markers' channel to other brokers on the etcd metadata.
  */
-export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
+export async function joinCluster(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<ClusterParts> {
   const nodeId = config.nodeId;
   // Every connection to another broker goes to its inter-broker listener, over TLS if that is SSL or SASL_SSL.
   const { securityProtocol } = config.interBrokerListener;
@@ -247,7 +248,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
     const quotas = replicationQuotasOf(config);
     const fetchers = new ReplicaFetcherManager({
-      brokerId: nodeId, quota: quotas.follower,
+      brokerId: nodeId, quota: quotas.follower, topicMetrics: metrics.topics,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
         ...interBroker, clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
@@ -265,7 +266,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       brokerId: nodeId, fetchers, quotas, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
       isReplicaIsrEligible: (id) => etcd.cache.broker(id) !== undefined,
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
-    }, clusterId);
+    }, clusterId, metrics);
     clusterController.start();
     return {
       etcd, clusterId, controller, replicas, ports,
