@@ -56,8 +56,10 @@ class ViewContext {
     this.timers.add(t);
   }
 
+  /** Runs `fn` when the view is left (at once if it already was, while the view awaited). */
   onLeave(fn) {
-    this.cleanups.push(fn);
+    if (this.live) this.cleanups.push(fn);
+    else fn();
   }
 
   leave() {
@@ -72,8 +74,9 @@ let current;
 
 async function route() {
   current?.leave();
-  const root = document.getElementById('view');
-  root.replaceChildren();
+  // A view of its own element: a view left while it still awaits fills a detached one.
+  const root = h('div');
+  document.getElementById('view').replaceChildren(root);
   const path = location.hash.replace(/^#/, '').split('?')[0];
   const found = routes.find(([re]) => re.test(path));
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.route === found?.[1]);

@@ -16,10 +16,5 @@ export async function renderBrokers(ctx) {
 
 export async function renderBroker(ctx, id) {
   const configs = await api.brokerConfigs(id);
-  const filter = h('input', { type: 'search', placeholder: 'filter', testid: 'config-filter' });
-  const list = h('div');
-  const draw = () => list.replaceChildren(configsTable(configs.filter((c) => c.name.includes(filter.value.trim())), 'broker-configs-table'));
-  filter.addEventListener('input', draw);
-  draw();
-  ctx.root.append(h('h1', null, h('a', { href: '#/brokers' }, 'Brokers'), ` / ${id}`), section('Configs', 'broker-configs', filter, list));
+  ctx.root.append(h('h1', null, h('a', { href: '#/brokers' }, 'Brokers'), ` / ${id}`), section('Configs', 'broker-configs', configsTable(configs, 'broker-configs-table')));
 }

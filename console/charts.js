@@ -1,5 +1,6 @@
 // Live charts with uPlot (served from node_modules at vendor/, a global `uPlot`): a time series
 // that grows by one point per poll and keeps the last few minutes.
+import { fmtNumber } from './dom.js';
 
 const WINDOW_POINTS = 150; // 5 min at one point per 2 s
 
@@ -11,7 +12,7 @@ const COLORS = ['#2b6cb0', '#c05621', '#2f855a', '#6b46c1', '#b83280', '#2c7a7b'
  * The container's data-points says how many points the chart holds, data-last the last values (for tests).
  */
 export class LiveChart {
-  constructor(container, { title, unit, format = (v) => v.toFixed(1), height = 220 }) {
+  constructor(container, { title, unit, format = fmtNumber, height = 220 }) {
     this.container = container;
     this.title = title;
     this.unit = unit;

@@ -56,6 +56,11 @@ export function fmtBytes(n) {
   return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
 }
 
+/** A chart's value: whole above 100, else up to two decimals (a rate of 0.25/s, a lag of 3). */
+export function fmtNumber(v) {
+  return Math.abs(v) >= 100 ? v.toFixed(0) : String(Number(v.toFixed(2)));
+}
+
 export function fmtTime(ms) {
   if (ms === null || ms === undefined || Number(ms) < 0) return '-';
   return new Date(Number(ms)).toISOString().replace('T', ' ').replace('Z', '');

@@ -1,7 +1,7 @@
 // Consumer groups (#/groups) and one group (#/groups/ID): members, assignments, committed offsets
 // and lag per partition, lag over time, and (writes enabled) resetting its offsets.
 import { api } from './api.js';
-import { errorBox, fmtCount, groupHash, h, link, section, table, topicHash } from './dom.js';
+import { errorBox, fmtCount, fmtNumber, groupHash, h, link, section, table, topicHash } from './dom.js';
 import { LiveChart } from './charts.js';
 
 export async function renderGroups(ctx) {
@@ -39,7 +39,7 @@ export async function renderGroup(ctx, id) {
     section('Offsets', 'group-offsets', offsets),
   );
   if (ctx.info.writesEnabled) ctx.root.append(section('Reset offsets', 'group-reset', resetOffsetsForm(id)));
-  const lag = new LiveChart(lagBox, { title: 'Lag (messages)', unit: 'msgs', format: (v) => v.toFixed(0) });
+  const lag = new LiveChart(lagBox, { title: 'Lag (messages)', unit: 'msgs', format: fmtNumber });
   ctx.onLeave(() => lag.destroy());
 
   await ctx.poll(async () => {

@@ -1,7 +1,7 @@
 // The live charts drawn from the broker's /metrics: throughput (rates of Kafka's BrokerTopicMetrics
 // counters) and request latency (its RequestMetrics histogram), one point per poll.
 import { api } from './api.js';
-import { fmtBytes, h } from './dom.js';
+import { fmtBytes, fmtNumber, h } from './dom.js';
 import { LiveChart } from './charts.js';
 import { histogramWindow, parsePrometheus, rate } from './prometheus.js';
 
@@ -11,6 +11,7 @@ const MESSAGES_IN = 'kafka_server_brokertopicmetrics_messagesin_total';
 const REQUEST_TIME = 'kafka_network_requestmetrics_totaltimems';
 /** The request-time histogram is in milliseconds, as Kafka's TotalTimeMs. */
 const REQUEST_TIME_TO_MS = 1;
+const LATENCY_REQUESTS = ['Produce', 'Fetch'];
 
 /**
  * Adds the throughput and latency charts to `parent` and feeds them every poll; with `topic`, only
@@ -20,14 +21,15 @@ export function liveMetricsCharts(ctx, parent, { topic } = {}) {
   const where = topic === undefined ? {} : { topic };
   const bytesBox = h('div', { class: 'chart', testid: 'chart-bytes' });
   const messagesBox = h('div', { class: 'chart', testid: 'chart-messages' });
-  const latencyBox = topic === undefined ? h('div', { class: 'chart', testid: 'chart-latency' }) : null;
+  // Produce and Fetch apart: a long-poll fetch waits up to its max wait, a produce only for its append.
+  const latencyBoxes = topic === undefined ? LATENCY_REQUESTS.map((r) => h('div', { class: 'chart', testid: `chart-latency-${r.toLowerCase()}` })) : [];
   const errorSlot = h('div');
-  parent.append(errorSlot, h('div', { class: 'charts' }, bytesBox, messagesBox, latencyBox));
+  parent.append(errorSlot, h('div', { class: 'charts' }, bytesBox, messagesBox, latencyBoxes));
 
   const bytes = new LiveChart(bytesBox, { title: 'Bytes per second', unit: '/s', format: fmtBytes });
-  const messages = new LiveChart(messagesBox, { title: 'Messages in per second', unit: '/s', format: (v) => v.toFixed(v < 10 ? 1 : 0) });
-  const latency = latencyBox && new LiveChart(latencyBox, { title: 'Request time (ms)', unit: 'ms', format: (v) => v.toFixed(v < 10 ? 2 : 0) });
-  ctx.onLeave(() => [bytes, messages, latency].forEach((c) => c?.destroy()));
+  const messages = new LiveChart(messagesBox, { title: 'Messages in per second', unit: '/s', format: fmtNumber });
+  const latencies = latencyBoxes.map((box, i) => new LiveChart(box, { title: `${LATENCY_REQUESTS[i]} request time (ms)`, unit: 'ms', format: fmtNumber }));
+  ctx.onLeave(() => [bytes, messages, ...latencies].forEach((c) => c.destroy()));
 
   let prev = null;
   return ctx.poll(async () => {
@@ -37,15 +39,10 @@ export function liveMetricsCharts(ctx, parent, { topic } = {}) {
       const t = cur.at / 1000;
       bytes.push(t, { in: rate(prev.samples, cur.samples, BYTES_IN, secs, where), out: rate(prev.samples, cur.samples, BYTES_OUT, secs, where) });
       messages.push(t, { in: rate(prev.samples, cur.samples, MESSAGES_IN, secs, where) });
-      if (latency) {
-        const point = {};
-        for (const request of ['Produce', 'Fetch']) {
-          const w = histogramWindow(prev.samples, cur.samples, REQUEST_TIME, { request });
-          point[`${request} mean`] = w ? w.mean * REQUEST_TIME_TO_MS : null;
-          point[`${request} p99`] = w?.p99 === null || w?.p99 === undefined ? null : w.p99 * REQUEST_TIME_TO_MS;
-        }
-        latency.push(t, point);
-      }
+      latencies.forEach((chart, i) => {
+        const w = histogramWindow(prev.samples, cur.samples, REQUEST_TIME, { request: LATENCY_REQUESTS[i] });
+        chart.push(t, { mean: w ? w.mean * REQUEST_TIME_TO_MS : null, p99: w && w.p99 !== null ? w.p99 * REQUEST_TIME_TO_MS : null });
+      });
     }
     prev = cur;
   }, errorSlot);

@@ -1,6 +1,6 @@
 // The overview (#/): the cluster, counts of what it holds, and the live charts.
 import { api } from './api.js';
-import { brokerHash, fmtCount, h, link, section, table } from './dom.js';
+import { brokerHash, fmtCount, fmtNumber, h, link, section, table } from './dom.js';
 import { LiveChart } from './charts.js';
 import { liveMetricsCharts } from './live.js';
 import { parsePrometheus, has, total } from './prometheus.js';
@@ -37,7 +37,7 @@ export async function renderOverview(ctx) {
     { label: 'Finalized level', cell: (f) => f.finalizedLevel ?? '-' },
   ], cluster.features)));
 
-  const lag = new LiveChart(lagBox, { title: 'Consumer lag (messages)', unit: 'msgs', format: (v) => v.toFixed(0) });
+  const lag = new LiveChart(lagBox, { title: 'Consumer lag (messages)', unit: 'msgs', format: fmtNumber });
   ctx.onLeave(() => lag.destroy());
 
   // Counts and lag from the same poll; the charts of /metrics poll on their own.

@@ -35,6 +35,11 @@ async function main() {
   await consumer.run({ eachMessage: async () => void read++ });
   while (read < 100) await sleep(50);
   await consumer.disconnect();
+  // And one that keeps up, so that bytes go out and fetches take time.
+  const live = kafka.consumer({ groupId: 'audit', maxWaitTimeInMs: 500 });
+  await live.connect();
+  await live.subscribe({ topic: 'payments', fromBeginning: true });
+  await live.run({ eachMessage: async () => {} });
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
@@ -47,6 +52,7 @@ async function main() {
   await page.screenshot({ path: out, fullPage: true });
   console.log(`wrote ${out}`);
   await browser.close();
+  await live.disconnect();
   await producer.disconnect();
   await running.close();
 }

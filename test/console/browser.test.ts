@@ -13,7 +13,7 @@ const WAIT_MS = 10000;
 
 describe('web console in chromium', function () {
   this.timeout(60000);
-  const broker = withBroker({ config: { 'http.listener': '127.0.0.1:0' } });
+  const broker = withBroker({ config: { 'http.listener': '127.0.0.1:0', 'group.initial.rebalance.delay.ms': '0' } });
   let kafka: Kafka;
   let producer: Producer;
   let browser: Browser | undefined;
@@ -93,6 +93,7 @@ describe('web console in chromium', function () {
     const row = page.getByTestId(`topic-row-${TOPIC}`);
     expect(await row.locator('td').nth(1).textContent()).to.equal('2'); // partitions
     expect(await row.locator('td').nth(4).textContent()).to.equal('20'); // messages
+    expect(await page.getByTestId('create-topic').count()).to.equal(0); // read-only: http.console.writes.enable is off
 
     await row.getByRole('link', { name: TOPIC }).click();
     await page.getByTestId('partition-row-1').waitFor({ timeout: WAIT_MS });
