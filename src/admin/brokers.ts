@@ -26,7 +26,7 @@ export async function clusterMetadata(c: KafkaConnection, topics: string[] | nul
 }
 
 /** A connection to node `nodeId` as the metadata advertises it. */
-export function brokerConnection(c: KafkaConnection, metadata: MetadataResponse, nodeId: number): Promise<Connection> {
+export async function brokerConnection(c: KafkaConnection, metadata: MetadataResponse, nodeId: number): Promise<Connection> {
   const broker = metadata.brokers.find((b) => b.nodeId === nodeId);
   if (!broker) throw new Error(`broker ${nodeId} is not in the cluster's metadata`);
   return c.admin().connections.get({ host: broker.host, port: broker.port });

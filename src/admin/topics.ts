@@ -110,7 +110,10 @@ function byLeader(topics: TopicDescription[]): Map<number, { topic: TopicDescrip
 
 async function fillOffsets(c: KafkaConnection, metadata: MetadataResponse, topics: TopicDescription[]): Promise<void> {
   await Promise.all([...byLeader(topics)].map(async ([leader, partitions]) => {
-    const connection = await brokerConnection(c, metadata, leader);
+    // A leader that just stopped (gone from the metadata, or not answering) leaves its partitions'
+    // offsets unknown: the rest of a degraded cluster is still described.
+    const connection = await brokerConnection(c, metadata, leader).catch(() => undefined);
+    if (!connection) return;
     for (const timestamp of [EARLIEST, LATEST]) {
       const request = new Map<string, { name: string; partitions: { partitionIndex: number; currentLeaderEpoch: number; timestamp: bigint }[] }>();
       for (const { topic, partition } of partitions) {
@@ -121,9 +124,12 @@ async function fillOffsets(c: KafkaConnection, metadata: MetadataResponse, topic
       const response = await listOffsetsV9.api.async(connection, -1, READ_UNCOMMITTED, [...request.values()]).catch((e: unknown) => {
         // A partition in error (leader moving, ...) stays at UNKNOWN_OFFSET; the others are still shown.
         const partial = (e as { response?: Awaited<ReturnType<typeof listOffsetsV9.api.async>> }).response;
-        if (!partial) throw toAdminError(e);
-        return partial;
+        if (partial) return partial;
+        const error = toAdminError(e);
+        if (error.errorName) throw error;
+        return undefined; // the connection failed: the leader is going away
       });
+      if (!response) return;
       for (const rt of response.topics) {
         const topic = topics.find((t) => t.name === rt.name);
         for (const rp of rt.partitions) {
