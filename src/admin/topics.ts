@@ -193,8 +193,40 @@ export async function deleteTopics(c: KafkaConnection, names: string[]): Promise
   try {
     await c.admin().deleteTopics({ topics: names });
   } catch (e) {
-    throw toAdminError(e);
+    throw deleteTopicsError(e, names);
   }
+}
+
+interface NestedError {
+  apiId?: string;
+  path?: string;
+  message?: string;
+  serverErrorMessage?: string | null;
+  errors?: NestedError[];
+}
+
+/**
+ * The topics the broker refused, named. Only the first answer counts: the client retries a retriable
+ * code (UNKNOWN_TOPIC_OR_PARTITION), and the retry reports as unknown the topics the first attempt deleted.
+ */
+function deleteTopicsError(e: unknown, names: string[]): AdminError {
+  const first = (function find(x: NestedError | undefined): NestedError | undefined {
+    if (!x) return undefined;
+    if (x.errors?.some((inner) => typeof inner.apiId === 'string' && inner.path?.startsWith('/responses/'))) return x;
+    for (const inner of x.errors ?? []) {
+      const found = find(inner);
+      if (found) return found;
+    }
+    return undefined;
+  })(e as NestedError);
+  const refused = first?.errors?.filter((x) => typeof x.apiId === 'string') ?? [];
+  if (refused.length === 0) return toAdminError(e);
+  const lines = refused.map((x) => {
+    const topic = names[Number(x.path?.slice('/responses/'.length))];
+    if (x.apiId === 'UNKNOWN_TOPIC_OR_PARTITION') return `Topic '${topic}' does not exist.`;
+    return `${topic}: ${x.serverErrorMessage || x.message}`;
+  });
+  return new AdminError(lines.join(' '), refused[0].apiId);
 }
 
 /** Grows a topic to `partitions` (CreatePartitions: only ever more). Its configs: alterConfigs in configs.ts. */
