@@ -17,8 +17,9 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { startBroker } from './broker';
-import { startCluster } from './local-cluster';
+// The broker is loaded by `start` and `cluster` only: an admin command starts faster without it.
+import type { startBroker } from './broker';
+import type { startCluster } from './local-cluster';
 import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
 import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
@@ -133,6 +134,7 @@ async function cluster(args: ClusterArgs): Promise<void> {
   const logger = createLogger({ level: args.logLevel, format: args.logFormat });
   let running: Awaited<ReturnType<typeof startCluster>>;
   try {
+    const { startCluster } = await import('./local-cluster');
     running = await startCluster({
       brokers: args.brokers, host: args.host, port: args.port, dataDir: args.dataDir,
       etcdConnect: args.etcd, etcdPort: args.etcdPort, config: props, logger,
@@ -202,6 +204,7 @@ async function start(args: StartArgs): Promise<void> {
 
   let running: Awaited<ReturnType<typeof startBroker>>;
   try {
+    const { startBroker } = await import('./broker');
     running = await startBroker({ config, logger });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
