@@ -21,7 +21,7 @@ describe('web console in chromium', function () {
   let consumed = 0;
 
   const produce = async (from: number, count: number) => {
-    const messages = Array.from({ length: count }, (_, i) => ({ key: `key-${from + i}`, value: `order number ${from + i}`, headers: { source: 'browser-test' } }));
+    const messages = Array.from({ length: count }, (_, i) => ({ key: `key-${from + i}`, value: JSON.stringify({ order: from + i, item: 'book' }), headers: { source: 'browser-test' } }));
     await producer.send({ topic: TOPIC, messages: messages.map((m) => ({ ...m, partition: 0 })) });
   };
 
@@ -105,19 +105,25 @@ describe('web console in chromium', function () {
     expect(await page.getByTestId('partition-row-1').locator('td').nth(7).textContent()).to.equal('0');
   });
 
-  it('browses a known message as text and as hex', async () => {
+  it('browses a known message as text, JSON and hex', async () => {
     await page.getByTestId('browse-at').fill('12');
     await page.getByTestId('browse-limit').fill('3');
     await page.getByTestId('browse-submit').click();
     const message = page.getByTestId('message-12');
     await message.waitFor({ timeout: WAIT_MS });
     expect(await page.getByTestId('messages-table').locator('tbody tr').count()).to.equal(3);
-    expect(await message.getByTestId('message-value').textContent()).to.equal('order number 12');
+    const value = JSON.stringify({ order: 12, item: 'book' });
+    expect(await message.getByTestId('message-value').textContent()).to.equal(value);
     expect(await message.getByTestId('message-key').textContent()).to.equal('key-12');
     expect(await message.getByTestId('message-headers').textContent()).to.equal('source: browser-test');
 
+    await page.getByTestId('browse-format').selectOption('json');
+    expect(await message.getByTestId('message-value').textContent()).to.equal(JSON.stringify({ order: 12, item: 'book' }, null, 2));
+    expect(await message.getByTestId('message-key').textContent()).to.equal('not JSON key-12');
+
     await page.getByTestId('browse-format').selectOption('hex');
-    const hex = Buffer.from('order number 12').toString('hex').match(/../g)!.join(' ');
+    const bytes = Buffer.from(value).toString('hex').match(/.{2}/g)!;
+    const hex = Array.from({ length: Math.ceil(bytes.length / 16) }, (_, i) => bytes.slice(i * 16, i * 16 + 16).join(' ')).join('\n'); // 16 bytes a line
     expect(await message.getByTestId('message-value').textContent()).to.equal(hex);
   });
 
