@@ -177,6 +177,7 @@ export class Broker {
       initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
       // A share group's share-partition state goes before the group (DeleteGroups).
       onShareGroupDeleted: (groupId, topics) => this.shareGroupAdmin.deleteGroupState(groupId, topics),
+      metrics: parts.metrics.group,
     });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());

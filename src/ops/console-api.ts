@@ -140,11 +140,11 @@ export class ConsoleApi {
 
   private async topic(name: string) {
     const connection = this.options.connection();
+    // An unknown topic is UNKNOWN_TOPIC_OR_PARTITION from either (404).
     const [descriptions, configs] = await Promise.all([
       describeTopics(connection, [name]),
       describeConfigs(connection, { type: 'topic', name }, { all: true }),
     ]);
-    if (descriptions.length === 0) throw new HttpError(404, `UNKNOWN_TOPIC_OR_PARTITION: no topic ${name}`);
     return { ...descriptions[0], configs };
   }
 

@@ -68,7 +68,13 @@ export async function startHttpListener(address: HttpListenerAddress, options: H
 }
 
 async function serve(req: http.IncomingMessage, res: http.ServerResponse, api: ConsoleApi, files: StaticFiles, options: HttpListenerOptions): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://console');
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://console');
+  } catch {
+    sendJson(res, 400, { error: `malformed URL: ${req.url}` });
+    return;
+  }
   const method = req.method ?? 'GET';
   const read = method === 'GET' || method === 'HEAD';
   if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {

@@ -6,13 +6,27 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { RunningBroker } from '../../src/broker';
-import { withBroker } from '../helpers/broker';
+import type { ConfigEntry } from '../../src/admin/configs';
+import type { ClusterDescription } from '../../src/admin/cluster';
+import type { GroupDescription, GroupSummary, OffsetReset } from '../../src/admin/groups';
+import type { BrowsedRecord } from '../../src/admin/messages';
+import type { TopicDescription, TopicSummary } from '../../src/admin/topics';
+import type { TaskProgress } from '../../src/metrics/progress';
+import { withBroker, withRestartableBroker } from '../helpers/broker';
+import { makeCertificates, type Certificates } from '../helpers/certs';
 
 const FJORD = path.resolve(__dirname, '../../../bin/fjord');
 const READ_ONLY = 'the console is read-only: set http.console.writes.enable=true';
 
+/** A value as the API sends it: bigints as numbers (exact below 2^53), Buffers in base64. */
+type Wire<T> = T extends bigint ? number : T extends Buffer ? string : T extends (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
+
+interface ErrorBody {
+  error: string;
+}
+
 /** The body as JSON and the status of one request to the broker's console. */
-async function call(b: RunningBroker | number, method: string, apiPath: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function call<T = ErrorBody>(b: RunningBroker | number, method: string, apiPath: string, body?: unknown): Promise<{ status: number; json: Wire<T> }> {
   const port = typeof b === 'number' ? b : b.http!.port;
   const res = await fetch(`http://127.0.0.1:${port}${apiPath}`, {
     method,
@@ -20,11 +34,11 @@ async function call(b: RunningBroker | number, method: string, apiPath: string, 
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: await res.json() as Wire<T> };
 }
 
-async function get(b: RunningBroker | number, apiPath: string): Promise<any> {
-  const { status, json } = await call(b, 'GET', apiPath);
+async function get<T>(b: RunningBroker | number, apiPath: string): Promise<Wire<T>> {
+  const { status, json } = await call<T>(b, 'GET', apiPath);
   expect(status, `${apiPath}: ${JSON.stringify(json)}`).to.equal(200);
   return json;
 }
@@ -56,21 +70,21 @@ describe('console API', function () {
     before(async () => seed(broker.current()));
 
     it('GET /api/info: version, node id, writes off, metrics on', async () => {
-      const info = await get(broker.current(), '/api/info');
+      const info = await get<object>(broker.current(), '/api/info');
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       expect(info).to.deep.equal({ version: require('../../../package.json').version, nodeId: 0, writesEnabled: false, metrics: true });
     });
 
     it('GET /api/cluster: the broker, the controller', async () => {
       const b = broker.current();
-      const cluster = await get(b, '/api/cluster');
+      const cluster = await get<ClusterDescription>(b, '/api/cluster');
       expect(cluster.clusterId).to.equal(b.broker.clusterId);
       expect(cluster.controllerId).to.equal(0);
       expect(cluster.brokers).to.deep.equal([{ nodeId: 0, host: '127.0.0.1', port: b.port, rack: null }]);
     });
 
     it('GET /api/topics: summaries with message counts, internal topics flagged', async () => {
-      const topics: any[] = await get(broker.current(), '/api/topics');
+      const topics = await get<TopicSummary[]>(broker.current(), '/api/topics');
       const orders = topics.find((t) => t.name === 'orders');
       expect(orders).to.include({ internal: false, partitions: 3, replicationFactor: 1, underReplicatedPartitions: 0, messages: 5 });
       expect(topics.find((t) => t.name === '__consumer_offsets')?.internal).to.equal(true);
@@ -78,17 +92,17 @@ describe('console API', function () {
 
     it('GET /api/topics/:name: partitions with offsets, and the configs', async () => {
       const b = broker.current();
-      const topic = await get(b, '/api/topics/orders');
+      const topic = await get<TopicDescription & { configs: ConfigEntry[] }>(b, '/api/topics/orders');
       expect(topic.name).to.equal('orders');
       expect(topic.topicId).to.be.a('string').with.length.greaterThan(0);
-      expect(topic.partitions.map((p: any) => [p.partition, p.leader, p.replicas, p.isr, p.earliestOffset, p.latestOffset]))
+      expect(topic.partitions.map((p) => [p.partition, p.leader, p.replicas, p.isr, p.earliestOffset, p.latestOffset]))
         .to.deep.equal([[0, 0, [0], [0], 0, 5], [1, 0, [0], [0], 0, 0], [2, 0, [0], [0], 0, 0]]);
-      const retention = topic.configs.find((c: any) => c.name === 'retention.ms');
+      const retention = topic.configs.find((c) => c.name === 'retention.ms');
       expect(retention).to.include({ value: '604800000', isDefault: true });
     });
 
     it('GET /api/topics/:name/messages: records from an offset, keys, values and headers in base64', async () => {
-      const records: any[] = await get(broker.current(), '/api/topics/orders/messages?partition=0&offset=1&limit=2');
+      const records = await get<BrowsedRecord[]>(broker.current(), '/api/topics/orders/messages?partition=0&offset=1&limit=2');
       expect(records.map((r) => [r.offset, r.timestamp, r.key, r.value, r.headers])).to.deep.equal([
         [1, 1_700_000_001_000, b64('k1'), b64('{"order":1}'), [{ key: 'source', value: b64('h1') }]],
         [2, 1_700_000_002_000, b64('k2'), b64('{"order":2}'), [{ key: 'source', value: b64('h2') }]],
@@ -97,7 +111,7 @@ describe('console API', function () {
     });
 
     it('GET /api/topics/:name/messages?timestamp=: from the first record at or after it', async () => {
-      const records: any[] = await get(broker.current(), '/api/topics/orders/messages?partition=0&timestamp=1700000003000&limit=10');
+      const records = await get<BrowsedRecord[]>(broker.current(), '/api/topics/orders/messages?partition=0&timestamp=1700000003000&limit=10');
       expect(records.map((r) => r.offset)).to.deep.equal([3, 4]);
     });
 
@@ -114,32 +128,26 @@ describe('console API', function () {
     });
 
     it('GET /api/groups: the group with its total lag', async () => {
-      const groups: any[] = await get(broker.current(), '/api/groups');
+      const groups = await get<(GroupSummary & { totalLag: bigint | null })[]>(broker.current(), '/api/groups');
       expect(groups.find((g) => g.groupId === 'billing')).to.include({ state: 'Empty', totalLag: 3 });
     });
 
     it('GET /api/groups/:id: committed offsets and lag per partition; 404 for an unknown group', async () => {
       const b = broker.current();
-      const group = await get(b, '/api/groups/billing');
+      const group = await get<GroupDescription>(b, '/api/groups/billing');
       expect(group).to.include({ groupId: 'billing', state: 'Empty', totalLag: 3 });
       expect(group.members).to.deep.equal([]);
-      expect(group.offsets.find((o: any) => o.topic === 'orders' && o.partition === 0)).to.include({ committedOffset: 2, latestOffset: 5, lag: 3 });
+      expect(group.offsets.find((o) => o.topic === 'orders' && o.partition === 0)).to.include({ committedOffset: 2, latestOffset: 5, lag: 3 });
       expect((await call(b, 'GET', '/api/groups/nope')).status).to.equal(404);
     });
 
     it('GET /api/brokers/:id/configs: the broker\'s configs; 404 for an unknown broker, 400 for a bad id', async () => {
       const b = broker.current();
-      const configs: any[] = await get(b, '/api/brokers/0/configs');
+      const configs = await get<ConfigEntry[]>(b, '/api/brokers/0/configs');
       expect(configs.find((c) => c.name === 'http.listener')?.value).to.equal('127.0.0.1:0');
       expect(configs.find((c) => c.name === 'num.partitions')).to.include({ value: '1', isDefault: true });
       expect((await call(b, 'GET', '/api/brokers/7/configs')).status).to.equal(404);
       expect((await call(b, 'GET', '/api/brokers/x/configs')).status).to.equal(400);
-    });
-
-    it('GET /api/progress: the broker\'s long work (none after a clean start)', async () => {
-      const progress: any[] = await get(broker.current(), '/api/progress');
-      expect(progress).to.be.an('array');
-      expect(progress.every((t) => t.finishedAtMs !== null)).to.equal(true);
     });
 
     it('answers 404 for an unknown route', async () => {
@@ -160,7 +168,7 @@ describe('console API', function () {
         expect(status, `${method} ${p}`).to.equal(403);
         expect(json).to.deep.equal({ error: READ_ONLY });
       }
-      expect((await get(b, '/api/topics')).map((t: any) => t.name)).to.include('orders').and.not.include('new');
+      expect((await get<TopicSummary[]>(b, '/api/topics')).map((t) => t.name)).to.include('orders').and.not.include('new');
     });
   });
 
@@ -172,9 +180,9 @@ describe('console API', function () {
       const b = broker.current();
       const created = await call(b, 'POST', '/api/topics', { name: 'payments', partitions: 2, replicationFactor: 1, configs: { 'cleanup.policy': 'compact' } });
       expect(created.status, JSON.stringify(created.json)).to.equal(201);
-      const topic = await get(b, '/api/topics/payments');
+      const topic = await get<TopicDescription & { configs: ConfigEntry[] }>(b, '/api/topics/payments');
       expect(topic.partitions).to.have.length(2);
-      expect(topic.configs.find((c: any) => c.name === 'cleanup.policy')?.value).to.equal('compact');
+      expect(topic.configs.find((c) => c.name === 'cleanup.policy')?.value).to.equal('compact');
       const again = await call(b, 'POST', '/api/topics', { name: 'payments', partitions: 2, replicationFactor: 1 });
       expect(again.status).to.equal(409);
       expect(again.json.error).to.match(/^TOPIC_ALREADY_EXISTS: /);
@@ -190,13 +198,13 @@ describe('console API', function () {
     it('resets a group\'s offsets: the plan with dryRun, applied without', async () => {
       const b = broker.current();
       const body = { topics: ['orders:0'], target: { to: 'offset', offset: 4 } };
-      const plan = await call(b, 'POST', '/api/groups/billing/reset-offsets', { ...body, dryRun: true });
+      const plan = await call<OffsetReset[]>(b, 'POST', '/api/groups/billing/reset-offsets', { ...body, dryRun: true });
       expect(plan.status, JSON.stringify(plan.json)).to.equal(200);
       expect(plan.json).to.deep.equal([{ topic: 'orders', partition: 0, currentOffset: 2, newOffset: 4 }]);
-      expect((await get(b, '/api/groups/billing')).totalLag).to.equal(3);
+      expect((await get<GroupDescription>(b, '/api/groups/billing')).totalLag).to.equal(3);
       const applied = await call(b, 'POST', '/api/groups/billing/reset-offsets', { ...body, dryRun: false });
       expect(applied.json).to.deep.equal(plan.json);
-      expect((await get(b, '/api/groups/billing')).totalLag).to.equal(1);
+      expect((await get<GroupDescription>(b, '/api/groups/billing')).totalLag).to.equal(1);
       const bad = await call(b, 'POST', '/api/groups/billing/reset-offsets', { topics: ['orders'], target: { to: 'yesterday' } });
       expect(bad.status).to.equal(400);
     });
@@ -206,8 +214,41 @@ describe('console API', function () {
       await call(b, 'POST', '/api/topics', { name: 'doomed', partitions: 1, replicationFactor: 1 });
       const deleted = await call(b, 'DELETE', '/api/topics/doomed');
       expect(deleted.status, JSON.stringify(deleted.json)).to.equal(200);
-      expect((await get(b, '/api/topics')).map((t: any) => t.name)).not.to.include('doomed');
+      expect((await get<TopicSummary[]>(b, '/api/topics')).map((t) => t.name)).not.to.include('doomed');
       expect((await call(b, 'DELETE', '/api/topics/doomed')).status).to.equal(404);
+    });
+  });
+
+  describe('after a restart', () => {
+    const broker = withRestartableBroker({ config: { 'http.listener': '127.0.0.1:0' } });
+
+    it('GET /api/progress: the loading of the logs, finished', async () => {
+      await seed(broker.running);
+      await broker.restart();
+      const progress = await get<TaskProgress[]>(broker.running, '/api/progress');
+      const loading = progress.find((t) => t.kind === 'recovery');
+      expect(loading?.title).to.match(/^loading \d+ logs$/);
+      expect(loading).to.include({ percent: 100, unit: 'bytes' });
+      expect(loading?.done).to.equal(loading?.total).and.be.greaterThan(0);
+      expect(loading?.finishedAtMs).to.be.a('number');
+    });
+  });
+
+  describe('on a broker with only an SSL listener', () => {
+    let certs: Certificates;
+    before(() => {
+      certs = makeCertificates();
+    });
+    after(() => certs.remove());
+    const broker = withBroker(() => ({ config: { listeners: 'SSL://127.0.0.1:0', ...certs.brokerSsl, 'http.listener': '127.0.0.1:0' } }));
+
+    it('serves /metrics and /api/info, and answers 503 where the console would read the cluster', async () => {
+      const b = broker.current();
+      expect((await fetch(`http://127.0.0.1:${b.http!.port}/metrics`)).status).to.equal(200);
+      expect(await get<object>(b, '/api/info')).to.include({ nodeId: 0, metrics: true });
+      const { status, json } = await call(b, 'GET', '/api/topics');
+      expect(status).to.equal(503);
+      expect(json.error).to.contain('needs a PLAINTEXT listener').and.contain('SSL:SSL');
     });
   });
 
@@ -229,10 +270,10 @@ describe('console API', function () {
           });
           child.on('exit', () => reject(new Error(`exited early: ${out}`)));
         });
-        expect(await get(port, '/api/info')).to.include({ nodeId: null, metrics: false, writesEnabled: false });
-        expect((await get(port, '/api/topics')).map((t: any) => t.name)).to.include('orders');
-        expect((await get(port, '/api/groups/billing')).totalLag).to.equal(3);
-        expect(await get(port, '/api/progress')).to.deep.equal([]);
+        expect(await get<object>(port, '/api/info')).to.include({ nodeId: null, metrics: false, writesEnabled: false });
+        expect((await get<TopicSummary[]>(port, '/api/topics')).map((t) => t.name)).to.include('orders');
+        expect((await get<GroupDescription>(port, '/api/groups/billing')).totalLag).to.equal(3);
+        expect(await get<TaskProgress[]>(port, '/api/progress')).to.deep.equal([]);
         expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).to.equal(404);
         expect((await call(port, 'POST', '/api/topics', { name: 'new' })).status).to.equal(403);
       } finally {

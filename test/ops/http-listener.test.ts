@@ -100,6 +100,10 @@ describe('HTTP listener', function () {
       }
     });
 
+    it('answers 400 for a URL it cannot parse', async () => {
+      expect((await rawGet(httpPort(broker.current()), '//[')).status).to.equal(400);
+    });
+
     it('refuses other methods than GET outside /api/', async () => {
       const res = await fetch(`http://127.0.0.1:${httpPort(broker.current())}/metrics`, { method: 'POST', body: 'x' });
       expect(res.status).to.equal(405);
@@ -180,6 +184,8 @@ describe('HTTP listener', function () {
         });
         child.on('exit', () => reject(new Error(`exited early: ${out}`)));
       });
+      // The CLI handles signals once startBroker returned, just after that line: a round trip to the broker first.
+      expect(await listening(lines.find((l) => l.msg === 'broker listening')!.port!)).to.equal(true);
       const stop = async () => {
         child.kill('SIGTERM');
         return exited;
