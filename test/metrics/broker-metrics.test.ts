@@ -134,3 +134,33 @@ describe('broker metrics (/metrics text)', function () {
     expect(sample(text, 'kafka_server_brokertopicmetrics_messagesin_total')).to.be.at.least(8);
   });
 });
+
+describe('broker metrics: SASL authentications', function () {
+  this.timeout(30_000);
+  const broker = withBroker({
+    config: {
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0', 'sasl.enabled.mechanisms': 'PLAIN', 'connection.failed.authentication.delay.ms': '0',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
+        'username="admin" password="admin-secret" user_admin="admin-secret";',
+    },
+  });
+
+  it('counts those that succeed and those that fail, per listener', async () => {
+    const admin = (password: string) => new Kafka({
+      brokers: [broker.current().bootstrap], clientId: 'metrics-sasl', logLevel: logLevel.NOTHING, retry: { retries: 0 },
+      sasl: { mechanism: 'plain', username: 'admin', password },
+    }).admin();
+    const good = admin('admin-secret');
+    await good.connect();
+    await good.listTopics();
+    await good.disconnect();
+    const bad = admin('wrong');
+    let refused = false;
+    await bad.connect().catch(() => (refused = true));
+    expect(refused).to.equal(true);
+    const text = await broker.current().broker.metrics.render();
+    const listener = { listener: 'SASL_PLAINTEXT' };
+    expect(sample(text, 'kafka_server_socketservermetrics_successful_authentication_total', listener)).to.be.at.least(1);
+    expect(sample(text, 'kafka_server_socketservermetrics_failed_authentication_total', listener)).to.equal(1);
+  });
+});
