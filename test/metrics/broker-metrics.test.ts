@@ -4,14 +4,7 @@ import { ApiKey } from '../../src/protocol/generated';
 import { ErrorCode } from '../../src/common/errors';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
-
-/** The value of the sample `name{labels}` in a Prometheus text exposition; undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const labelText = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
-  const prefix = labelText === '' ? `${name} ` : `${name}{${labelText}} `;
-  const line = text.split('\n').find((l) => l.startsWith(prefix));
-  return line === undefined ? undefined : Number(line.slice(prefix.length));
-}
+import { sample } from '../helpers/prometheus';
 
 describe('broker metrics (/metrics text)', function () {
   this.timeout(30_000);
