@@ -128,7 +128,13 @@ describe('web console in chromium', function () {
   });
 
   it("shows the group's lag going to zero as it consumes the rest, on a chart that grows", async () => {
-    await page.goto(url(`#/groups/${encodeURIComponent(GROUP)}`));
+    await page.goto(url('#/groups'));
+    const row = page.getByTestId(`group-row-${GROUP}`);
+    await row.waitFor({ timeout: WAIT_MS });
+    expect(await row.getByTestId('group-state').textContent()).to.equal('Empty');
+    expect(await row.getByTestId('group-lag').textContent()).to.equal('10');
+
+    await row.getByRole('link', { name: GROUP }).click();
     await waitForText('group-total-lag', '10');
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('10');
     const chart = page.getByTestId('chart-group-lag');
@@ -141,6 +147,19 @@ describe('web console in chromium', function () {
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('0');
     expect(await chartPoints('chart-group-lag')).to.be.above(before);
     expect(JSON.parse((await chart.getAttribute('data-last')) ?? '{}')).to.deep.equal({ 'total lag': 0 });
+  });
+
+  it("lists the brokers and shows a broker's configs", async () => {
+    const { nodeId } = broker.current().broker;
+    await page.goto(url('#/brokers'));
+    await page.getByTestId(`broker-row-${nodeId}`).getByRole('link', { name: String(nodeId) }).click();
+    const setting = page.getByTestId('config-http.listener');
+    await setting.waitFor({ timeout: WAIT_MS });
+    expect(await setting.locator('td').nth(1).textContent()).to.equal('127.0.0.1:0');
+    // The defaults show only when asked.
+    expect(await page.getByTestId('config-num.io.threads').count()).to.equal(0);
+    await page.getByTestId('broker-configs-table-show-defaults').check();
+    expect(await page.getByTestId('config-num.io.threads').count()).to.equal(1);
   });
 
   it('draws the bytes-in rate of new traffic on the overview chart', async () => {
