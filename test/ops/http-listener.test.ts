@@ -10,7 +10,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker';
 import { ConfigError } from '../../src/config/broker-config';
+import { ApiKey } from '../../src/protocol/generated';
 import { withBroker } from '../helpers/broker';
+import { RawClient } from '../helpers/raw-client';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const FJORD = path.join(ROOT, 'bin/fjord');
@@ -184,8 +186,10 @@ describe('HTTP listener', function () {
         });
         child.on('exit', () => reject(new Error(`exited early: ${out}`)));
       });
-      // The CLI handles signals once startBroker returned, just after that line: a round trip to the broker first.
-      expect(await listening(lines.find((l) => l.msg === 'broker listening')!.port!)).to.equal(true);
+      // The CLI handles signals once startBroker returned, just after that line: a request answered proves it did.
+      const client = await RawClient.connect(lines.find((l) => l.msg === 'broker listening')!.port!);
+      await client.request(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
+      client.close();
       const stop = async () => {
         child.kill('SIGTERM');
         return exited;
