@@ -21,7 +21,9 @@ export class BrokerMetrics {
   /** Per listener: connections and authentications (net records them). */
   readonly network = new NetworkMetrics(this.registry);
 
-  constructor(readonly nodeId: number) {}
+  constructor(readonly nodeId: number) {
+    processMetrics();
+  }
 
   /** The Prometheus text exposition of every metric, as served at /metrics: the broker's, then the process's. */
   async render(): Promise<string> {
