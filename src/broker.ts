@@ -14,6 +14,8 @@ import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
 import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import { registerStateMetrics } from './ops/state-metrics';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
@@ -45,7 +47,8 @@ import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
-import { BrokerMetrics } from './metrics/broker-metrics';
+import { startBrokerHttpListener } from './ops/broker-http';
+import type { RunningHttpListener } from './ops/http-listener';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -75,6 +78,8 @@ export interface RunningBroker {
   listener: Listener;
   /** Every listener by name, with the address it is bound to (host as clients dial it). */
   listeners: ReadonlyMap<string, { listener: Listener; host: string; port: number }>;
+  /** The HTTP listener of /metrics and the console (http.listener), as bound; null when off. */
+  http: { host: string; port: number } | null;
   close(): Promise<void>;
 }
 
@@ -172,6 +177,7 @@ export class Broker {
       initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
       // A share group's share-partition state goes before the group (DeleteGroups).
       onShareGroupDeleted: (groupId, topics) => this.shareGroupAdmin.deleteGroupState(groupId, topics),
+      metrics: parts.metrics.group,
     });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
@@ -458,6 +464,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   }
   const { replicas } = mode.parts;
   const broker = new Broker(config, log, mode.parts, opts.authorizer, opts.sharePersister);
+  registerStateMetrics(broker.metrics.registry, broker);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
@@ -481,7 +488,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   };
   const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
   const shared = new ListenerShared(limits);
-  const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  let http: RunningHttpListener | null = null;
+  const closeListeners = async () => {
+    await http?.close();
+    await Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  };
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
@@ -493,6 +504,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       mode.listening(l.name, port);
       log.info({ listener: l.name, securityProtocol: l.securityProtocol, port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
     }
+    // Before the logs are loaded: the console shows the recovery's progress.
+    http = await startBrokerHttpListener(config, broker.metrics, listeners, log);
     await replicas.loaded;
   } catch (e) {
     // A port taken or a log that could not be loaded: stop as close() does, and fail the start.
@@ -521,6 +534,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     broker,
     listener,
     listeners,
+    http: http && { host: http.host, port: http.port },
     close() {
       closing ??= (async () => {
         await closeListeners();

@@ -30,6 +30,7 @@ import { GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_ST
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
 import { ReplicaManager } from './replica/replica-manager';
+import type { BrokerMetrics } from './metrics/broker-metrics';
 import { replicationQuotasOf } from './replica/replication-quota';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
@@ -42,7 +43,6 @@ import { interBrokerSaslClient } from './security/sasl-config';
 import { LeaderEndOffsets } from './net/leader-end-offsets';
 import { localEndOffsets } from './share/share-group-admin';
 import { clientTls } from './security/tls';
-import type { BrokerMetrics } from './metrics/broker-metrics';
 
 /** A coordinator that follows the leadership of its internal topic's partitions. */
 export interface PartitionCoordinator {

@@ -9,7 +9,9 @@
 import { Registry } from 'prom-client';
 import { NetworkMetrics } from './network-metrics';
 import { processMetrics } from './process-metrics';
+import { ProgressTracker } from './progress';
 import { RequestMetrics } from './request-metrics';
+import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
 import { TopicMetrics } from './topic-metrics';
 
 export class BrokerMetrics {
@@ -20,6 +22,12 @@ export class BrokerMetrics {
   readonly topics = new TopicMetrics(this.registry);
   /** Per listener: connections and authentications (net records them). */
   readonly network = new NetworkMetrics(this.registry);
+  /** The broker's long tasks (recovery, cleanings), for /api/progress. */
+  readonly progress = new ProgressTracker();
+  /** State recorded as it changes (state-instruments.ts); the rest is read at scrape time by src/ops/state-metrics.ts. */
+  readonly log = new LogMetrics(this.registry);
+  readonly replica = new ReplicaMetrics(this.registry);
+  readonly group = new GroupMetrics(this.registry);
 
   constructor(readonly nodeId: number) {
     processMetrics();
