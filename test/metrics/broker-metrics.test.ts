@@ -4,14 +4,7 @@ import { ApiKey } from '../../src/protocol/generated';
 import { ErrorCode } from '../../src/common/errors';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
-
-/** The value of the sample `name{labels}` in a Prometheus text exposition; undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const labelText = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
-  const prefix = labelText === '' ? `${name} ` : `${name}{${labelText}} `;
-  const line = text.split('\n').find((l) => l.startsWith(prefix));
-  return line === undefined ? undefined : Number(line.slice(prefix.length));
-}
+import { sample } from '../helpers/prometheus';
 
 describe('broker metrics (/metrics text)', function () {
   this.timeout(30_000);
@@ -115,7 +108,7 @@ describe('broker metrics (/metrics text)', function () {
     expect(sample(text, 'kafka_server_delayedoperationpurgatory_purgatorysize', { delayedOperation: 'Fetch' })).to.equal(0);
     expect(sample(text, 'kafka_server_delayedoperationpurgatory_purgatorysize', { delayedOperation: 'Produce' })).to.equal(0);
     expect(sample(text, 'process_cpu_user_seconds_total')).to.be.greaterThan(0);
-    expect(sample(text, 'fjord_eventloop_delay_seconds_count')).to.be.at.least(0);
+    expect(sample(text, 'fjord_eventloop_delay_seconds_count')).to.be.greaterThan(0);
     expect(text).to.match(/^nodejs_heap_size_used_bytes \d+/m);
   });
 
@@ -132,5 +125,35 @@ describe('broker metrics (/metrics text)', function () {
     expect(text).not.to.contain(`topic="${topic}"`);
     // The all-topics figures keep what the topic had.
     expect(sample(text, 'kafka_server_brokertopicmetrics_messagesin_total')).to.be.at.least(8);
+  });
+});
+
+describe('broker metrics: SASL authentications', function () {
+  this.timeout(30_000);
+  const broker = withBroker({
+    config: {
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0', 'sasl.enabled.mechanisms': 'PLAIN', 'connection.failed.authentication.delay.ms': '0',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
+        'username="admin" password="admin-secret" user_admin="admin-secret";',
+    },
+  });
+
+  it('counts those that succeed and those that fail, per listener', async () => {
+    const admin = (password: string) => new Kafka({
+      brokers: [broker.current().bootstrap], clientId: 'metrics-sasl', logLevel: logLevel.NOTHING, retry: { retries: 0 },
+      sasl: { mechanism: 'plain', username: 'admin', password },
+    }).admin();
+    const good = admin('admin-secret');
+    await good.connect();
+    await good.listTopics();
+    await good.disconnect();
+    const bad = admin('wrong');
+    let refused = false;
+    await bad.connect().catch(() => (refused = true));
+    expect(refused).to.equal(true);
+    const text = await broker.current().broker.metrics.render();
+    const listener = { listener: 'SASL_PLAINTEXT' };
+    expect(sample(text, 'kafka_server_socketservermetrics_successful_authentication_total', listener)).to.be.at.least(1);
+    expect(sample(text, 'kafka_server_socketservermetrics_failed_authentication_total', listener)).to.equal(1);
   });
 });
