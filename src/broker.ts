@@ -14,7 +14,6 @@ import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
 import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
-import { BrokerMetrics } from './metrics/broker-metrics';
 import { registerStateMetrics } from './ops/state-metrics';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
@@ -47,6 +46,7 @@ import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
+import { BrokerMetrics } from './metrics/broker-metrics';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -97,6 +97,8 @@ const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
 /** What the broker is built from; the modes differ in how these are made (see startBroker). */
 export interface BrokerParts {
   clusterId: string;
+  /** What the broker measures of itself (made first: the parts record into it). */
+  metrics: BrokerMetrics;
   controller: Controller;
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
@@ -114,21 +116,19 @@ export interface BrokerParts {
   remoteShareState?: RemoteShareState;
   /** In a cluster: partitions' end offsets from their leaders (DescribeShareGroupOffsets' lag). */
   endOffsets?: PartitionEndOffsets;
-  /** What the broker measures of itself, made before the parts (their loading reports its progress there). */
-  metrics: BrokerMetrics;
 }
 
 export class Broker {
   readonly router: Router;
   readonly fetchSessions: FetchSessionCache;
+  /** What this broker measures of itself: its /metrics. */
+  readonly metrics: BrokerMetrics;
   readonly clusterId: string;
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly producerIds: ProducerIdManager;
   readonly features: Features;
   readonly store: MetadataStore | undefined;
-  /** Its Prometheus metrics (served at /metrics) and the progress of its long tasks. */
-  readonly metrics: BrokerMetrics;
   /** Consumer groups and their committed offsets (src/group); started by startBroker. */
   readonly groups: GroupCoordinator;
   /** Transactions (src/txn); loaded at start if __transaction_state exists, else on first use. */
@@ -327,7 +327,7 @@ async function singleBroker(config: BrokerConfig, log: Logger, metrics: BrokerMe
     const producerIds = await ProducerIdManager.open(config.dataDir);
     const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store, metrics },
+      parts: { clusterId: store.clusterId, metrics, controller, replicas, producerIds, features, store },
       ports: new Map(config.listeners.map((l) => [l.name, l.port])),
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -371,7 +371,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger, metrics: BrokerM
   let signalStopped = () => {};
   const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
-    parts: { ...joined, features, metrics },
+    parts: { ...joined, metrics, features },
     ports: joined.ports,
     listening: () => undefined,
     start: async (broker) => {
@@ -450,9 +450,9 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     [l.name, isSaslProtocol(l.securityProtocol) ? saslListenerSettings(config, l.name, scramLookup) : undefined]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
+  const metrics = new BrokerMetrics(config.nodeId);
   let mode: BrokerMode;
   try {
-    const metrics = new BrokerMetrics(config.nodeId);
     mode = config.etcdConnect ? await clusterBroker(config, log, metrics) : await singleBroker(config, log, metrics);
   } catch (e) {
     await lock.release();
@@ -488,7 +488,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name) },
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name), metrics },
         serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);

@@ -220,7 +220,7 @@ export interface ClusterParts {
  * takes the cluster's id, and builds the controller, the replica manager with its fetchers, the
  * producer id blocks and the transaction markers' channel to other brokers on the etcd metadata.
  */
-export async function joinCluster(config: BrokerConfig, log: Logger, metrics?: BrokerMetrics): Promise<ClusterParts> {
+export async function joinCluster(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<ClusterParts> {
   const nodeId = config.nodeId;
   // Every connection to another broker goes to its inter-broker listener, over TLS if that is SSL or SASL_SSL.
   const { securityProtocol } = config.interBrokerListener;
@@ -248,7 +248,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger, metrics?: B
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
     const quotas = replicationQuotasOf(config);
     const fetchers = new ReplicaFetcherManager({
-      brokerId: nodeId, quota: quotas.follower,
+      brokerId: nodeId, quota: quotas.follower, topicMetrics: metrics.topics,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
         ...interBroker, clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
