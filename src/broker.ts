@@ -46,7 +46,8 @@ import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
-import { BrokerMetrics } from './metrics/broker-metrics';
+import { startBrokerHttpListener } from './ops/broker-http';
+import type { RunningHttpListener } from './ops/http-listener';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -76,6 +77,8 @@ export interface RunningBroker {
   listener: Listener;
   /** Every listener by name, with the address it is bound to (host as clients dial it). */
   listeners: ReadonlyMap<string, { listener: Listener; host: string; port: number }>;
+  /** The HTTP listener of /metrics and the console (http.listener), as bound; null when off. */
+  http: { host: string; port: number } | null;
   close(): Promise<void>;
 }
 
@@ -484,7 +487,11 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   };
   const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
   const shared = new ListenerShared(limits);
-  const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  let http: RunningHttpListener | null = null;
+  const closeListeners = async () => {
+    await http?.close();
+    await Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  };
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
@@ -496,6 +503,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       mode.listening(l.name, port);
       log.info({ listener: l.name, securityProtocol: l.securityProtocol, port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
     }
+    // Before the logs are loaded: the console shows the recovery's progress.
+    http = await startBrokerHttpListener(config, broker.metrics, listeners, log);
     await replicas.loaded;
   } catch (e) {
     // A port taken or a log that could not be loaded: stop as close() does, and fail the start.
@@ -524,6 +533,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     broker,
     listener,
     listeners,
+    http: http && { host: http.host, port: http.port },
     close() {
       closing ??= (async () => {
         await closeListeners();

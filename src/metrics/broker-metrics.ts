@@ -9,7 +9,9 @@
 import { Registry } from 'prom-client';
 import { NetworkMetrics } from './network-metrics';
 import { processMetrics } from './process-metrics';
+import { ProgressTracker } from './progress';
 import { RequestMetrics } from './request-metrics';
+import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
 import { TopicMetrics } from './topic-metrics';
 import { ProgressTracker } from './progress';
 import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
