@@ -14,6 +14,7 @@ import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
 import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
+import { BrokerMetrics } from './metrics/broker-metrics';
 import { registerStateMetrics } from './ops/state-metrics';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';

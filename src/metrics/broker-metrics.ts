@@ -13,8 +13,6 @@ import { ProgressTracker } from './progress';
 import { RequestMetrics } from './request-metrics';
 import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
 import { TopicMetrics } from './topic-metrics';
-import { ProgressTracker } from './progress';
-import { GroupMetrics, LogMetrics, ReplicaMetrics } from './state-instruments';
 
 export class BrokerMetrics {
   readonly registry = new Registry();
