@@ -104,6 +104,8 @@ async function start() {
   }
   const where = info.nodeId === null ? 'remote cluster' : `broker ${info.nodeId}`;
   document.querySelector('[data-testid=info]').textContent = `${where} · Fjord ${info.version}${info.writesEnabled ? ' · writes enabled' : ' · read-only'}`;
+  // A remote cluster's console has no broker of its own: no long work to show.
+  if (info.nodeId === null) document.querySelector('nav a[data-route=progress]').hidden = true;
   document.body.dataset.ready = 'true';
   window.addEventListener('hashchange', route);
   await route();

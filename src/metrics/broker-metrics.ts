@@ -29,7 +29,9 @@ export class BrokerMetrics {
   readonly replica = new ReplicaMetrics(this.registry);
   readonly group = new GroupMetrics(this.registry);
 
-  constructor(readonly nodeId: number) {}
+  constructor(readonly nodeId: number) {
+    processMetrics();
+  }
 
   /** The Prometheus text exposition of every metric, as served at /metrics: the broker's, then the process's. */
   async render(): Promise<string> {

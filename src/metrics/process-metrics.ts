@@ -19,7 +19,7 @@ const DELAY_RESOLUTION_MS = 10;
 
 let processRegistry: Registry | undefined;
 
-/** The process's registry, made on first use. */
+/** The process's registry, made on first use (a broker's start: the event-loop monitor runs from then). */
 export function processMetrics(): Registry {
   if (processRegistry) return processRegistry;
   const registry = new Registry();
@@ -38,19 +38,21 @@ export function processMetrics(): Registry {
 /**
  * The monitor's delays as Prometheus buckets: the samples at or below a bound are the count times
  * the highest percentile whose delay is at or below it (the monitor keeps an HDR histogram, whose
- * percentiles are what it gives).
+ * percentiles are what it gives). Its samples are whole intervals between its timer's runs: the
+ * delay is what exceeds the resolution.
  */
 function delayHistogram(delays: IntervalHistogram): SeriesValue[] {
   const name = 'fjord_eventloop_delay_seconds';
   const count = delays.count;
-  const percentiles = [...delays.percentiles].map(([p, ns]) => [p, ns / 1e9] as const);
+  const resolutionS = DELAY_RESOLUTION_MS / 1e3;
+  const percentiles = [...delays.percentiles].map(([p, ns]) => [p, Math.max(0, ns / 1e9 - resolutionS)] as const);
   const values: SeriesValue[] = DELAY_BUCKETS_S.map((le) => {
     let below = 0;
     for (const [p, s] of percentiles) if (s <= le && p > below) below = p;
     return { metricName: `${name}_bucket`, labels: { le: String(le) }, value: Math.round((count * below) / 100) };
   });
   values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: count });
-  values.push({ metricName: `${name}_sum`, labels: {}, value: count > 0 ? (delays.mean / 1e9) * count : 0 });
+  values.push({ metricName: `${name}_sum`, labels: {}, value: count > 0 ? Math.max(0, delays.mean / 1e9 - resolutionS) * count : 0 });
   values.push({ metricName: `${name}_count`, labels: {}, value: count });
   return values;
 }

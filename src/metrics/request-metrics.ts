@@ -30,8 +30,8 @@ export interface RequestTiming {
 
 export class ApiMeters {
   requests = 0;
-  /** Responses' error codes (NONE included, as Kafka's ErrorsPerSec) by code. */
-  readonly errors = new Map<number, number>();
+  /** Responses' error codes (NONE included, as Kafka's ErrorsPerSec): the count of code c at c + 1. */
+  readonly errors = new Float64Array(ERROR_CODE_SLOTS);
   readonly totalTime: HistogramSeries;
   readonly queueTime: HistogramSeries;
   readonly localTime: HistogramSeries;
@@ -109,7 +109,7 @@ export class RequestMetrics {
       name: 'kafka_network_requestmetrics_errors_total', type: 'counter',
       help: 'Error codes in responses (NONE included), per API and error name (ErrorsPerSec)',
       read: () => [...this.apis.values()].flatMap((a) =>
-        [...a.errors].map(([code, n]) => ({ labels: { request: a.request, error: errorName(code) }, value: n }))),
+        [...a.errors].flatMap((n, slot) => (n === 0 ? [] : [{ labels: { request: a.request, error: errorName(slot - 1) }, value: n }]))),
     });
   }
 
@@ -121,20 +121,29 @@ export class RequestMetrics {
   }
 }
 
+/** Kafka's error codes run from -1 (UNKNOWN_SERVER_ERROR) to some 130; a code outside counts as UNKNOWN_SERVER_ERROR. */
+const ERROR_CODE_SLOTS = 256;
+
 /**
  * Adds up the `errorCode` fields of a decoded response, at any depth; record bytes (Buffers) and
  * other values are not entered. One pass over the response's objects, as Kafka's errorCounts.
  */
-function countErrorCodes(value: object, counts: Map<number, number>): void {
+function countErrorCodes(value: object, counts: Float64Array): void {
   if (Array.isArray(value)) {
-    for (const item of value) if (typeof item === 'object' && item !== null) countErrorCodes(item as object, counts);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null) countErrorCodes(item, counts);
+    }
     return;
   }
   if (ArrayBuffer.isView(value)) return;
   const fields = value as Record<string, unknown>;
   for (const key in fields) {
     const field = fields[key];
-    if (key === 'errorCode' && typeof field === 'number') counts.set(field, (counts.get(field) ?? 0) + 1);
-    else if (typeof field === 'object' && field !== null) countErrorCodes(field, counts);
+    if (typeof field === 'object') {
+      if (field !== null) countErrorCodes(field, counts);
+    } else if (key === 'errorCode' && typeof field === 'number') {
+      counts[field >= -1 && field < ERROR_CODE_SLOTS - 1 ? field + 1 : 0]++;
+    }
   }
 }

@@ -280,6 +280,8 @@ export class Connection {
   }
 
   private readFramesNow(): void {
+    // The frames of one read arrived together: one clock reading for all (their requests' receipt time).
+    const readAt = performance.now();
     while (!this.closed && this.input !== null) {
       if (this.prefixFilled < 4) {
         if (this.prefixFilled === 0 && !this.mayReadFrame()) break;
@@ -295,7 +297,7 @@ export class Connection {
         const frame = this.input.subarray(0, size);
         this.consume(size);
         this.prefixFilled = 0;
-        this.onFrame(frame);
+        this.onFrame(frame, readAt);
         continue;
       }
       const n = Math.min(size - this.frameFilled, this.input.length);
@@ -309,7 +311,7 @@ export class Connection {
       }
       this.frameFilled += n;
       this.consume(n);
-      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame());
+      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame(), readAt);
     }
   }
 
@@ -368,8 +370,8 @@ export class Connection {
     return true;
   }
 
-  private onFrame(frame: Buffer): void {
-    const receivedAt = performance.now();
+  /** A whole frame, taken off the socket at `receivedAt` (performance.now()). */
+  private onFrame(frame: Buffer, receivedAt: number): void {
     const frameBytes = frame.length;
     if (this.sasl?.expectsRawToken) return this.onRawSaslToken(frame);
     if (frame.length < 8) return this.reject(frameBytes, `request of ${frame.length} bytes is shorter than a request header`);
@@ -576,9 +578,9 @@ export class Connection {
   }
 
   private flush(): void {
+    const writtenAt = this.inFlight.length > 0 && this.inFlight[0].ready ? performance.now() : 0;
     while (this.inFlight.length > 0 && this.inFlight[0].ready) {
       const entry = this.inFlight.shift()!;
-      const writtenAt = performance.now();
       if (entry.chunks === null) {
         this.recordRequest(entry, writtenAt, writtenAt);
         continue;

@@ -21,7 +21,7 @@ describe('web console in chromium', function () {
   let consumed = 0;
 
   const produce = async (from: number, count: number) => {
-    const messages = Array.from({ length: count }, (_, i) => ({ key: `key-${from + i}`, value: `order number ${from + i}`, headers: { source: 'browser-test' } }));
+    const messages = Array.from({ length: count }, (_, i) => ({ key: `key-${from + i}`, value: JSON.stringify({ order: from + i, item: 'book' }), headers: { source: 'browser-test' } }));
     await producer.send({ topic: TOPIC, messages: messages.map((m) => ({ ...m, partition: 0 })) });
   };
 
@@ -105,24 +105,36 @@ describe('web console in chromium', function () {
     expect(await page.getByTestId('partition-row-1').locator('td').nth(7).textContent()).to.equal('0');
   });
 
-  it('browses a known message as text and as hex', async () => {
+  it('browses a known message as text, JSON and hex', async () => {
     await page.getByTestId('browse-at').fill('12');
     await page.getByTestId('browse-limit').fill('3');
     await page.getByTestId('browse-submit').click();
     const message = page.getByTestId('message-12');
     await message.waitFor({ timeout: WAIT_MS });
     expect(await page.getByTestId('messages-table').locator('tbody tr').count()).to.equal(3);
-    expect(await message.getByTestId('message-value').textContent()).to.equal('order number 12');
+    const value = JSON.stringify({ order: 12, item: 'book' });
+    expect(await message.getByTestId('message-value').textContent()).to.equal(value);
     expect(await message.getByTestId('message-key').textContent()).to.equal('key-12');
     expect(await message.getByTestId('message-headers').textContent()).to.equal('source: browser-test');
 
+    await page.getByTestId('browse-format').selectOption('json');
+    expect(await message.getByTestId('message-value').textContent()).to.equal(JSON.stringify({ order: 12, item: 'book' }, null, 2));
+    expect(await message.getByTestId('message-key').textContent()).to.equal('not JSON key-12');
+
     await page.getByTestId('browse-format').selectOption('hex');
-    const hex = Buffer.from('order number 12').toString('hex').match(/../g)!.join(' ');
+    const bytes = Buffer.from(value).toString('hex').match(/.{2}/g)!;
+    const hex = Array.from({ length: Math.ceil(bytes.length / 16) }, (_, i) => bytes.slice(i * 16, i * 16 + 16).join(' ')).join('\n'); // 16 bytes a line
     expect(await message.getByTestId('message-value').textContent()).to.equal(hex);
   });
 
   it("shows the group's lag going to zero as it consumes the rest, on a chart that grows", async () => {
-    await page.goto(url(`#/groups/${encodeURIComponent(GROUP)}`));
+    await page.goto(url('#/groups'));
+    const row = page.getByTestId(`group-row-${GROUP}`);
+    await row.waitFor({ timeout: WAIT_MS });
+    expect(await row.getByTestId('group-state').textContent()).to.equal('Empty');
+    expect(await row.getByTestId('group-lag').textContent()).to.equal('10');
+
+    await row.getByRole('link', { name: GROUP }).click();
     await waitForText('group-total-lag', '10');
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('10');
     const chart = page.getByTestId('chart-group-lag');
@@ -135,6 +147,19 @@ describe('web console in chromium', function () {
     expect(await page.getByTestId(`offset-row-${TOPIC}-0`).getByTestId('partition-lag').textContent()).to.equal('0');
     expect(await chartPoints('chart-group-lag')).to.be.above(before);
     expect(JSON.parse((await chart.getAttribute('data-last')) ?? '{}')).to.deep.equal({ 'total lag': 0 });
+  });
+
+  it("lists the brokers and shows a broker's configs", async () => {
+    const { nodeId } = broker.current().broker;
+    await page.goto(url('#/brokers'));
+    await page.getByTestId(`broker-row-${nodeId}`).getByRole('link', { name: String(nodeId) }).click();
+    const setting = page.getByTestId('config-http.listener');
+    await setting.waitFor({ timeout: WAIT_MS });
+    expect(await setting.locator('td').nth(1).textContent()).to.equal('127.0.0.1:0');
+    // The defaults show only when asked.
+    expect(await page.getByTestId('config-num.io.threads').count()).to.equal(0);
+    await page.getByTestId('broker-configs-table-show-defaults').check();
+    expect(await page.getByTestId('config-num.io.threads').count()).to.equal(1);
   });
 
   it('draws the bytes-in rate of new traffic on the overview chart', async () => {
