@@ -194,8 +194,8 @@ export class ReplicaManager implements TopicStorage {
       } : undefined,
       producers: (l) => manager?.partition(l.topic, l.partition)?.log.producerState,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
-      metrics: metrics?.log,
-      progress: metrics?.progress,
+      metrics: metrics.log,
+      progress: metrics.progress,
     });
     const opened = new ReplicaManager(logs, metadata, config, log, metrics);
     if (replication) opened.enableReplication(replication);
@@ -298,7 +298,7 @@ export class ReplicaManager implements TopicStorage {
         replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, isReplicaIsrEligible: replication.isReplicaIsrEligible, now: Date.now,
         // An older leadership's answers (an AlterPartition that was in flight) must not move the new one's.
         onHighWatermark: (hw) => partition.role?.kind === 'leader' && partition.role.replicas === replicas && this.onHighWatermark(partition, hw),
-        onIsrChanged: (change) => (change === 'shrink' ? this.metrics?.replica.isrShrinks : this.metrics?.replica.isrExpands)?.inc(),
+        onIsrChanged: (change) => (change === 'shrink' ? this.metrics.replica.isrShrinks : this.metrics.replica.isrExpands).inc(),
       });
       partition.role = { kind: 'leader', leaderEpoch: state.leaderEpoch, replicas };
       log.setReplicatedHighWatermark(replicas.highWatermark);

@@ -363,7 +363,7 @@ export class LogManager {
       try {
         if (opts.progress && toOpen.length > 0) progress = await startLoadingTask(opts.progress, toOpen, opts.log);
         await Promise.all(Array.from({ length: OPEN_CONCURRENCY }, worker));
-        progress?.finish();
+        progress?.finish(!manager.closed);
       } catch (e) {
         progress?.finish(false);
         // Leave the checkpoints alone: they still describe the logs that did not load.

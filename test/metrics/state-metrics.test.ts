@@ -6,26 +6,7 @@ import * as path from 'node:path';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { withBroker } from '../helpers/broker';
 import { eventually } from '../helpers/eventually';
-
-/** Every sample of the Prometheus text, by metric name, with its labels. */
-function samples(text: string, name: string): Array<{ labels: Record<string, string>; value: number }> {
-  const out: Array<{ labels: Record<string, string>; value: number }> = [];
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels[l[1]] = l[2];
-    out.push({ labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** The one sample of `name` whose labels include `labels`; undefined if none. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = samples(text, name).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
-  return found[0]?.value;
-}
+import { sample } from '../helpers/prometheus';
 
 describe('metrics/state gauges', function () {
   this.timeout(60000);
