@@ -4,7 +4,7 @@
  * a member of a group that commits what it read. For `fjord produce`, `fjord consume` and the
  * console's message browser.
  */
-import { IS_CONTROL, murmur2, type Consumer, type ClusterTopicMetadata, type Message } from '@platformatic/kafka';
+import { IS_CONTROL, UserError, murmur2, type Consumer, type ClusterTopicMetadata, type Message } from '@platformatic/kafka';
 import type { KafkaConnection } from './connection';
 import { AdminError } from './errors';
 
@@ -41,11 +41,22 @@ const FETCH_MAX_BYTES = 1024 * 1024;
 
 type FetchResponse = Awaited<ReturnType<Consumer['fetch']>>;
 
+/** Metadata of topics (partitions, leaders, topic ids); an unknown one is UNKNOWN_TOPIC_OR_PARTITION. */
+export async function topicsMetadata(c: KafkaConnection, topics: string[]): Promise<Map<string, ClusterTopicMetadata>> {
+  let metadata;
+  try {
+    metadata = await c.admin().metadata({ topics });
+  } catch (e) {
+    // @platformatic/kafka turns the broker's UNKNOWN_TOPIC_OR_PARTITION into "Unknown topic NAME.".
+    if (e instanceof UserError && e.message.startsWith('Unknown topic')) throw new AdminError(e.message, 'UNKNOWN_TOPIC_OR_PARTITION');
+    throw e;
+  }
+  for (const topic of topics) if (!metadata.topics.has(topic)) throw new AdminError(`Unknown topic ${topic}.`, 'UNKNOWN_TOPIC_OR_PARTITION');
+  return metadata.topics;
+}
+
 async function topicMetadata(c: KafkaConnection, topic: string): Promise<ClusterTopicMetadata> {
-  const metadata = await c.admin().metadata({ topics: [topic] });
-  const found = metadata.topics.get(topic);
-  if (!found) throw new AdminError('This server does not host this topic-partition.', 'UNKNOWN_TOPIC_OR_PARTITION');
-  return found;
+  return (await topicsMetadata(c, [topic])).get(topic) as ClusterTopicMetadata;
 }
 
 function checkPartition(meta: ClusterTopicMetadata, topic: string, partition: number): void {
@@ -116,7 +127,7 @@ async function startOffsets(c: KafkaConnection, topic: string, partitions: numbe
 
 /**
  * Reads partitions of a topic without a group, fetching from each leader, and ends after
- * `idleTimeoutMs` without a record (or when the consumer of the generator stops).
+ * `idleTimeoutMs` (Infinity: never) without a record (or when the consumer of the generator stops).
  */
 export async function* readPartitions(
   c: KafkaConnection,
@@ -244,7 +255,9 @@ export async function* consumeAsGroup(
   try {
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<'idle'>((resolve) => { timer = setTimeout(() => resolve('idle'), opts.idleTimeoutMs); });
+      const idle = new Promise<'idle'>((resolve) => {
+        if (Number.isFinite(opts.idleTimeoutMs)) timer = setTimeout(() => resolve('idle'), opts.idleTimeoutMs);
+      });
       const step = await Promise.race([messages.next(), idle]).finally(() => clearTimeout(timer));
       if (step === 'idle' || step.done) return;
       const m: Message = step.value;
