@@ -261,16 +261,20 @@ export async function* consumeAsGroup(
       const step = await Promise.race([messages.next(), idle]).finally(() => clearTimeout(timer));
       if (step === 'idle' || step.done) return;
       const m: Message = step.value;
-      yield {
-        topic: m.topic,
-        partition: m.partition,
-        offset: m.offset,
-        timestamp: m.timestamp,
-        key: m.key ?? null,
-        value: m.value ?? null,
-        headers: [...m.headers].map(([k, v]) => ({ key: k.toString('utf8'), value: v ?? null })),
-      };
-      await m.commit();
+      try {
+        yield {
+          topic: m.topic,
+          partition: m.partition,
+          offset: m.offset,
+          timestamp: m.timestamp,
+          key: m.key ?? null,
+          value: m.value ?? null,
+          headers: [...m.headers].map(([k, v]) => ({ key: k.toString('utf8'), value: v ?? null })),
+        };
+      } finally {
+        // Also when the caller stops after this record (its last).
+        await m.commit();
+      }
     }
   } finally {
     await stream.close();
