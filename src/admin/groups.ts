@@ -81,7 +81,9 @@ function stateName(state: string): string {
 }
 
 export async function listGroups(c: KafkaConnection): Promise<GroupSummary[]> {
-  const groups = await c.admin().listGroups();
+  // Every type named: @platformatic/kafka sends a null types filter when none is given, which is no
+  // valid filter (and Fjord answers it with the classic groups only).
+  const groups = await c.admin().listGroups({ types: ['classic', 'consumer', 'share', 'streams'] });
   return [...groups.values()]
     .map((g) => ({ groupId: g.id, type: g.groupType || 'classic', state: stateName(g.state), protocolType: g.protocolType }))
     .sort((a, b) => a.groupId.localeCompare(b.groupId));

@@ -89,4 +89,22 @@ describe('fjord groups', function () {
     expect(unknown.status).to.equal(1);
     expect(unknown.stderr).to.equal('fjord: GROUP_ID_NOT_FOUND: Group no-such-group not found.\n');
   });
+
+  it('lists and describes a KIP-848 consumer group (ConsumerGroupDescribe)', async () => {
+    const consumer = connection.consumer({ groupId: 'next-gen', clientId: 'kip848-client', groupProtocol: 'consumer' });
+    const stream = await consumer.consume({ topics: ['events'], mode: 'earliest', autocommit: false });
+    try {
+      const listed = jsonOf(await runFjord(['groups', 'list', ...bootstrap, '--json'])) as { groupId: string }[];
+      expect(listed).to.deep.include({ groupId: 'next-gen', type: 'consumer', state: 'Stable', protocolType: 'consumer' });
+      const described = await describeGroup('next-gen');
+      expect(described).to.include({ type: 'consumer', state: 'Stable', totalLag: 0 });
+      expect(described.members.map((m) => ({ clientId: m.clientId, assignment: m.assignment })))
+        .to.deep.equal([{ clientId: 'kip848-client', assignment: [{ topic: 'events', partitions: [0] }] }]);
+      // Assigned but nothing committed: no lag to tell.
+      expect(described.offsets).to.deep.equal([{ topic: 'events', partition: 0, committedOffset: null, latestOffset: 10, lag: null, memberId: described.members[0].memberId }]);
+    } finally {
+      await stream.close();
+      await consumer.close();
+    }
+  });
 });
