@@ -4,7 +4,7 @@
  * a member of a group that commits what it read. For `fjord produce`, `fjord consume` and the
  * console's message browser.
  */
-import { IS_CONTROL, UserError, murmur2, type Consumer, type ClusterTopicMetadata, type Message } from '@platformatic/kafka';
+import { IS_CONTROL, UserError, murmur2, type Consumer, type ClusterTopicMetadata } from '@platformatic/kafka';
 import type { KafkaConnection } from './connection';
 import { AdminError } from './errors';
 
@@ -234,50 +234,64 @@ export async function browseMessages(
 }
 
 /**
- * Consumes a topic as a member of `groupId` (from its committed offsets, else the earliest or the
- * latest), committing each record after it is handed on; ends after `idleTimeoutMs` without a record
- * or when the consumer of the generator stops.
+ * Consumes a topic as a member of `groupId` (classic protocol; from its committed offsets, else the
+ * earliest or the latest), committing each record after it is handed on; ends after `idleTimeoutMs`
+ * (Infinity: never) without a record or when the consumer of the generator stops. Records are
+ * fetched as readPartitions does, from the partitions the group assigns this member, and what was
+ * handed on is committed after each fetch and when the generator ends.
  */
 export async function* consumeAsGroup(
   c: KafkaConnection,
   opts: { topic: string; groupId: string; fromBeginning: boolean; idleTimeoutMs: number },
 ): AsyncGenerator<BrowsedRecord> {
-  await topicMetadata(c, opts.topic);
+  const { topic } = opts;
+  const meta = await topicMetadata(c, topic);
   const consumer = c.consumer({ groupId: opts.groupId });
-  const stream = await consumer.consume({
-    topics: [opts.topic],
-    mode: 'committed',
-    fallbackMode: opts.fromBeginning ? 'earliest' : 'latest',
-    autocommit: false,
-    maxWaitTime: Math.min(500, opts.idleTimeoutMs),
-  });
-  const messages = stream[Symbol.asyncIterator]();
   try {
-    for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<'idle'>((resolve) => {
-        if (Number.isFinite(opts.idleTimeoutMs)) timer = setTimeout(() => resolve('idle'), opts.idleTimeoutMs);
-      });
-      const step = await Promise.race([messages.next(), idle]).finally(() => clearTimeout(timer));
-      if (step === 'idle' || step.done) return;
-      const m: Message = step.value;
-      try {
-        yield {
-          topic: m.topic,
-          partition: m.partition,
-          offset: m.offset,
-          timestamp: m.timestamp,
-          key: m.key ?? null,
-          value: m.value ?? null,
-          headers: [...m.headers].map(([k, v]) => ({ key: k.toString('utf8'), value: v ?? null })),
-        };
-      } finally {
-        // Also when the caller stops after this record (its last).
-        await m.commit();
+    consumer.topics.track(topic);
+    await consumer.joinGroup({});
+    const next = new Map<number, bigint>();
+    // Offsets handed on and not yet committed, by partition.
+    const uncommitted = new Map<number, bigint>();
+    const commit = async () => {
+      if (!uncommitted.size) return;
+      const offsets = [...uncommitted].map(([partition, offset]) => ({ topic, partition, offset, leaderEpoch: meta.partitions[partition]?.leaderEpoch ?? -1 }));
+      uncommitted.clear();
+      await consumer.commit({ offsets });
+    };
+    let lastRecordAt = Date.now();
+    while (Date.now() - lastRecordAt < opts.idleTimeoutMs) {
+      // The assignment may change when the group rebalances (the client rejoins by itself).
+      const assigned = (consumer.assignments ?? []).find((a) => a.topic === topic)?.partitions ?? [];
+      const unknown = assigned.filter((p) => !next.has(p));
+      if (unknown.length) {
+        const committed = (await consumer.listCommittedOffsets({ topics: [{ topic, partitions: unknown }] })).get(topic) ?? [];
+        const fallback = await startOffsets(c, topic, unknown, opts.fromBeginning ? 'earliest' : 'latest');
+        for (const p of unknown) {
+          const offset = committed[p] ?? -1n;
+          next.set(p, offset >= 0n ? offset : fallback.get(p) ?? 0n);
+        }
       }
+      const wait = Math.max(1, Math.min(500, opts.idleTimeoutMs - (Date.now() - lastRecordAt)));
+      if (!assigned.length) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
+      const fetched = await fetchOnce(consumer, topic, meta, assigned, next, wait);
+      try {
+        for (const r of fetched) {
+          next.set(r.partition, r.offset + 1n);
+          // Counted as handed on once yielded: a caller that stops after it has printed it.
+          uncommitted.set(r.partition, r.offset + 1n);
+          yield r;
+        }
+      } finally {
+        // Also when the caller stops after a record (its last).
+        await commit();
+      }
+      if (fetched.length) lastRecordAt = Date.now();
     }
   } finally {
-    await stream.close();
     // Leaves the group, so that it is Empty (and its offsets can be reset) once the command is done.
     await consumer.close();
   }
