@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KafkaConnection } from '../../src/admin/connection';
+import { browseMessages, produceMessages } from '../../src/admin/messages';
 import { withBroker } from '../helpers/broker';
 import { jsonOf, runFjord } from '../helpers/fjord-cli';
 
@@ -87,5 +88,25 @@ describe('fjord produce / fjord consume', function () {
     expect(unreachable.status).to.equal(1);
     expect(unreachable.stderr.trim().split('\n')).to.have.length(1);
     expect(unreachable.stderr).to.match(/^fjord: .*connect/i);
+  });
+
+  it('browses one partition without a group from an offset or a time (browseMessages, for the console)', async () => {
+    const c = new KafkaConnection({ bootstrapServers: [`127.0.0.1:${broker.current().port}`] });
+    try {
+      await c.admin().createTopics({ topics: ['browsed'], partitions: 2, replicas: 1 });
+      const written = await produceMessages(c, 'browsed', Array.from({ length: 6 }, (_, i) => ({
+        key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'n', value: Buffer.from(String(i)) }], partition: 1, timestampMs: 1_000 * (i + 1),
+      })));
+      expect(written.map((w) => w.offset)).to.deep.equal([0n, 1n, 2n, 3n, 4n, 5n]);
+      const fromOffset = await browseMessages(c, { topic: 'browsed', partition: 1, fromOffset: 2n, limit: 3 });
+      expect(fromOffset.map((r) => [r.offset, r.timestamp, r.key?.toString(), r.value?.toString(), r.headers[0].value?.toString()]))
+        .to.deep.equal([[2n, 3000n, 'k2', 'v2', '2'], [3n, 4000n, 'k3', 'v3', '3'], [4n, 5000n, 'k4', 'v4', '4']]);
+      // The first record at or after the time; fewer than the limit when the partition ends.
+      const fromTime = await browseMessages(c, { topic: 'browsed', partition: 1, fromTimestampMs: 4_500, limit: 10 });
+      expect(fromTime.map((r) => r.offset)).to.deep.equal([4n, 5n]);
+      expect(await browseMessages(c, { topic: 'browsed', partition: 0, limit: 10 })).to.deep.equal([]);
+    } finally {
+      await c.close();
+    }
   });
 });
