@@ -5,6 +5,8 @@
  *               [--data-dir ./data] [--node-id 0] [--config server.properties]
  *               [--set key=value]... [--log-level info] [--log-format json|pretty]
  *
+ *   fjord cluster describe [--bootstrap-server H:P] [--json]   (an admin command: src/cli/)
+ *
  *   fjord cluster [--brokers 3] [--host 127.0.0.1] [--port 9092] [--data-dir ./data-cluster]
  *                 [--etcd HOST:PORT | --etcd-port 2379] [--config server.properties] [--set key=value]...
  *
@@ -15,13 +17,18 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { startBroker } from './broker';
-import { startCluster } from './local-cluster';
+// The broker is loaded by `start` and `cluster` only: an admin command starts faster without it.
+import type { startBroker } from './broker';
+import type { startCluster } from './local-cluster';
 import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
 import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 import { packageVersion } from './common/package-version';
 import { ADMIN_COMMANDS } from './cli/commands';
+import { clusterDescribeCommand } from './cli/cluster-command';
+
+/** Where `fjord start` serves /metrics and the console unless told otherwise (`fjord cluster`: broker i on port + i). */
+const CLI_HTTP_LISTENER = '127.0.0.1:8080';
 
 interface ClusterArgs {
   brokers: number;
@@ -82,7 +89,8 @@ function buildParser(argv: string[]) {
         .option('log-level', { type: 'string', choices: [...LOG_LEVELS], default: 'info', describe: 'Log level' })
         .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'Log format (default: pretty on a terminal, else json)' })
         .example('$0 cluster', 'etcd on 2379, brokers on 127.0.0.1:9092-9094, data in ./data-cluster')
-        .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running'),
+        .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running')
+        .command(clusterDescribeCommand),
     )
     .command(ADMIN_COMMANDS)
     .demandCommand(1, 'Give a command, e.g. fjord start')
@@ -95,10 +103,16 @@ function buildParser(argv: string[]) {
 
 /** Entry point used by bin/fjord: main(process.argv). */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // `fjord topics list | head`: a reader that stops early is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const args = await buildParser(argv).parseAsync();
   const command = String(args._[0]);
   if (command === 'start') await start(args as unknown as StartArgs);
-  if (command === 'cluster') await cluster(args as unknown as ClusterArgs);
+  // `fjord cluster describe` is an admin command (it ran in its handler); `fjord cluster` alone starts one.
+  if (command === 'cluster' && args._.length === 1) await cluster(args as unknown as ClusterArgs);
 }
 
 async function cluster(args: ClusterArgs): Promise<void> {
@@ -110,6 +124,7 @@ async function cluster(args: ClusterArgs): Promise<void> {
       props[k] = v;
     }
     // Checked once here, as each broker will, so that a bad value stops everything before it starts.
+    props['http.listener'] ??= CLI_HTTP_LISTENER;
     BrokerConfig.load({ sets: { ...props, 'etcd.connect': args.etcd ?? `127.0.0.1:${args.etcdPort}` }, flags: { dataDir: args.dataDir } });
   } catch (e) {
     process.stderr.write(`fjord: ${(e as Error).message}\n`);
@@ -119,6 +134,7 @@ async function cluster(args: ClusterArgs): Promise<void> {
   const logger = createLogger({ level: args.logLevel, format: args.logFormat });
   let running: Awaited<ReturnType<typeof startCluster>>;
   try {
+    const { startCluster } = await import('./local-cluster');
     running = await startCluster({
       brokers: args.brokers, host: args.host, port: args.port, dataDir: args.dataDir,
       etcdConnect: args.etcd, etcdPort: args.etcdPort, config: props, logger,
@@ -158,9 +174,9 @@ function onSignals(logger: ReturnType<typeof createLogger>, close: () => Promise
 async function start(args: StartArgs): Promise<void> {
   let config: BrokerConfig;
   try {
-    config = BrokerConfig.load({
+    const load = (sets: string[]) => BrokerConfig.load({
       configFile: args.config,
-      sets: args.set ?? [],
+      sets,
       flags: {
         host: args.host,
         port: args.port,
@@ -170,6 +186,9 @@ async function start(args: StartArgs): Promise<void> {
         nodeId: args.nodeId,
       },
     });
+    config = load(args.set ?? []);
+    // The HTTP listener is on under the CLI unless the config file or --set say otherwise (`--set http.listener=` turns it off).
+    if (config.origin('http.listener') === 'default') config = load([`http.listener=${CLI_HTTP_LISTENER}`, ...(args.set ?? [])]);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`fjord: ${e.message}\n`);
@@ -185,6 +204,7 @@ async function start(args: StartArgs): Promise<void> {
 
   let running: Awaited<ReturnType<typeof startBroker>>;
   try {
+    const { startBroker } = await import('./broker');
     running = await startBroker({ config, logger });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;

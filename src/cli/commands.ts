@@ -1,11 +1,20 @@
 /** The admin commands of `fjord`, each a yargs command module of its own file. */
 import type { CommandModule } from 'yargs';
-import { consumeCommand } from './consume-command';
+import { topicsCommand } from './topics-command';
+import { configsCommand } from './configs-command';
+import { aclsCommand } from './acls-command';
+import { consoleCommand } from './console';
 import { groupsCommand } from './groups-command';
 import { produceCommand } from './produce-command';
+import { consumeCommand } from './consume-command';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
-  // h-groups
-  groupsCommand, produceCommand, consumeCommand,
+  topicsCommand,
+  configsCommand,
+  aclsCommand,
+  consoleCommand,
+  groupsCommand,
+  produceCommand,
+  consumeCommand,
 ];

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { KafkaConnection } from '../../src/admin/connection';
 import { browseMessages, produceMessages } from '../../src/admin/messages';
 import { withBroker } from '../helpers/broker';
-import { jsonOf, runFjord } from '../helpers/fjord-cli';
+import { jsonOf, runFjord, runFjordWithInput } from '../helpers/fjord-cli';
 
 describe('fjord produce / fjord consume', function () {
   this.timeout(60_000);
@@ -27,8 +27,8 @@ describe('fjord produce / fjord consume', function () {
 
   it('writes keyed lines with headers and a timestamp, and reads them back as JSON and raw', async () => {
     const lines = Array.from({ length: 20 }, (_, i) => `key-${i % 4}|value ${i}`);
-    const written = jsonOf(await runFjord(['produce', ...bootstrap, '--topic', 'keyed', '--key-separator', '|',
-      '--header', 'origin=cli', '--header', 'trace=a=b', '--timestamp', '1700000000000', '--json'], `${lines.join('\n')}\n`)) as {
+    const written = jsonOf(await runFjordWithInput(`${lines.join('\n')}\n`, 'produce', ...bootstrap, '--topic', 'keyed', '--key-separator', '|',
+      '--header', 'origin=cli', '--header', 'trace=a=b', '--timestamp', '1700000000000', '--json')) as {
       written: number; offsets: { partition: number; offset: number }[];
     };
     expect(written.written).to.equal(20);
@@ -43,7 +43,7 @@ describe('fjord produce / fjord consume', function () {
       partitionOfKey.set(key, o.partition);
     });
 
-    const json = await runFjord(['consume', ...bootstrap, '--topic', 'keyed', '--from-beginning', '--timeout-ms', '1500', '--format', 'json']);
+    const json = await runFjord('consume', ...bootstrap, '--topic', 'keyed', '--from-beginning', '--timeout-ms', '1500', '--format', 'json');
     expect(json.status, json.stderr).to.equal(0);
     expect(json.stderr).to.contain('Processed a total of 20 messages');
     const records = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -57,7 +57,7 @@ describe('fjord produce / fjord consume', function () {
       });
     }
 
-    const raw = await runFjord(['consume', ...bootstrap, '--topic', 'keyed', '--from-beginning', '--max-messages', '20', '--print-key', '--print-headers']);
+    const raw = await runFjord('consume', ...bootstrap, '--topic', 'keyed', '--from-beginning', '--max-messages', '20', '--print-key', '--print-headers');
     expect(raw.status, raw.stderr).to.equal(0);
     expect(raw.stdout.trim().split('\n').sort()).to.deep.equal(lines.map((l) => `origin:cli,trace:a=b\t${l.replace('|', '\t')}`).sort());
   });
@@ -65,26 +65,26 @@ describe('fjord produce / fjord consume', function () {
   it('writes a file to one partition and reads from an offset of it, --max-messages at most', async () => {
     const file = path.join(dir, 'values.txt');
     await writeFile(file, 'one\ntwo\nthree\nfour\n');
-    const out = await runFjord(['produce', ...bootstrap, '--topic', 'lines', '--partition', '2', '--file', file]);
+    const out = await runFjord('produce', ...bootstrap, '--topic', 'lines', '--partition', '2', '--file', file);
     expect(out.status, out.stderr).to.equal(0);
     expect(out.stdout).to.equal('Wrote 4 record(s) to lines.\n');
-    const read = await runFjord(['consume', ...bootstrap, '--topic', 'lines', '--partition', '2', '--offset', '1', '--max-messages', '2']);
+    const read = await runFjord('consume', ...bootstrap, '--topic', 'lines', '--partition', '2', '--offset', '1', '--max-messages', '2');
     expect(read.status, read.stderr).to.equal(0);
     expect(read.stdout).to.equal('two\nthree\n');
     // Other partitions stay empty.
-    const empty = await runFjord(['consume', ...bootstrap, '--topic', 'lines', '--partition', '0', '--offset', '0', '--timeout-ms', '300']);
+    const empty = await runFjord('consume', ...bootstrap, '--topic', 'lines', '--partition', '0', '--offset', '0', '--timeout-ms', '300');
     expect(empty.stdout).to.equal('');
     expect(empty.stderr).to.contain('Processed a total of 0 messages');
   });
 
   it('fails with one line naming Kafka\'s error and exit code 1', async () => {
-    const unknown = await runFjord(['produce', ...bootstrap, '--topic', 'no-such-topic'], 'x\n');
+    const unknown = await runFjordWithInput('x\n', 'produce', ...bootstrap, '--topic', 'no-such-topic');
     expect(unknown.status).to.equal(1);
     expect(unknown.stderr).to.equal('fjord: UNKNOWN_TOPIC_OR_PARTITION: Unknown topic no-such-topic.\n');
-    const badPartition = await runFjord(['consume', ...bootstrap, '--topic', 'lines', '--partition', '7', '--timeout-ms', '100']);
+    const badPartition = await runFjord('consume', ...bootstrap, '--topic', 'lines', '--partition', '7', '--timeout-ms', '100');
     expect(badPartition.status).to.equal(1);
     expect(badPartition.stderr).to.match(/^fjord: UNKNOWN_TOPIC_OR_PARTITION: Topic lines has no partition 7/);
-    const unreachable = await runFjord(['consume', '--bootstrap-server', '127.0.0.1:1', '--topic', 'lines', '--timeout-ms', '100']);
+    const unreachable = await runFjord('consume', '--bootstrap-server', '127.0.0.1:1', '--topic', 'lines', '--timeout-ms', '100');
     expect(unreachable.status).to.equal(1);
     expect(unreachable.stderr.trim().split('\n')).to.have.length(1);
     expect(unreachable.stderr).to.match(/^fjord: .*connect/i);

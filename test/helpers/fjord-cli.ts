@@ -1,4 +1,5 @@
-// Runs the real bin/fjord (the compiled CLI) as a child process against a broker of this process.
+// Runs the real `bin/fjord` (the compiled CLI) as a child process, asynchronously: the broker it
+// talks to usually runs in the test's own process, which must keep answering meanwhile.
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 
@@ -10,17 +11,23 @@ export interface FjordRun {
   stderr: string;
 }
 
-/**
- * `fjord args...` with `input` on its stdin, asynchronously (the broker answers from this process):
- * its exit status, stdout and stderr.
- */
-export function runFjord(args: string[], input = ''): Promise<FjordRun> {
+export function runFjord(...args: string[]): Promise<FjordRun> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [FJORD, ...args], { encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => resolve({
-      status: err ? (typeof err.code === 'number' ? err.code : null) : 0,
-      stdout,
-      stderr,
-    }));
+    execFile(process.execPath, [FJORD, ...args], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
+  });
+}
+
+/** The rows of a table the CLI printed: one array of cells per line, header first. */
+export function tableRows(text: string): string[][] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s{2,}/));
+}
+
+/** runFjord with `input` on the command's stdin (e.g. the lines of `fjord produce`). */
+export function runFjordWithInput(input: string, ...args: string[]): Promise<FjordRun> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [FJORD, ...args], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
     child.stdin?.end(input);
   });
 }
