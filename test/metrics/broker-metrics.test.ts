@@ -4,6 +4,7 @@ import { ApiKey } from '../../src/protocol/generated';
 import { ErrorCode } from '../../src/common/errors';
 import { withBroker } from '../helpers/broker';
 import { RawClient } from '../helpers/raw-client';
+import { buildBatchSync } from '../../src/records/build-batch';
 import { sample } from '../helpers/prometheus';
 
 describe('broker metrics (/metrics text)', function () {
@@ -97,6 +98,22 @@ describe('broker metrics (/metrics text)', function () {
     expect(sample(text, 'kafka_network_requestmetrics_errors_total', { request: 'Produce', error: 'UNKNOWN_TOPIC_OR_PARTITION' })).to.equal(2);
     // A topic that does not exist makes no series.
     expect(text).not.to.contain('topic="no-such-topic"');
+  });
+
+  it('counts a batch over max.message.bytes as rejected bytes, not as a failed produce (as Kafka)', async () => {
+    const small = 'metrics-small';
+    await admin.createTopics({ topics: [{ topic: small, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '200' }] }] });
+    const batch = buildBatchSync({ records: [{ key: null, value: Buffer.alloc(500, 1) }] });
+    const res = await client.api(ApiKey.Produce, 9, {
+      transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: small, partitionData: [{ index: 0, records: batch }] }],
+    });
+    expect(res.responses[0].partitionResponses[0].errorCode).to.equal(ErrorCode.MESSAGE_TOO_LARGE);
+    const text = await broker.current().broker.metrics.render();
+    expect(sample(text, 'kafka_server_brokertopicmetrics_bytesrejected_total', { topic: small })).to.equal(batch.length);
+    expect(sample(text, 'kafka_server_brokertopicmetrics_totalproducerequests_total', { topic: small })).to.equal(1);
+    expect(sample(text, 'kafka_server_brokertopicmetrics_failedproducerequests_total', { topic: small })).to.equal(0);
+    expect(sample(text, 'kafka_server_brokertopicmetrics_bytesin_total', { topic: small })).to.equal(0);
+    expect(sample(text, 'kafka_network_requestmetrics_errors_total', { request: 'Produce', error: 'MESSAGE_TOO_LARGE' })).to.equal(1);
   });
 
   it('counts connections per listener, reads the purgatories, and has the process\'s figures', async () => {
