@@ -11,6 +11,7 @@ import { createAPI, FindCoordinatorKeyTypes, type Admin, type Reader, Writer } f
 import { errorName } from '../common/errors';
 import type { KafkaConnection } from './connection';
 import { AdminError } from './errors';
+import { topicsMetadata } from './messages';
 
 export interface GroupSummary {
   groupId: string;
@@ -80,7 +81,9 @@ function stateName(state: string): string {
 }
 
 export async function listGroups(c: KafkaConnection): Promise<GroupSummary[]> {
-  const groups = await c.admin().listGroups();
+  // Every type named: @platformatic/kafka sends a null types filter when none is given, which is no
+  // valid filter (and Fjord answers it with the classic groups only).
+  const groups = await c.admin().listGroups({ types: ['classic', 'consumer', 'share', 'streams'] });
   return [...groups.values()]
     .map((g) => ({ groupId: g.id, type: g.groupType || 'classic', state: stateName(g.state), protocolType: g.protocolType }))
     .sort((a, b) => a.groupId.localeCompare(b.groupId));
@@ -239,11 +242,10 @@ async function partitionsOf(c: KafkaConnection, specs: string[]): Promise<{ topi
     if (partitions.some((p) => !Number.isInteger(p) || p < 0)) throw new AdminError(`Bad partition list in '${spec}': expected TOPIC:P[,P...]`);
     return { topic: spec.slice(0, at), partitions };
   });
-  const metadata = await c.admin().metadata({ topics: [...new Set(parsed.map((p) => p.topic))] });
+  const metadata = await topicsMetadata(c, [...new Set(parsed.map((p) => p.topic))]);
   const result: { topic: string; partition: number }[] = [];
   for (const { topic, partitions } of parsed) {
-    const count = metadata.topics.get(topic)?.partitionsCount;
-    if (count === undefined) throw new AdminError(`This server does not host this topic-partition.`, 'UNKNOWN_TOPIC_OR_PARTITION');
+    const count = metadata.get(topic)?.partitionsCount ?? 0;
     for (const partition of partitions ?? [...Array(count).keys()]) {
       if (partition >= count) throw new AdminError(`Topic ${topic} has no partition ${partition}.`, 'UNKNOWN_TOPIC_OR_PARTITION');
       result.push({ topic, partition });

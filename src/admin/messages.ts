@@ -4,7 +4,7 @@
  * a member of a group that commits what it read. For `fjord produce`, `fjord consume` and the
  * console's message browser.
  */
-import { IS_CONTROL, murmur2, type Consumer, type ClusterTopicMetadata, type Message } from '@platformatic/kafka';
+import { IS_CONTROL, UserError, murmur2, type Consumer, type ClusterTopicMetadata } from '@platformatic/kafka';
 import type { KafkaConnection } from './connection';
 import { AdminError } from './errors';
 
@@ -41,11 +41,22 @@ const FETCH_MAX_BYTES = 1024 * 1024;
 
 type FetchResponse = Awaited<ReturnType<Consumer['fetch']>>;
 
+/** Metadata of topics (partitions, leaders, topic ids); an unknown one is UNKNOWN_TOPIC_OR_PARTITION. */
+export async function topicsMetadata(c: KafkaConnection, topics: string[]): Promise<Map<string, ClusterTopicMetadata>> {
+  let metadata;
+  try {
+    metadata = await c.admin().metadata({ topics });
+  } catch (e) {
+    // @platformatic/kafka turns the broker's UNKNOWN_TOPIC_OR_PARTITION into "Unknown topic NAME.".
+    if (e instanceof UserError && e.message.startsWith('Unknown topic')) throw new AdminError(e.message, 'UNKNOWN_TOPIC_OR_PARTITION');
+    throw e;
+  }
+  for (const topic of topics) if (!metadata.topics.has(topic)) throw new AdminError(`Unknown topic ${topic}.`, 'UNKNOWN_TOPIC_OR_PARTITION');
+  return metadata.topics;
+}
+
 async function topicMetadata(c: KafkaConnection, topic: string): Promise<ClusterTopicMetadata> {
-  const metadata = await c.admin().metadata({ topics: [topic] });
-  const found = metadata.topics.get(topic);
-  if (!found) throw new AdminError('This server does not host this topic-partition.', 'UNKNOWN_TOPIC_OR_PARTITION');
-  return found;
+  return (await topicsMetadata(c, [topic])).get(topic) as ClusterTopicMetadata;
 }
 
 function checkPartition(meta: ClusterTopicMetadata, topic: string, partition: number): void {
@@ -116,7 +127,7 @@ async function startOffsets(c: KafkaConnection, topic: string, partitions: numbe
 
 /**
  * Reads partitions of a topic without a group, fetching from each leader, and ends after
- * `idleTimeoutMs` without a record (or when the consumer of the generator stops).
+ * `idleTimeoutMs` (Infinity: never) without a record (or when the consumer of the generator stops).
  */
 export async function* readPartitions(
   c: KafkaConnection,
@@ -223,44 +234,64 @@ export async function browseMessages(
 }
 
 /**
- * Consumes a topic as a member of `groupId` (from its committed offsets, else the earliest or the
- * latest), committing each record after it is handed on; ends after `idleTimeoutMs` without a record
- * or when the consumer of the generator stops.
+ * Consumes a topic as a member of `groupId` (classic protocol; from its committed offsets, else the
+ * earliest or the latest), committing each record after it is handed on; ends after `idleTimeoutMs`
+ * (Infinity: never) without a record or when the consumer of the generator stops. Records are
+ * fetched as readPartitions does, from the partitions the group assigns this member, and what was
+ * handed on is committed after each fetch and when the generator ends.
  */
 export async function* consumeAsGroup(
   c: KafkaConnection,
   opts: { topic: string; groupId: string; fromBeginning: boolean; idleTimeoutMs: number },
 ): AsyncGenerator<BrowsedRecord> {
-  await topicMetadata(c, opts.topic);
+  const { topic } = opts;
+  const meta = await topicMetadata(c, topic);
   const consumer = c.consumer({ groupId: opts.groupId });
-  const stream = await consumer.consume({
-    topics: [opts.topic],
-    mode: 'committed',
-    fallbackMode: opts.fromBeginning ? 'earliest' : 'latest',
-    autocommit: false,
-    maxWaitTime: Math.min(500, opts.idleTimeoutMs),
-  });
-  const messages = stream[Symbol.asyncIterator]();
   try {
-    for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<'idle'>((resolve) => { timer = setTimeout(() => resolve('idle'), opts.idleTimeoutMs); });
-      const step = await Promise.race([messages.next(), idle]).finally(() => clearTimeout(timer));
-      if (step === 'idle' || step.done) return;
-      const m: Message = step.value;
-      yield {
-        topic: m.topic,
-        partition: m.partition,
-        offset: m.offset,
-        timestamp: m.timestamp,
-        key: m.key ?? null,
-        value: m.value ?? null,
-        headers: [...m.headers].map(([k, v]) => ({ key: k.toString('utf8'), value: v ?? null })),
-      };
-      await m.commit();
+    consumer.topics.track(topic);
+    await consumer.joinGroup({});
+    const next = new Map<number, bigint>();
+    // Offsets handed on and not yet committed, by partition.
+    const uncommitted = new Map<number, bigint>();
+    const commit = async () => {
+      if (!uncommitted.size) return;
+      const offsets = [...uncommitted].map(([partition, offset]) => ({ topic, partition, offset, leaderEpoch: meta.partitions[partition]?.leaderEpoch ?? -1 }));
+      uncommitted.clear();
+      await consumer.commit({ offsets });
+    };
+    let lastRecordAt = Date.now();
+    while (Date.now() - lastRecordAt < opts.idleTimeoutMs) {
+      // The assignment may change when the group rebalances (the client rejoins by itself).
+      const assigned = (consumer.assignments ?? []).find((a) => a.topic === topic)?.partitions ?? [];
+      const unknown = assigned.filter((p) => !next.has(p));
+      if (unknown.length) {
+        const committed = (await consumer.listCommittedOffsets({ topics: [{ topic, partitions: unknown }] })).get(topic) ?? [];
+        const fallback = await startOffsets(c, topic, unknown, opts.fromBeginning ? 'earliest' : 'latest');
+        for (const p of unknown) {
+          const offset = committed[p] ?? -1n;
+          next.set(p, offset >= 0n ? offset : fallback.get(p) ?? 0n);
+        }
+      }
+      const wait = Math.max(1, Math.min(500, opts.idleTimeoutMs - (Date.now() - lastRecordAt)));
+      if (!assigned.length) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
+      const fetched = await fetchOnce(consumer, topic, meta, assigned, next, wait);
+      try {
+        for (const r of fetched) {
+          next.set(r.partition, r.offset + 1n);
+          // Counted as handed on once yielded: a caller that stops after it has printed it.
+          uncommitted.set(r.partition, r.offset + 1n);
+          yield r;
+        }
+      } finally {
+        // Also when the caller stops after a record (its last).
+        await commit();
+      }
+      if (fetched.length) lastRecordAt = Date.now();
     }
   } finally {
-    await stream.close();
     // Leaves the group, so that it is Empty (and its offsets can be reset) once the command is done.
     await consumer.close();
   }

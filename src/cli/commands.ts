@@ -4,6 +4,9 @@ import { topicsCommand } from './topics-command';
 import { configsCommand } from './configs-command';
 import { aclsCommand } from './acls-command';
 import { consoleCommand } from './console';
+import { groupsCommand } from './groups-command';
+import { produceCommand } from './produce-command';
+import { consumeCommand } from './consume-command';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
@@ -11,4 +14,7 @@ export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
   configsCommand,
   aclsCommand,
   consoleCommand,
+  groupsCommand,
+  produceCommand,
+  consumeCommand,
 ];

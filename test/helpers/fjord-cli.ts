@@ -22,3 +22,18 @@ export function runFjord(...args: string[]): Promise<FjordRun> {
 export function tableRows(text: string): string[][] {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s{2,}/));
 }
+
+/** runFjord with `input` on the command's stdin (e.g. the lines of `fjord produce`). */
+export function runFjordWithInput(input: string, ...args: string[]): Promise<FjordRun> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [FJORD, ...args], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
+    child.stdin?.end(input);
+  });
+}
+
+/** stdout of a run that must succeed, parsed as JSON. */
+export function jsonOf(run: FjordRun): unknown {
+  if (run.status !== 0) throw new Error(`fjord failed (${run.status}): ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
