@@ -5,6 +5,8 @@
  *               [--data-dir ./data] [--node-id 0] [--config server.properties]
  *               [--set key=value]... [--log-level info] [--log-format json|pretty]
  *
+ *   fjord cluster describe [--bootstrap-server H:P] [--json]   (an admin command: src/cli/)
+ *
  *   fjord cluster [--brokers 3] [--host 127.0.0.1] [--port 9092] [--data-dir ./data-cluster]
  *                 [--etcd HOST:PORT | --etcd-port 2379] [--config server.properties] [--set key=value]...
  *
@@ -22,6 +24,7 @@ import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 import { packageVersion } from './common/package-version';
 import { ADMIN_COMMANDS } from './cli/commands';
+import { clusterDescribeCommand } from './cli/cluster-command';
 
 interface ClusterArgs {
   brokers: number;
@@ -82,7 +85,8 @@ function buildParser(argv: string[]) {
         .option('log-level', { type: 'string', choices: [...LOG_LEVELS], default: 'info', describe: 'Log level' })
         .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'Log format (default: pretty on a terminal, else json)' })
         .example('$0 cluster', 'etcd on 2379, brokers on 127.0.0.1:9092-9094, data in ./data-cluster')
-        .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running'),
+        .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running')
+        .command(clusterDescribeCommand),
     )
     .command(ADMIN_COMMANDS)
     .demandCommand(1, 'Give a command, e.g. fjord start')
@@ -98,7 +102,8 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   const args = await buildParser(argv).parseAsync();
   const command = String(args._[0]);
   if (command === 'start') await start(args as unknown as StartArgs);
-  if (command === 'cluster') await cluster(args as unknown as ClusterArgs);
+  // `fjord cluster describe` is an admin command (it ran in its handler); `fjord cluster` alone starts one.
+  if (command === 'cluster' && args._.length === 1) await cluster(args as unknown as ClusterArgs);
 }
 
 async function cluster(args: ClusterArgs): Promise<void> {

@@ -1,5 +1,12 @@
 /** The admin commands of `fjord`, each a yargs command module of its own file. */
 import type { CommandModule } from 'yargs';
+import { topicsCommand } from './topics-command';
+import { configsCommand } from './configs-command';
+import { aclsCommand } from './acls-command';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const ADMIN_COMMANDS: CommandModule<any, any>[] = [];
+export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
+  topicsCommand,
+  configsCommand,
+  aclsCommand,
+];

@@ -62,3 +62,16 @@ export class Progress {
     if (this.tty && this.lastDraw) process.stderr.write('\r\x1b[K');
   }
 }
+
+/** Bytes for people: `512 B`, `1.5 KiB`, `3.2 GiB`; '-' when unknown. */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return '-';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
