@@ -3,10 +3,15 @@ import type { CommandModule } from 'yargs';
 import { topicsCommand } from './topics-command';
 import { configsCommand } from './configs-command';
 import { aclsCommand } from './acls-command';
+import { consumeCommand } from './consume-command';
+import { groupsCommand } from './groups-command';
+import { produceCommand } from './produce-command';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
   topicsCommand,
   configsCommand,
   aclsCommand,
+  // h-groups
+  groupsCommand, produceCommand, consumeCommand,
 ];
