@@ -1,6 +1,7 @@
 /**
  * The cluster as `fjord cluster describe` shows it: its id, controller and brokers (DescribeCluster)
- * and its features (KIP-584) with their finalized levels, which only ApiVersions v3+ carries, in
+ * and its features (KIP-584) with their finalized levels, which only ApiVersions v3+ carries (v4: a v3
+ * answer lists only the features whose minimum is above 0, metadata.version, KIP-1022), in
  * tagged fields that @platformatic/kafka's own ApiVersions parser skips: hence the parser here.
  */
 import { Reader, Writer, createAPI, describeClusterV1 } from '@platformatic/kafka';
@@ -25,10 +26,10 @@ interface ApiVersionsFeatures {
   finalized: { name: string; maxVersionLevel: number; minVersionLevel: number }[];
 }
 
-/** ApiVersions v3 (flexible): the request as Kafka's, the response read down to its tagged fields. */
-const apiVersionsV3 = createAPI<[clientSoftwareName: string, clientSoftwareVersion: string], ApiVersionsFeatures>(
+/** ApiVersions v4 (flexible, v3's body): the request as Kafka's, the response read down to its tagged fields. */
+const apiVersionsV4 = createAPI<[clientSoftwareName: string, clientSoftwareVersion: string], ApiVersionsFeatures>(
   18,
-  3,
+  4,
   (name: string, version: string) => Writer.create().appendString(name).appendString(version).appendTaggedFields(),
   (_correlationId: number, _apiKey: number, _apiVersion: number, reader: Reader) => {
     const result: ApiVersionsFeatures = { errorCode: reader.readInt16(), supported: [], finalized: [] };
@@ -53,7 +54,7 @@ export async function describeCluster(c: KafkaConnection): Promise<ClusterDescri
     const connection = await anyBrokerConnection(c);
     const [cluster, versions] = await Promise.all([
       describeClusterV1.api.async(connection, false, BROKERS_ENDPOINT),
-      apiVersionsV3.async(connection, 'fjord-cli', packageVersion()),
+      apiVersionsV4.async(connection, 'fjord-cli', packageVersion()),
     ]);
     if (versions.errorCode !== 0) throw new AdminError(`ApiVersions failed with error code ${versions.errorCode}`);
     const finalized = new Map(versions.finalized.map((f) => [f.name, f.maxVersionLevel]));
