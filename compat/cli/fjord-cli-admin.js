@@ -37,6 +37,7 @@ const FJORD = path.join(ROOT, 'bin/fjord');
 const PARTITIONS = 3;
 const BATCH = 12; // records per batch; two batches, the second one's timestamps after the first one's
 
+const startedAt = Date.now();
 const failures = [];
 const transcript = [];
 
@@ -104,6 +105,7 @@ const broker = (id) => (id === null || id === undefined || id < 0 ? id : brokerR
 const names = new Map();
 
 function record(step, value) {
+  console.log(`${step}: done at ${((Date.now() - startedAt) / 1000).toFixed(1)} s`); // the progress a timeout shows
   let text = show(value);
   for (const [name, placeholder] of names) text = text.split(name).join(placeholder);
   transcript.push({ step, value: JSON.parse(text) });
@@ -400,7 +402,6 @@ async function main() {
     console.error('usage: node compat/cli/fjord-cli-admin.js BOOTSTRAP [--record FILE | --compare FILE]');
     process.exit(2);
   }
-  const start = Date.now();
   try {
     await scenario(bootstrap);
   } catch (e) {
@@ -422,7 +423,7 @@ async function main() {
     console.log(`FAIL: ${failures.length} check(s) failed:\n${failures.join('\n')}`);
     process.exit(1);
   }
-  console.log(`fjord-cli-admin: ${transcript.length} steps as expected${mode === '--compare' ? ` and as in ${path.basename(file)}` : ''} in ${((Date.now() - start) / 1000).toFixed(1)} s`);
+  console.log(`fjord-cli-admin: ${transcript.length} steps as expected${mode === '--compare' ? ` and as in ${path.basename(file)}` : ''} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 }
 
 main();
