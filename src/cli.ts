@@ -99,6 +99,11 @@ function buildParser(argv: string[]) {
 
 /** Entry point used by bin/fjord: main(process.argv). */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // `fjord topics list | head`: a reader that stops early is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const args = await buildParser(argv).parseAsync();
   const command = String(args._[0]);
   if (command === 'start') await start(args as unknown as StartArgs);

@@ -1,7 +1,6 @@
 /**
  * The cluster as `fjord cluster describe` shows it: its id, controller and brokers (DescribeCluster)
- * and its features (KIP-584) with their finalized levels, which only ApiVersions v3+ carries (v4: a v3
- * answer lists only the features whose minimum is above 0, metadata.version, KIP-1022), in
+ * and its features (KIP-584) with their finalized levels, which only ApiVersions v3+ carries, in
  * tagged fields that @platformatic/kafka's own ApiVersions parser skips: hence the parser here.
  */
 import { Reader, Writer, createAPI, describeClusterV1 } from '@platformatic/kafka';
@@ -26,7 +25,10 @@ interface ApiVersionsFeatures {
   finalized: { name: string; maxVersionLevel: number; minVersionLevel: number }[];
 }
 
-/** ApiVersions v4 (flexible, v3's body): the request as Kafka's, the response read down to its tagged fields. */
+/**
+ * ApiVersions v4 (flexible; the format of v3), read down to its tagged fields. v4, not v3: below v4 a
+ * broker leaves out the features whose minimum is 0 (KAFKA-17011), i.e. all but metadata.version.
+ */
 const apiVersionsV4 = createAPI<[clientSoftwareName: string, clientSoftwareVersion: string], ApiVersionsFeatures>(
   18,
   4,
