@@ -418,6 +418,8 @@ async function main() {
         if (d) failures.push(`not the same as ${path.basename(file)}: ${step}: ${d}`);
       }
     }
+    const known = new Set(reference.map((s) => s.step));
+    for (const step of steps.keys()) if (!known.has(step)) failures.push(`step "${step}" is not in ${path.basename(file)}: record it against Kafka (--record)`);
   }
   if (failures.length) {
     console.log(`FAIL: ${failures.length} check(s) failed:\n${failures.join('\n')}`);
