@@ -20,4 +20,9 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // The web console: ES modules run by the browser as they are.
+    files: ['console/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser, uPlot: 'readonly' } },
+  },
 );

@@ -24,7 +24,7 @@ export function arg(name: string, fallback: string): string {
 /** Starts `bin` (default: this checkout's bin/fjord) with `--set` for each of `sets`; resolves once it listens. */
 export function startFjord(bin = path.join(__dirname, '..', '..', 'bin', 'fjord'), sets: string[] = []): Promise<FjordProcess> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fjord-bench-'));
-  const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', '--log-format', 'json',
+  const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', '--log-format', 'json', '--set', 'http.listener=',
     ...sets.flatMap((s) => ['--set', s])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = child.pid!;

@@ -220,7 +220,7 @@ export function fjordTarget(opts: { snapshot: boolean; cpuProfDir?: string }): T
     const listenerArgs = tls ? tlsListenerProperties(tls, sslPort, port).flatMap((p) => ['--set', p]) : ['--port', String(port)];
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-bench-'));
     return spawnBroker('fjord', process.execPath, [...nodeArgs, path.join(home, 'bin', 'fjord'), 'start', ...listenerArgs,
-      '--data-dir', dataDir, '--log-level', 'warn', '--set', 'group.initial.rebalance.delay.ms=0', ...extraArgs],
+      '--data-dir', dataDir, '--log-level', 'warn', '--set', 'group.initial.rebalance.delay.ms=0', '--set', 'http.listener=', ...extraArgs],
     port, dataDir, { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') }, sslPort);
   };
   return {

@@ -14,6 +14,8 @@ import { Controller } from './cluster/controller';
 import { LocalMetadata } from './cluster/metadata-backend';
 import { Features, etcdFeatureLevels, storeFeatureLevels } from './cluster/features';
 import { ReplicaManager } from './replica/replica-manager';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import { registerStateMetrics } from './ops/state-metrics';
 import { DataDirLock } from './storage/dir-lock';
 import { ProducerIdManager } from './txn/producer-ids';
 import { createLogger } from './common/logger';
@@ -45,6 +47,8 @@ import { shareStateInitializer } from './share-state/group-state-initializer';
 import { createSharePartition } from './share/in-flight-records';
 import { SharePartitionManager } from './share/share-partition-manager';
 import { localEndOffsets, ShareGroupAdmin, type PartitionEndOffsets } from './share/share-group-admin';
+import { startBrokerHttpListener } from './ops/broker-http';
+import type { RunningHttpListener } from './ops/http-listener';
 
 export interface StartBrokerOptions {
   /** A built config, or Kafka-named properties (`{ 'num.partitions': '3' }`). */
@@ -74,6 +78,8 @@ export interface RunningBroker {
   listener: Listener;
   /** Every listener by name, with the address it is bound to (host as clients dial it). */
   listeners: ReadonlyMap<string, { listener: Listener; host: string; port: number }>;
+  /** The HTTP listener of /metrics and the console (http.listener), as bound; null when off. */
+  http: { host: string; port: number } | null;
   close(): Promise<void>;
 }
 
@@ -95,6 +101,8 @@ const FETCH_SESSION_MIN_EVICTION_MS = 120_000;
 /** What the broker is built from; the modes differ in how these are made (see startBroker). */
 export interface BrokerParts {
   clusterId: string;
+  /** What the broker measures of itself (made first: the parts record into it). */
+  metrics: BrokerMetrics;
   controller: Controller;
   replicas: ReplicaManager;
   producerIds: ProducerIdManager;
@@ -117,6 +125,8 @@ export interface BrokerParts {
 export class Broker {
   readonly router: Router;
   readonly fetchSessions: FetchSessionCache;
+  /** What this broker measures of itself: its /metrics. */
+  readonly metrics: BrokerMetrics;
   readonly clusterId: string;
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
@@ -159,6 +169,7 @@ export class Broker {
   ) {
     ({ clusterId: this.clusterId, controller: this.controller, replicas: this.replicas, producerIds: this.producerIds, features: this.features } = parts);
     this.store = parts.store;
+    this.metrics = parts.metrics;
     const { controller, replicas, producerIds } = parts;
     const inCluster = config.etcdConnect !== null;
     // Share groups initialize their share-partitions' state through the persister (made below: called later).
@@ -166,6 +177,7 @@ export class Broker {
       initializeShareState: (groupId, stateEpoch, topics) => shareStateInitializer(sharePersisterOverride ?? this.sharePersister)(groupId, stateEpoch, topics),
       // A share group's share-partition state goes before the group (DeleteGroups).
       onShareGroupDeleted: (groupId, topics) => this.shareGroupAdmin.deleteGroupState(groupId, topics),
+      metrics: parts.metrics.group,
     });
     this.transactions = createTransactionCoordinator(config, controller, replicas, this.groups, producerIds, log, parts.remoteMarkers,
       () => this.features.transactionVersion());
@@ -308,10 +320,10 @@ interface BrokerMode {
 }
 
 /** A single broker: the metadata store in the data dir; it leads every partition and coordinates every group. */
-async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
+async function singleBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
   const store = await MetadataStore.open(config.dataDir, config.nodeId);
   try {
-    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId);
+    const replicas = await ReplicaManager.open(config, store, log, undefined, store.clusterId, metrics);
     // Its endpoint of each advertised listener; the inter-broker one stands for it where no listener is named.
     const endpoints = new Map(config.advertisedListeners.map((ep) => [ep.name, { nodeId: config.nodeId, host: ep.host, port: ep.port, rack: null }]));
     const self = endpoints.get(config.interBrokerListener.name)!;
@@ -319,7 +331,7 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
     const producerIds = await ProducerIdManager.open(config.dataDir);
     const features = await Features.start(storeFeatureLevels(store), config.nodeId);
     return {
-      parts: { clusterId: store.clusterId, controller, replicas, producerIds, features, store },
+      parts: { clusterId: store.clusterId, metrics, controller, replicas, producerIds, features, store },
       ports: new Map(config.listeners.map((l) => [l.name, l.port])),
       // The group coordinator creates __consumer_offsets if needed and loads it (COORDINATOR_LOAD_IN_PROGRESS
       // meanwhile); after it, markers that finish an interrupted transaction complete its pending offsets.
@@ -346,8 +358,8 @@ async function singleBroker(config: BrokerConfig, log: Logger): Promise<BrokerMo
  * A cluster's broker (etcd.connect): the metadata in etcd, partitions replicated; the coordinators
  * are elected partition by partition as the metadata makes this broker their topics' leaders.
  */
-async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerMode> {
-  const joined = await joinCluster(config, log);
+async function clusterBroker(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<BrokerMode> {
+  const joined = await joinCluster(config, log, metrics);
   const features = await Features.start(etcdFeatureLevels(joined.etcd), config.nodeId).catch(async (e: unknown) => {
     await joined.stopController();
     await joined.replicas.close();
@@ -363,7 +375,7 @@ async function clusterBroker(config: BrokerConfig, log: Logger): Promise<BrokerM
   let signalStopped = () => {};
   const stopping = new Promise<void>((resolve) => (signalStopped = resolve));
   return {
-    parts: { ...joined, features },
+    parts: { ...joined, metrics, features },
     ports: joined.ports,
     listening: () => undefined,
     start: async (broker) => {
@@ -442,15 +454,17 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     [l.name, isSaslProtocol(l.securityProtocol) ? saslListenerSettings(config, l.name, scramLookup) : undefined]));
   // Before anything reads or writes the log dirs: a second process on one of them is refused.
   const lock = await DataDirLock.acquireAll(config.logDirs);
+  const metrics = new BrokerMetrics(config.nodeId);
   let mode: BrokerMode;
   try {
-    mode = config.etcdConnect ? await clusterBroker(config, log) : await singleBroker(config, log);
+    mode = config.etcdConnect ? await clusterBroker(config, log, metrics) : await singleBroker(config, log, metrics);
   } catch (e) {
     await lock.release();
     throw e;
   }
   const { replicas } = mode.parts;
   const broker = new Broker(config, log, mode.parts, opts.authorizer, opts.sharePersister);
+  registerStateMetrics(broker.metrics.registry, broker);
   scramCredentials = broker.controller;
   // The listener opens while the logs load (after a crash, while they are recovered): a partition
   // not loaded yet answers a retriable error. Once they are, the coordinators start.
@@ -474,11 +488,15 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
   };
   const listeners = new Map<string, { listener: Listener; host: string; port: number }>();
   const shared = new ListenerShared(limits);
-  const closeListeners = () => Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  let http: RunningHttpListener | null = null;
+  const closeListeners = async () => {
+    await http?.close();
+    await Promise.all([...listeners.values()].map((l) => l.listener.close()));
+  };
   try {
     for (const l of config.listeners) {
       const listener = new Listener(broker.router, limits, log,
-        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name) },
+        { listenerName: l.name, securityProtocol: l.securityProtocol, authorizer: broker.authorizer, quotas: broker.quotas, sasl: saslOf.get(l.name), metrics },
         serverTlsOf.get(l.name), shared);
       const port = await listener.listen(l.host, mode.ports.get(l.name)!);
       const advertised = config.advertisedListeners.find((ep) => ep.name === l.name);
@@ -486,6 +504,8 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
       mode.listening(l.name, port);
       log.info({ listener: l.name, securityProtocol: l.securityProtocol, port, startupMs: Number(process.hrtime.bigint() - started) / 1e6 }, 'listener open');
     }
+    // Before the logs are loaded: the console shows the recovery's progress.
+    http = await startBrokerHttpListener(config, broker.metrics, listeners, log);
     await replicas.loaded;
   } catch (e) {
     // A port taken or a log that could not be loaded: stop as close() does, and fail the start.
@@ -514,6 +534,7 @@ export async function startBroker(opts: StartBrokerOptions = {}): Promise<Runnin
     broker,
     listener,
     listeners,
+    http: http && { host: http.host, port: http.port },
     close() {
       closing ??= (async () => {
         await closeListeners();

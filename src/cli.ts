@@ -26,6 +26,9 @@ import { packageVersion } from './common/package-version';
 import { ADMIN_COMMANDS } from './cli/commands';
 import { clusterDescribeCommand } from './cli/cluster-command';
 
+/** Where `fjord start` serves /metrics and the console unless told otherwise (`fjord cluster`: broker i on port + i). */
+const CLI_HTTP_LISTENER = '127.0.0.1:8080';
+
 interface ClusterArgs {
   brokers: number;
   host: string;
@@ -120,6 +123,7 @@ async function cluster(args: ClusterArgs): Promise<void> {
       props[k] = v;
     }
     // Checked once here, as each broker will, so that a bad value stops everything before it starts.
+    props['http.listener'] ??= CLI_HTTP_LISTENER;
     BrokerConfig.load({ sets: { ...props, 'etcd.connect': args.etcd ?? `127.0.0.1:${args.etcdPort}` }, flags: { dataDir: args.dataDir } });
   } catch (e) {
     process.stderr.write(`fjord: ${(e as Error).message}\n`);
@@ -168,9 +172,9 @@ function onSignals(logger: ReturnType<typeof createLogger>, close: () => Promise
 async function start(args: StartArgs): Promise<void> {
   let config: BrokerConfig;
   try {
-    config = BrokerConfig.load({
+    const load = (sets: string[]) => BrokerConfig.load({
       configFile: args.config,
-      sets: args.set ?? [],
+      sets,
       flags: {
         host: args.host,
         port: args.port,
@@ -180,6 +184,9 @@ async function start(args: StartArgs): Promise<void> {
         nodeId: args.nodeId,
       },
     });
+    config = load(args.set ?? []);
+    // The HTTP listener is on under the CLI unless the config file or --set say otherwise (`--set http.listener=` turns it off).
+    if (config.origin('http.listener') === 'default') config = load([`http.listener=${CLI_HTTP_LISTENER}`, ...(args.set ?? [])]);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`fjord: ${e.message}\n`);

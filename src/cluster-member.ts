@@ -30,6 +30,7 @@ import { GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_ST
 import type { AlterPartitionResult } from './replica/partition-replicas';
 import { ReplicaFetcherManager } from './replica/replica-fetcher-manager';
 import { ReplicaManager } from './replica/replica-manager';
+import type { BrokerMetrics } from './metrics/broker-metrics';
 import { replicationQuotasOf } from './replica/replication-quota';
 import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './txn/producer-ids';
 import { connectToLeaderOver } from './net/leader-connection';
@@ -219,7 +220,7 @@ export interface ClusterParts {
  * takes the cluster's id, and builds the controller, the replica manager with its fetchers, the
  * producer id blocks and the transaction markers' channel to other brokers on the etcd metadata.
  */
-export async function joinCluster(config: BrokerConfig, log: Logger): Promise<ClusterParts> {
+export async function joinCluster(config: BrokerConfig, log: Logger, metrics: BrokerMetrics): Promise<ClusterParts> {
   const nodeId = config.nodeId;
   // Every connection to another broker goes to its inter-broker listener, over TLS if that is SSL or SASL_SSL.
   const { securityProtocol } = config.interBrokerListener;
@@ -247,7 +248,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
     const clusterController = new ClusterController(etcd, config, log.child({ component: 'controller' }));
     const quotas = replicationQuotasOf(config);
     const fetchers = new ReplicaFetcherManager({
-      brokerId: nodeId, quota: quotas.follower,
+      brokerId: nodeId, quota: quotas.follower, topicMetrics: metrics.topics,
       connect: connectToLeaderOver((id) => metadata.brokers().find((b) => b.nodeId === id), {
         ...interBroker, clientId: `fjord-replica-fetcher-${nodeId}`, connectTimeoutMs: 10_000,
         requestTimeoutMs: Math.max(config.getInt('replica.socket.timeout.ms'), config.getInt('replica.fetch.wait.max.ms') + 1000),
@@ -265,7 +266,7 @@ export async function joinCluster(config: BrokerConfig, log: Logger): Promise<Cl
       brokerId: nodeId, fetchers, quotas, replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
       isReplicaIsrEligible: (id) => etcd.cache.broker(id) !== undefined,
       alterPartition: (topic, partition, proposal) => alterPartition(etcd, controller, nodeId, topic, partition, proposal),
-    }, clusterId);
+    }, clusterId, metrics);
     clusterController.start();
     return {
       etcd, clusterId, controller, replicas, ports,

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { startBroker, type RunningBroker } from './broker';
 import { startEtcd, type RunningEtcd } from './local-etcd';
+import { parseHttpListener } from './config/http-listener';
 
 export interface StartClusterOptions {
   /** How many brokers (default 3); their node ids are 0..brokers-1. */
@@ -20,7 +21,7 @@ export interface StartClusterOptions {
   /** An etcd.connect value of a running etcd; without it one is started (on etcdPort, or a free port). */
   etcdConnect?: string;
   etcdPort?: number;
-  /** Kafka-named broker properties for every broker. */
+  /** Kafka-named broker properties for every broker; an http.listener's port is broker 0's, broker i's is port + i (0: free ports). */
   config?: Record<string, string>;
   logger?: Logger;
   logLevel?: string;
@@ -54,7 +55,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       brokers.push(await startBroker({
         nodeId: id, host: options.host, port: options.port ? options.port + id : 0,
         dataDir: path.join(root, `broker-${id}`), logger: options.logger, logLevel: options.logLevel,
-        config: { ...options.config, 'etcd.connect': etcdConnect },
+        config: { ...options.config, ...httpListenerOf(options.config, id), 'etcd.connect': etcdConnect },
       }));
     }
   } catch (e) {
@@ -62,4 +63,19 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     throw e;
   }
   return { brokers, bootstrap: brokers.map((b) => b.bootstrap).join(','), etcdConnect, close };
+}
+
+/** Broker `id`'s http.listener: the configured one's port + id (a port 0 or an empty value stays). */
+function httpListenerOf(config: Record<string, string> | undefined, id: number): Record<string, string> {
+  const value = config?.['http.listener'];
+  if (value === undefined) return {};
+  let address: ReturnType<typeof parseHttpListener>;
+  try {
+    address = parseHttpListener(value);
+  } catch {
+    return {}; // the brokers' config check reports it
+  }
+  if (!address || address.port === 0) return {};
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return { 'http.listener': `${host}:${address.port + id}` };
 }

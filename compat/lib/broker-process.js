@@ -64,7 +64,7 @@ class Broker {
     const [cmd, args] = custom
       ? ['sh', ['-c', custom.replaceAll('{port}', String(this.port)).replaceAll('{advertised_port}', String(this.advertisedPort)).replaceAll('{dir}', this.dir)]]
       : [process.execPath, [path.join(ROOT, 'bin/fjord'), 'start', '--port', String(this.port), '--advertised-port', String(this.advertisedPort),
-        '--data-dir', this.dir, '--log-level', 'info', ...this.extraArgs]];
+        '--data-dir', this.dir, '--log-level', 'info', '--set', 'http.listener=', ...this.extraArgs]];
     this.proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', out, out] });
     fs.closeSync(out);
     this.exited = new Promise((r) => this.proc.on('exit', (code, signal) => r({ code, signal })));

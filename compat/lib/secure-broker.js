@@ -121,7 +121,7 @@ async function startSecureBroker(dir, { log = () => {}, properties = [] } = {}) 
     fs.writeFileSync(configFile, [...listenerLines(ports), ...lines, 'group.initial.rebalance.delay.ms=0', ''].join('\n'));
     logFile = path.join(dir, 'fjord.log');
     const out = fs.openSync(logFile, 'a');
-    const proc = spawn(process.execPath, [path.join(ROOT, 'bin/fjord'), 'start', '--data-dir', path.join(dir, 'data'), '--config', configFile, '--log-level', 'info'],
+    const proc = spawn(process.execPath, [path.join(ROOT, 'bin/fjord'), 'start', '--data-dir', path.join(dir, 'data'), '--config', configFile, '--log-level', 'info', '--set', 'http.listener='],
       { cwd: ROOT, stdio: ['ignore', out, out] });
     fs.closeSync(out);
     const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal })));

@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { topicsCommand } from './topics-command';
 import { configsCommand } from './configs-command';
 import { aclsCommand } from './acls-command';
+import { consoleCommand } from './console';
 import { consumeCommand } from './consume-command';
 import { groupsCommand } from './groups-command';
 import { produceCommand } from './produce-command';
@@ -12,6 +13,7 @@ export const ADMIN_COMMANDS: CommandModule<any, any>[] = [
   topicsCommand,
   configsCommand,
   aclsCommand,
+  consoleCommand,
   // h-groups
   groupsCommand, produceCommand, consumeCommand,
 ];

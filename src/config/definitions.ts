@@ -9,6 +9,7 @@
  * Kafka's defaults are marked "Fjord:" in the doc phrase.
  */
 import { quoteInMessage } from '../common/errors';
+import { parseHttpListener } from './http-listener';
 
 /** The authorizer.class.name that turns Fjord's authorizer on, as a Kafka server.properties names it. */
 export const STANDARD_AUTHORIZER_CLASS = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer';
@@ -479,6 +480,14 @@ export const BROKER_CONFIG_DEFS: ConfigKeyDef[] = [
   // operating it: metrics and the web console (src/ops/)
   {
     name: 'http.listener', type: 'string', default: '',
+    validator: custom('HOST:PORT or empty', (v) => {
+      try {
+        parseHttpListener(v as string);
+        return null;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    }),
     doc: 'Fjord: HOST:PORT of the HTTP listener that serves Prometheus metrics at /metrics and the web console at /; empty: no HTTP listener (`fjord start` defaults it to 127.0.0.1:8080)',
   },
   { name: 'http.console.writes.enable', type: 'boolean', default: 'false', doc: 'Fjord: whether the web console may change the cluster (create and delete topics, reset offsets); read-only when false' },

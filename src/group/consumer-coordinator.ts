@@ -280,6 +280,8 @@ export class ConsumerGroupManager {
     const metadataHash = this.metadataHash(group, members, resolvedRegexes ?? group.resolvedRegexes);
     const bumpEpoch = group.groupEpoch === 0 || subscriptionChanged || resolvedRegexes !== null || metadataHash !== group.metadataHash;
     const groupEpoch = bumpEpoch ? group.groupEpoch + 1 : group.groupEpoch;
+    // A new group epoch is a rebalance of a consumer group (Kafka's consumer-group-rebalance sensor).
+    if (bumpEpoch) this.state.metrics?.completedRebalances.inc({ type: 'consumer' });
 
     // 2. The target assignment, new if the group epoch moved past it.
     const regexes = resolvedRegexes ?? group.resolvedRegexes;

@@ -13,6 +13,7 @@ import type { StreamsGroup } from './streams-group';
 import { ClassicGroup, GroupState } from './group';
 import type { OffsetsStore, TopicPartitionKey } from './store';
 import { GroupTimers, groupTimersPrefix } from './timers';
+import type { GroupMetrics } from '../metrics/state-instruments';
 
 export interface GroupCoordinatorConfig {
   minSessionTimeoutMs: number;
@@ -84,6 +85,8 @@ export class CoordinatorState {
     readonly log: Logger,
     /** Wall clock (commit timestamps, state timestamps, retention). */
     readonly now: () => number,
+    /** Where completed rebalances are counted (the broker's metrics). */
+    readonly metrics?: GroupMetrics,
   ) {
     this.timers = new GroupTimers(timer);
   }

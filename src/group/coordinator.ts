@@ -30,6 +30,7 @@ import {
 import { SHARE_PROTOCOL_TYPE } from './share-group';
 import { StreamsGroupManager, type InternalTopicCreator, type StreamsGroupDescription, type StreamsHeartbeatRequest, type StreamsHeartbeatResult } from './streams-coordinator';
 import { retentionKey } from './timers';
+import type { GroupMetrics } from '../metrics/state-instruments';
 
 export type { GroupCoordinatorConfig } from './coordinator-state';
 export type { CommitPartition, CommitRequest, FetchedPartition, FetchingMember, FetchResult, OffsetDeleteResult, TxnCommitRequest } from './offsets';
@@ -56,6 +57,8 @@ export interface GroupCoordinatorDeps {
    * (DeleteShareGroupState). An error fails the deletion (the group stays).
    */
   onShareGroupDeleted?: ShareGroupDeletionHook;
+  /** Where completed rebalances are counted (the broker's metrics); none in unit tests. */
+  metrics?: GroupMetrics;
 }
 
 /**
@@ -112,7 +115,7 @@ export class GroupCoordinator {
     now: () => number = Date.now,
     deps: GroupCoordinatorDeps = {},
   ) {
-    this.state = new CoordinatorState(config, timer, log, now);
+    this.state = new CoordinatorState(config, timer, log, now, deps.metrics);
     this.rebalance = new RebalanceManager(this.state);
     const topics = deps.topics ?? NO_TOPICS;
     this.offsets = new OffsetMetadataManager(this.state, this.rebalance, (name) => topics.topic(name)?.id);

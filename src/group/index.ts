@@ -46,7 +46,7 @@ export function groupCoordinatorConfig(config: BrokerConfig): GroupCoordinatorCo
  * initialized at once and a deletion deletes no state).
  */
 export function createGroupCoordinator(config: BrokerConfig, replicas: ReplicaManager, controller: Controller, log: Logger,
-  share: Pick<GroupCoordinatorDeps, 'initializeShareState' | 'onShareGroupDeleted'> = {}): GroupCoordinator {
+  share: Pick<GroupCoordinatorDeps, 'initializeShareState' | 'onShareGroupDeleted' | 'metrics'> = {}): GroupCoordinator {
   return new GroupCoordinator(groupCoordinatorConfig(config), replicas.timer, log.child({ component: 'group-coordinator' }), Date.now,
     {
       ...share,

@@ -466,6 +466,7 @@ export class RebalanceManager {
       for (const m of group.members.values()) m.assignment = assignment.get(m.memberId) ?? EMPTY;
       this.propagateAssignment(group, ErrorCode.NONE);
       group.transitionTo(GroupState.Stable);
+      this.state.metrics?.completedRebalances.inc({ type: 'classic' });
     });
   }
 

@@ -48,7 +48,7 @@ export interface FetchServices {
 export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 18 }, (s: FetchServices) => async (req, ctx): Promise<FetchResponse> => {
   const usesTopicIds = ctx.apiVersion >= 13;
   // A follower (v15+ names itself in replicaState) reads to the log end and tells the leader what it has.
-  const replicaId = ctx.apiVersion >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId ?? -1;
+  const replicaId = fetchReplicaId(req, ctx.apiVersion);
   const requested = resolvePartitions(s, req, usesTopicIds, replicaId >= 0);
   const forgotten = req.forgottenTopicsData.flatMap((t) =>
     t.partitions.map((p) => sessionKey(usesTopicIds ? t.topicId ?? ZERO_UUID : t.topic ?? '', p)));
@@ -69,6 +69,7 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 18
     isolation,
     replicaId,
     allocate: ctx.responseBuffer,
+    waited: ctx.waitedRemotely,
   }, readable);
   let next = 0;
   const results = refused === undefined ? read : context.partitions.map((p) => {
@@ -77,6 +78,11 @@ export const fetch = defineHandler(ApiKey.Fetch, { minVersion: 4, maxVersion: 18
   });
   return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: context.sessionId, responses: groupByTopic(context, results) };
 });
+
+/** The follower fetching (v15+ names itself in replicaState), or -1 for a consumer. */
+export function fetchReplicaId(req: FetchRequest, version: number): number {
+  return version >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId ?? -1;
+}
 
 /**
  * The partitions answered with an error instead of being read (undefined when none, the usual case):

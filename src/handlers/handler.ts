@@ -39,6 +39,12 @@ export interface RequestContext {
    * returns what stops listening.
    */
   onConnectionClose(listener: () => void): () => void;
+  /**
+   * The request waited in a purgatory (acks=all, a fetch's long poll) from `sinceMs`
+   * (performance.now()) until now: its remote time, apart from the handler's local time in the
+   * request metrics. Absent where nothing measures (handlers called directly by tests).
+   */
+  readonly waitedRemotely?: (sinceMs: number) => void;
 }
 
 /** The function that answers one API; `null` means no response is written (acks=0 produce). */

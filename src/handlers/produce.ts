@@ -97,10 +97,13 @@ export const produce = defineHandler(ApiKey.Produce, { minVersion: 0, maxVersion
       return null;
     }
     const written = await Promise.allSettled(answered.map((r) => r.done));
-    // acks=all: each written append then waits for the in-sync replicas (at once on a single broker).
+    // acks=all: each written append then waits for the in-sync replicas (at once on a single broker):
+    // the request's remote time.
+    const waitStarted = performance.now();
     const replicated = req.acks === -1 ? await Promise.all(appends.map((a, i) =>
       (a.partition && written[i].status === 'fulfilled' && answered[i].errorCode === ErrorCode.NONE
         ? s.replicas.waitForInSyncReplicas(a.partition, answered[i].lastOffset, req.timeoutMs) : ErrorCode.NONE))) : undefined;
+    if (replicated) ctx.waitedRemotely?.(waitStarted);
     const responses = new Map<string, { name: string; topicId: string; partitionResponses: ProduceResponsePartitionProduceResponse[] }>();
     appends.forEach((a, i) => {
       const replicationError = replicated?.[i] ?? ErrorCode.NONE;

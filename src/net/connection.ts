@@ -51,6 +51,11 @@ import type { ClientQuotas } from '../cluster/client-quota-manager';
 import { clientThrottles, recordAndThrottle } from './quota-enforcement';
 import type { SaslListenerSettings } from '../security/sasl-config';
 import { SaslAuthenticator } from './sasl-authenticator';
+import { fetchReplicaId } from '../handlers/fetch';
+import type { FetchRequest } from '../protocol/generated/FetchRequest';
+import type { BrokerMetrics } from '../metrics/broker-metrics';
+import type { ApiMeters } from '../metrics/request-metrics';
+import type { ListenerMeters } from '../metrics/network-metrics';
 
 export interface ConnectionLimits {
   maxRequestBytes: number;     // socket.request.max.bytes
@@ -66,6 +71,8 @@ export interface ConnectionAccess {
   readonly quotas: ClientQuotas;
   /** On a SASL_* listener: its mechanisms and limits; every connection must authenticate first. */
   readonly sasl?: SaslListenerSettings;
+  /** The broker's metrics: requests per API, connections per listener. */
+  readonly metrics: BrokerMetrics;
 }
 
 /** One request from its decoding until its response is handed to the socket. */
@@ -80,7 +87,21 @@ interface InFlight {
   pooled: Buffer[] | null;     // taken from the pool for this response; given back once it is written
   /** The connection closes once this response is written (a failed SASL authentication), for this reason. */
   closeAfterWrite?: string;
+  /** Where it is counted: its API's meters, and Fetch's FetchConsumer or FetchFollower ones; null: not a request (a raw SASL token). */
+  meters: ApiMeters | null;
+  splitMeters: ApiMeters | null;
+  /** performance.now() when its frame was taken, its handler started, its response was ready. */
+  receivedAt: number;
+  startedAt: number;
+  readyAt: number;
+  /** Of its handler's time, what it waited in a purgatory (RequestContext.waitedRemotely). */
+  remoteMs: number;
+  requestBytes: number;
+  responseBytes: number;
 }
+
+/** What an InFlight that is not counted as a request carries (a raw SASL token, an ApiVersions answered at decoding). */
+const UNCOUNTED = { meters: null, splitMeters: null, receivedAt: 0, startedAt: 0, readyAt: 0, remoteMs: 0, requestBytes: 0, responseBytes: 0 } as const;
 
 /** A frame larger than this that arrives in pieces is assembled in a resizable buffer. */
 const LARGE_FRAME_BYTES = 1 << 20;
@@ -151,6 +172,9 @@ export class Connection {
     this.socket.uncork();
   };
 
+  /** This connection's listener's counts (connections, authentications). */
+  private readonly listenerMeters: ListenerMeters;
+
   constructor(
     private readonly socket: Socket,
     private readonly router: Router,
@@ -162,6 +186,8 @@ export class Connection {
     private readonly access: ConnectionAccess,
   ) {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.listenerMeters = access.metrics.network.listener(access.listenerName);
+    this.listenerMeters.connectionsCreated++;
     this.session = {
       principal: ANONYMOUS,
       clientAddress: normalizeIp(socket.remoteAddress ?? ''),
@@ -169,7 +195,11 @@ export class Connection {
       securityProtocol: access.securityProtocol,
     };
     this.sasl = access.sasl ? new SaslAuthenticator(access.sasl, this.session, this.peer, log, {
-      authenticated: (session) => { this.session = session; },
+      authenticated: (session) => {
+        this.session = session;
+        this.listenerMeters.authenticationsSucceeded++;
+      },
+      failed: () => this.listenerMeters.authenticationsFailed++,
       close: (reason) => this.close(reason, 'info'),
     }) : null;
     socket.setNoDelay(true);
@@ -187,6 +217,7 @@ export class Connection {
   close(reason: string, level: 'warn' | 'debug' | 'info' | 'error' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
+    this.listenerMeters.connectionsClosed++;
     this.sasl?.dispose();
     this.log[level]({ peer: this.peer, reason }, 'closing connection');
     for (const r of this.inFlight) this.settle(r);
@@ -249,6 +280,8 @@ export class Connection {
   }
 
   private readFramesNow(): void {
+    // The frames of one read arrived together: one clock reading for all (their requests' receipt time).
+    const readAt = performance.now();
     while (!this.closed && this.input !== null) {
       if (this.prefixFilled < 4) {
         if (this.prefixFilled === 0 && !this.mayReadFrame()) break;
@@ -264,7 +297,7 @@ export class Connection {
         const frame = this.input.subarray(0, size);
         this.consume(size);
         this.prefixFilled = 0;
-        this.onFrame(frame);
+        this.onFrame(frame, readAt);
         continue;
       }
       const n = Math.min(size - this.frameFilled, this.input.length);
@@ -278,7 +311,7 @@ export class Connection {
       }
       this.frameFilled += n;
       this.consume(n);
-      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame());
+      if (this.frameFilled === size) this.onFrame(this.takeAssembledFrame(), readAt);
     }
   }
 
@@ -337,7 +370,8 @@ export class Connection {
     return true;
   }
 
-  private onFrame(frame: Buffer): void {
+  /** A whole frame, taken off the socket at `receivedAt` (performance.now()). */
+  private onFrame(frame: Buffer, receivedAt: number): void {
     const frameBytes = frame.length;
     if (this.sasl?.expectsRawToken) return this.onRawSaslToken(frame);
     if (frame.length < 8) return this.reject(frameBytes, `request of ${frame.length} bytes is shorter than a request header`);
@@ -353,7 +387,7 @@ export class Connection {
         this.budget.releaseBytes(frameBytes);
         const body = apiVersionsUnsupported(this.router.served());
         this.inFlight.push({
-          isProduce: false, frameBytes: 0, start: null, ready: true, pooled: null,
+          ...UNCOUNTED, isProduce: false, frameBytes: 0, start: null, ready: true, pooled: null,
           chunks: encodeResponseFrame(new Writer(), ApiKey.ApiVersions, 0, correlationId, body),
         });
         return this.flush();
@@ -374,8 +408,14 @@ export class Connection {
       return this.reject(frameBytes, `${handler.name} v${apiVersion} request could not be decoded`, 'error');
     }
 
+    const { requests } = this.access.metrics;
     const entry: InFlight = {
       isProduce: apiKey === ApiKey.Produce, frameBytes, start: null, ready: false, chunks: null, pooled: null,
+      meters: requests.api(handler.name),
+      // Kafka counts a Fetch also as a consumer's or a follower's.
+      splitMeters: apiKey === ApiKey.Fetch
+        ? requests.api(fetchReplicaId(request as FetchRequest, apiVersion) >= 0 ? 'FetchFollower' : 'FetchConsumer') : null,
+      receivedAt, startedAt: 0, readyAt: 0, remoteMs: 0, requestBytes: frameBytes, responseBytes: 0,
     };
     const session = this.session;
     const { authorizer } = this.access;
@@ -402,6 +442,9 @@ export class Connection {
         (entry.pooled ??= []).push(buf);
         return buf;
       },
+      waitedRemotely: (sinceMs: number) => {
+        entry.remoteMs += performance.now() - sinceMs;
+      },
     };
     entry.start = () => this.run(entry, handler, request, ctx);
     this.inFlight.push(entry);
@@ -415,7 +458,7 @@ export class Connection {
    */
   private onRawSaslToken(token: Buffer): void {
     const sasl = this.sasl!;
-    const entry: InFlight = { isProduce: false, frameBytes: token.length, start: null, ready: false, chunks: null, pooled: null };
+    const entry: InFlight = { ...UNCOUNTED, isProduce: false, frameBytes: token.length, start: null, ready: false, chunks: null, pooled: null };
     entry.start = () => {
       sasl.rawToken(token).then((reply) => {
         if (this.closed) return;
@@ -468,8 +511,9 @@ export class Connection {
 
   private run(entry: InFlight, handler: ApiHandler, request: ApiRequestMap[ApiKey], ctx: RequestContext): void {
     const { quotas } = this.access;
-    // The handler's time on the event loop, measured only while some quota may need it.
-    const startedAt = quotas.enabled ? performance.now() : -1;
+    const startedAt = performance.now();
+    entry.startedAt = startedAt;
+    // The handler's time on the event loop, for the quotas.
     let threadMs = 0;
     const complete = (): void => {
       if (this.closed) return;
@@ -480,6 +524,7 @@ export class Connection {
     };
     const finish = (response: unknown): void => {
       if (this.closed) return;
+      entry.readyAt = performance.now();
       let throttleMs = 0;
       try {
         if (quotas.enabled) {
@@ -490,6 +535,9 @@ export class Connection {
         }
         if (response !== null) {
           entry.chunks = encodeResponseFrame(new Writer(), ctx.apiKey as ApiKey, ctx.apiVersion, ctx.correlationId, response as ApiResponseMap[ApiKey]);
+          for (const chunk of entry.chunks) entry.responseBytes += chunk.length;
+          entry.meters!.recordErrors(response as object);
+          entry.splitMeters?.recordErrors(response as object);
         }
       } catch (err) {
         return fail(err);
@@ -510,7 +558,7 @@ export class Connection {
     };
     try {
       const result = handler.handle(request, ctx);
-      if (startedAt >= 0) threadMs = performance.now() - startedAt;
+      if (quotas.enabled) threadMs = performance.now() - startedAt;
       if (result instanceof Promise) result.then(finish, fail);
       else finish(result);
     } catch (err) {
@@ -530,9 +578,13 @@ export class Connection {
   }
 
   private flush(): void {
+    const writtenAt = this.inFlight.length > 0 && this.inFlight[0].ready ? performance.now() : 0;
     while (this.inFlight.length > 0 && this.inFlight[0].ready) {
       const entry = this.inFlight.shift()!;
-      if (entry.chunks === null) continue;
+      if (entry.chunks === null) {
+        this.recordRequest(entry, writtenAt, writtenAt);
+        continue;
+      }
       if (!this.corked) {
         // The responses completed in this tick (a read's worth of pipelined requests) go out in one write.
         this.corked = true;
@@ -548,14 +600,34 @@ export class Connection {
       }
       const pooled = entry.pooled;
       // The callback runs once the kernel has the bytes: only then may the pool hand them out again.
-      this.socket.write(entry.chunks[last], pooled ? (err) => {
-        if (!err) for (const b of pooled) this.pool.give(b);
-      } : undefined);
+      this.socket.write(entry.chunks[last], (err) => {
+        if (err) return;
+        if (pooled) for (const b of pooled) this.pool.give(b);
+        this.recordRequest(entry, writtenAt, performance.now());
+      });
     }
     // Answered requests make room under the in-flight cap: read what waits, in a later turn (reading
     // here, in a response's promise callback, would chain reads in microtasks that never yield).
     if (this.input !== null) this.scheduleRead();
     this.updateFlow();
+  }
+
+  /** A request's response went out (or none was due): its times and sizes go to its API's meters. */
+  private recordRequest(entry: InFlight, writtenAt: number, sentAt: number): void {
+    if (entry.meters === null || entry.startedAt === 0) return;
+    const handlerMs = entry.readyAt - entry.startedAt;
+    const timing = {
+      queueMs: entry.startedAt - entry.receivedAt,
+      localMs: handlerMs - entry.remoteMs,
+      remoteMs: entry.remoteMs,
+      responseQueueMs: writtenAt - entry.readyAt,
+      sendMs: sentAt - writtenAt,
+      totalMs: sentAt - entry.receivedAt,
+      requestBytes: entry.requestBytes,
+      responseBytes: entry.responseBytes,
+    };
+    entry.meters.record(timing);
+    entry.splitMeters?.record(timing);
   }
 
   /** Stops reading from the socket while frames cannot be taken or the peer reads too slowly. */

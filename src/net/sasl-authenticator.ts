@@ -34,6 +34,8 @@ type State =
 export interface SaslConnectionHooks {
   /** The exchange completed: requests from now on carry this session. */
   authenticated(session: Session): void;
+  /** The exchange failed (its answer says so; the connection closes after it). */
+  failed(): void;
   /** Closes the connection now (a stalled exchange, an expired session). */
   close(reason: string): void;
 }
@@ -222,6 +224,7 @@ export class SaslAuthenticator implements SaslExchange {
   private fail(message: string, mechanism: string): void {
     this.state = 'failed';
     this.failure = message;
+    this.hooks.failed();
     this.dispose();
     this.log.info({ peer: this.peer, mechanism, reason: message },
       `Failed ${this.previous ? 're-authentication' : 'authentication'} with ${this.peer} (${message})`);

@@ -34,6 +34,8 @@ export interface FetchParams {
   replicaId?: number;
   /** Where the records read go: buffers the connection takes back once the response is written. */
   allocate: (size: number) => Buffer;
+  /** Told when the fetch has waited in the purgatory, from `sinceMs` (performance.now()) until now: the request's remote time. */
+  waited?: (sinceMs: number) => void;
 }
 
 /** One partition of a fetch. */

@@ -76,6 +76,8 @@ export interface PartitionReplicasOptions {
   now: () => number;
   /** Told each time the high watermark moves (delayed produces and fetches wait on it). */
   onHighWatermark?: (highWatermark: number) => void;
+  /** Told of each ISR change the controller accepted (Kafka's markShrink / markExpand: the metrics). */
+  onIsrChanged?: (change: 'shrink' | 'expand') => void;
 }
 
 export class PartitionReplicas {
@@ -268,6 +270,7 @@ export class PartitionReplicas {
         (result) => {
           if (this.pending !== pending) return;
           this.pending = undefined;
+          if (!('errorCode' in result)) this.opts.onIsrChanged?.(isr.length < base.isr.length ? 'shrink' : 'expand');
           if (result.state) this.updatePartitionState(result.state);
           this.maybeIncrementHighWatermark();
         },

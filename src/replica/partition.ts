@@ -5,6 +5,7 @@ import type { RecordValidationError } from '../records/records';
 import type { PartitionLog } from '../storage';
 import type { AppendOrigin, TxnMarker } from '../storage/producer-state';
 import type { PartitionRole } from './replication';
+import type { TopicMeters } from '../metrics/topic-metrics';
 
 export interface PartitionAppend {
   errorCode: number;
@@ -60,6 +61,8 @@ export interface Partition {
   log: PartitionLog;
   /** Bytes appended so far (delayed fetches compare against it to know when to wake). */
   appendedBytes: number;
+  /** Its topic's BrokerTopicMetrics counts, found once for all its appends. */
+  readonly meters: TopicMeters;
   /** Set while the producer state is rebuilt after a failed write. */
   rebuilding?: Promise<void>;
   /** The active segment when the producer state was last snapshotted: a roll takes a new snapshot. */

@@ -10,6 +10,7 @@ import {
   ReplicaFetcher, type ConnectToLeader, type FollowerPartition, type ReplicaFetcherConfig,
 } from './replica-fetcher';
 import type { ReplicaQuota } from './replication-quota';
+import type { TopicMetrics } from '../metrics/topic-metrics';
 
 export interface ReplicaFetcherManagerOptions {
   readonly brokerId: number;
@@ -23,6 +24,8 @@ export interface ReplicaFetcherManagerOptions {
   readonly onHighWatermark: (topic: string, partition: number, highWatermark: number) => void;
   /** The follower replication quota, shared by every fetcher (replication-quota.ts); none: nothing is throttled. */
   readonly quota?: ReplicaQuota;
+  /** Where the records appended are counted (ReplicationBytesInPerSec); none: not counted. */
+  readonly topicMetrics?: TopicMetrics;
 }
 
 /** Java's String.hashCode, which Kafka's getFetcherId hashes the topic name with. */
@@ -104,8 +107,8 @@ export class ReplicaFetcherManager {
     const id = `${leaderId}-${fetcherIdOf(topic, partition, this.opts.config.numReplicaFetchers)}`;
     let fetcher = this.fetchers.get(id);
     if (!fetcher) {
-      const { brokerId, brokerEpoch = -1n, connect, config, logger, onHighWatermark, quota } = this.opts;
-      fetcher = new ReplicaFetcher(leaderId, { brokerId, brokerEpoch, connect, config, logger, onHighWatermark, quota });
+      const { brokerId, brokerEpoch = -1n, connect, config, logger, onHighWatermark, quota, topicMetrics } = this.opts;
+      fetcher = new ReplicaFetcher(leaderId, { brokerId, brokerEpoch, connect, config, logger, onHighWatermark, quota, topicMetrics });
       this.fetchers.set(id, fetcher);
     }
     return fetcher;

@@ -38,6 +38,7 @@ import type { Logger } from '../common/logger';
 import { StorageError, partitionKey, type PartitionLog } from '../storage';
 import { followerTruncationPoint, type FollowerLog, type LeaderEpochEndOffset } from './follower-truncation';
 import type { ReplicaQuota } from './replication-quota';
+import type { TopicMetrics } from '../metrics/topic-metrics';
 import {
   EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, buildFetchRequest, fetchAnswers, listOffsetsRequest, offsetForLeaderEpochRequest,
   wholeBatches, type FetchLimits, type FetchedPartition, type PartitionFetch, type Replica,
@@ -86,6 +87,8 @@ export interface ReplicaFetcherOptions extends Replica {
   readonly onHighWatermark: (topic: string, partition: number, highWatermark: number) => void;
   /** The follower replication quota; none: nothing is throttled. */
   readonly quota?: ReplicaQuota;
+  /** Where the records appended are counted (ReplicationBytesInPerSec); none: not counted. */
+  readonly topicMetrics?: TopicMetrics;
 }
 
 /** Kafka's PartitionFetchState, plus the follower's high watermark. */
@@ -352,6 +355,8 @@ export class ReplicaFetcher {
       const written = this.storageStep(state, 'appending', async () => {
         const appended = log.appendAsFollower(records);
         state.fetchOffset = appended.lastOffset + 1;
+        const metrics = this.opts.topicMetrics;
+        if (metrics) metrics.replicated(metrics.find(topic), records.length);
         await appended.done;
       });
       if (!(await written) || !this.isCurrent(state)) return;

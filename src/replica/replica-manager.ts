@@ -55,6 +55,8 @@ import {
 } from './replication';
 import type { FollowerPartition } from './replica-fetcher';
 import { throttledPartitionsOf, type ReplicationQuotas } from './replication-quota';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import { registerCollected } from '../metrics/instruments';
 
 /**
  * The most a compressed batch may decompress to while it is validated (Kafka streams it and has no
@@ -70,6 +72,23 @@ export {
 /** What an append waits for before its turn: its records' validation, its partition's addition to a transaction. */
 type AppendCheck = Pick<RecordValidationOk, 'ok'> | RecordValidationError;
 const CHECKED: AppendCheck = { ok: true };
+
+/**
+ * Append errors Kafka's ReplicaManager does not count as failed produce requests (its
+ * appendToLocalLog answers them without marking FailedProduceRequestsPerSec): the partition is not
+ * here, the batch is too large or corrupt, the disk failed.
+ */
+const UNCOUNTED_APPEND_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE,
+  ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_ID,
+]);
+
+/** The same for reads (Kafka's readFromLocalLog): only an unexpected error marks FailedFetchRequestsPerSec. */
+const UNCOUNTED_READ_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.INCONSISTENT_TOPIC_ID,
+  ErrorCode.OFFSET_OUT_OF_RANGE, ErrorCode.UNKNOWN_TOPIC_ID,
+]);
 
 export class ReplicaManager implements TopicStorage {
   private readonly partitions = new Map<string, Partition>();
@@ -102,7 +121,19 @@ export class ReplicaManager implements TopicStorage {
     private readonly metadata: Pick<MetadataStore, 'topic'>,
     private readonly config: BrokerConfig,
     private readonly logger: Logger,
+    /** Where appends and reads are counted per topic (BrokerTopicMetrics); the purgatories' sizes are read from here. */
+    private readonly metrics: BrokerMetrics,
   ) {
+    registerCollected(metrics.registry, {
+      name: 'kafka_server_delayedoperationpurgatory_purgatorysize', type: 'gauge',
+      help: 'Operations waiting in a purgatory, once per key they watch (PurgatorySize)',
+      read: () => [this.fetchPurgatory, this.producePurgatory].map((p) => ({ labels: { delayedOperation: p.name }, value: p.watched() })),
+    });
+    registerCollected(metrics.registry, {
+      name: 'kafka_server_delayedoperationpurgatory_numdelayedoperations', type: 'gauge',
+      help: 'Operations waiting in a purgatory for their timeout (NumDelayedOperations)',
+      read: () => [this.fetchPurgatory, this.producePurgatory].map((p) => ({ labels: { delayedOperation: p.name }, value: p.numDelayed() })),
+    });
     // Idle producer ids are forgotten after producer.id.expiration.ms, checked as often as Kafka does.
     this.expiryTimer = setInterval(() => this.removeExpiredProducers(Date.now()),
       config.getInt('producer.id.expiration.check.interval.ms'));
@@ -135,7 +166,7 @@ export class ReplicaManager implements TopicStorage {
    * requests for it get a retriable error, as Kafka answers for a partition it does not host yet.
    */
   static async open(config: BrokerConfig, metadata: Pick<MetadataStore, 'topic' | 'topics'>, log: Logger,
-    replication?: ReplicationOptions, clusterId?: string): Promise<ReplicaManager> {
+    replication?: ReplicationOptions, clusterId?: string, metrics = new BrokerMetrics(config.nodeId)): Promise<ReplicaManager> {
     const topics = metadata.topics();
     const byName = new Map(topics.map((t) => [t.name, t]));
     // The LogManager's callbacks may run before the ReplicaManager exists: until then, logs wait in loadedEarly.
@@ -163,8 +194,10 @@ export class ReplicaManager implements TopicStorage {
       } : undefined,
       producers: (l) => manager?.partition(l.topic, l.partition)?.log.producerState,
       onLogLoaded: (l) => (manager ? goOnline(l) : loadedEarly.push(l)),
+      metrics: metrics?.log,
+      progress: metrics?.progress,
     });
-    const opened = new ReplicaManager(logs, metadata, config, log);
+    const opened = new ReplicaManager(logs, metadata, config, log, metrics);
     if (replication) opened.enableReplication(replication);
     manager = opened;
     loadedEarly.forEach(goOnline);
@@ -207,6 +240,7 @@ export class ReplicaManager implements TopicStorage {
         if (this.replication) log.setReplicatedHighWatermark(log.logStartOffset);
         this.partitions.set(key, {
           topic: topic.name, index, log, appendedBytes: 0, snapshotSegment: log.activeSegmentBaseOffset,
+          meters: this.metrics.topics.topic(topic.name),
         });
       })().finally(() => this.adopting.delete(key));
       this.adopting.set(key, adopting);
@@ -264,6 +298,7 @@ export class ReplicaManager implements TopicStorage {
         replicaLagTimeMaxMs: replication.replicaLagTimeMaxMs, isReplicaIsrEligible: replication.isReplicaIsrEligible, now: Date.now,
         // An older leadership's answers (an AlterPartition that was in flight) must not move the new one's.
         onHighWatermark: (hw) => partition.role?.kind === 'leader' && partition.role.replicas === replicas && this.onHighWatermark(partition, hw),
+        onIsrChanged: (change) => (change === 'shrink' ? this.metrics?.replica.isrShrinks : this.metrics?.replica.isrExpands)?.inc(),
       });
       partition.role = { kind: 'leader', leaderEpoch: state.leaderEpoch, replicas };
       log.setReplicatedHighWatermark(replicas.highWatermark);
@@ -484,11 +519,30 @@ export class ReplicaManager implements TopicStorage {
     const hasError = results.some((r) => r.errorCode !== ErrorCode.NONE);
     const followerBehind = results.some((r, i) => r.highWatermark > (partitions[i].replicaHighWatermark ?? Infinity) && !throttled(partitions[i]));
     if (params.maxWaitMs > 0 && available < params.minBytes && !hasError && !followerBehind && partitions.length > 0) {
+      const waitStarted = performance.now();
       await this.waitForData(partitions, params.maxWaitMs, params.minBytes - available, params.isolation, throttled);
+      params.waited?.(waitStarted);
       results = await readWithinBudget(partitions, params.maxBytes, read);
     }
     if (replicaId >= 0) this.recordThrottledBytes(partitions, results);
+    this.countReads(partitions, results, replicaId >= 0);
     return results;
+  }
+
+  /** Each partition read in its topic's meters (BrokerTopicMetrics): topics not hosted here have none. */
+  private countReads(partitions: readonly FetchPartition[], results: readonly FetchPartitionResult[], follower: boolean): void {
+    const topics = this.metrics.topics;
+    let topic = '';
+    let meters = topics.find(topic);
+    for (let i = 0; i < partitions.length; i++) {
+      const p = partitions[i];
+      if (p.topic !== topic) {
+        topic = p.topic;
+        meters = topics.find(topic);
+      }
+      const r = results[i];
+      topics.read(meters, r.records.length, !UNCOUNTED_READ_ERRORS.has(r.errorCode), follower);
+    }
   }
 
   /**
@@ -616,6 +670,7 @@ export class ReplicaManager implements TopicStorage {
     // A snapshot still being written must not land in the directory of a topic re-created under the name.
     await Promise.all(snapshots);
     await this.logs.deleteTopic(topic.name);
+    this.metrics.topics.remove(topic.name);
   }
 
   configsChanged(topic: TopicRecord): void {
@@ -656,15 +711,15 @@ export class ReplicaManager implements TopicStorage {
   append(partition: Partition, records: Buffer | null, leaderEpoch: number, opts: AppendOptions): AppendResult {
     const config = partition.log.config;
     if (records === null || records.length === 0) {
-      return failedAppend(ErrorCode.INVALID_RECORD);
+      return this.appendFailed(partition, failedAppend(ErrorCode.INVALID_RECORD), 0);
     }
     const scan = scanBatches(records, { maxBatchBytes: config.maxMessageBytes, produceVersion: opts.produceVersion });
-    if (!scan.ok) return failedAppend(scan.errorCode);
+    if (!scan.ok) return this.appendFailed(partition, failedAppend(scan.errorCode), records.length);
     const batch = scan.batches[0];
     const timestampType = config.messageTimestampType === 'LogAppendTime' ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
     const timestampError = checkTimestamps(batch, opts.nowMs, config.messageTimestampBeforeMaxMs,
       config.messageTimestampAfterMaxMs, timestampType);
-    if (timestampError) return failedAppend(timestampError.errorCode);
+    if (timestampError) return this.appendFailed(partition, failedAppend(timestampError.errorCode), records.length);
     const bytes = records.subarray(0, scan.validBytes);
     // Records are read only when a feature needs it: compaction needs every record to have a key, and a
     // compressed batch must decompress to exactly its recordCount well-formed records (else every consumer
@@ -675,14 +730,27 @@ export class ReplicaManager implements TopicStorage {
       const checks = { nowMs: opts.nowMs, timestampType, compacted: config.compact, maxDecompressedBytes: MAX_DECOMPRESSED_BATCH_BYTES };
       const inline = validateRecordsInline(records, batch, checks);
       if (inline === null) checked = validateRecords(records, batch, checks);
-      else if (!inline.ok) return refusedAppend(inline);
+      else if (!inline.ok) return this.appendFailed(partition, refusedAppend(inline), records.length);
     }
     if (batch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION) {
       const added = this.addPartitionToTransaction(partition, batch, opts);
       if (added) checked = checked ? Promise.all([checked, added]).then(([a, b]) => (a.ok ? b : a)) : added;
     }
-    if (checked || partition.appendQueue) return this.queue(partition, checked, () => this.write(partition, bytes, batch, leaderEpoch, opts));
+    if (checked || partition.appendQueue) {
+      return this.queue(partition, checked, () => this.write(partition, bytes, batch, leaderEpoch, opts),
+        (refused) => this.appendFailed(partition, refused, records.length));
+    }
     return this.write(partition, bytes, batch, leaderEpoch, opts);
+  }
+
+  /**
+   * Counts a refused append in its topic's meters (BrokerTopicMetrics) and returns it: a failed
+   * produce unless Kafka does not count its error as one; `bytes` rejected if it was too large.
+   */
+  private appendFailed(partition: Partition, append: PartitionAppend, bytes: number): PartitionAppend {
+    this.metrics.topics.appendFailed(partition.meters, UNCOUNTED_APPEND_ERRORS.has(append.errorCode) ? 'uncounted' : 'failed',
+      append.errorCode === ErrorCode.MESSAGE_TOO_LARGE ? bytes : 0);
+    return append;
   }
 
   /**
@@ -705,13 +773,14 @@ export class ReplicaManager implements TopicStorage {
    * there, and the appends behind go on. An append whose partition was deleted while it waited fails
    * as Kafka's ReplicaManager answers for a partition it does not host.
    */
-  private queue(partition: Partition, checked: Promise<AppendCheck> | undefined, turn: () => PartitionAppend): Promise<PartitionAppend> {
+  private queue(partition: Partition, checked: Promise<AppendCheck> | undefined, turn: () => PartitionAppend,
+    refuse: (append: PartitionAppend) => PartitionAppend = (append) => append): Promise<PartitionAppend> {
     const queue = (partition.appendQueue ??= { last: Promise.resolve(), waiting: 0 });
     queue.waiting++;
     const result = Promise.all([checked, queue.last]).then(([valid]) => {
       const current = this.partition(partition.topic, partition.index);
       if (current !== partition) return failedAppend(current ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      return valid && !valid.ok ? refusedAppend(valid) : turn();
+      return valid && !valid.ok ? refuse(refusedAppend(valid)) : turn();
     });
     queue.last = result.then(() => undefined, () => undefined).finally(() => {
       if (--queue.waiting === 0 && partition.appendQueue === queue) partition.appendQueue = undefined;
@@ -725,23 +794,24 @@ export class ReplicaManager implements TopicStorage {
    */
   private write(partition: Partition, bytes: Buffer, batch: BatchInfo, leaderEpoch: number, opts: AppendOptions): PartitionAppend {
     const { log } = partition;
-    if (!this.leads(partition)) return failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    if (!this.leads(partition)) return this.appendFailed(partition, failedAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER), 0);
     const logAppendTime = log.config.messageTimestampType === 'LogAppendTime';
     const producerBatch = producerBatchOf(batch);
     if (producerBatch) {
       const transactionV2 = producerBatch.isTransactional && opts.produceVersion >= FIRST_ADDING_PRODUCE_VERSION;
       const check = log.producerState.checkBatch(producerBatch, opts.origin, transactionV2);
       if (check.kind === 'duplicate') {
+        this.metrics.topics.appended(partition.meters, 0, 0);
         return { errorCode: ErrorCode.NONE, errorMessage: null, recordErrors: [], baseOffset: check.firstOffset, lastOffset: check.lastOffset,
           logAppendTimeMs: logAppendTime ? check.timestamp : -1, logStartOffset: log.logStartOffset,
           done: log.whenWritten(check.lastOffset + 1) };
       }
-      if (check.kind === 'error') return failedAppend(check.errorCode);
+      if (check.kind === 'error') return this.appendFailed(partition, failedAppend(check.errorCode), 0);
       if (producerBatch.isTransactional && opts.transactionalId && this.verifyTransaction && (opts.origin ?? 'client') === 'client'
         && !log.producerState.hasOngoingTransaction(producerBatch.producerId, producerBatch.producerEpoch)) {
         const errorCode = this.verifyTransaction(opts.transactionalId, producerBatch.producerId, producerBatch.producerEpoch,
           partition.topic, partition.index, opts.produceVersion);
-        if (errorCode !== ErrorCode.NONE) return failedAppend(errorCode);
+        if (errorCode !== ErrorCode.NONE) return this.appendFailed(partition, failedAppend(errorCode), 0);
       }
     }
 
@@ -750,9 +820,10 @@ export class ReplicaManager implements TopicStorage {
     try {
       appended = log.append(bytes);
     } catch (err) {
-      if (err instanceof StorageError) return failedAppend(err.errorCode);
+      if (err instanceof StorageError) return this.appendFailed(partition, failedAppend(err.errorCode), 0);
       throw err;
     }
+    this.metrics.topics.appended(partition.meters, bytes.length, appended.lastOffset - appended.baseOffset + 1);
     if (producerBatch) {
       log.producerState.recordBatch(producerBatch, appended.baseOffset, appended.lastOffset,
         logAppendTime ? opts.nowMs : batch.maxTimestamp);

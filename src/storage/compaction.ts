@@ -76,6 +76,8 @@ export interface CleaningResult {
   bytesRead: number;
   recordsRead: number;
   recordsKept: number;
+  /** How full the offset map got, 0 to 1 (the cleaner's buffer utilization). */
+  mapUtilization: number;
   /** False when retention or DeleteRecords removed a segment mid-way (that group was left as it was). */
   complete: boolean;
 }
@@ -84,12 +86,13 @@ export interface CleaningResult {
 export async function cleanLog(ctx: CleaningContext): Promise<CleaningResult> {
   const { log, firstDirtyOffset, firstUncleanableOffset } = ctx;
   const result: CleaningResult = {
-    endOffset: firstDirtyOffset, segmentsBefore: 0, segmentsAfter: 0, bytesBefore: 0, bytesAfter: 0, bytesRead: 0, recordsRead: 0, recordsKept: 0, complete: true,
+    endOffset: firstDirtyOffset, segmentsBefore: 0, segmentsAfter: 0, bytesBefore: 0, bytesAfter: 0, bytesRead: 0, recordsRead: 0, recordsKept: 0, mapUtilization: 0, complete: true,
   };
   // Every record of the dirty range has an offset of its own: its span bounds the keys to hold.
   const mapBytes = Math.min(ctx.maxMapBytes, OffsetMap.bytesFor(firstUncleanableOffset - firstDirtyOffset, ctx.mapLoadFactor));
   const map = new OffsetMap(mapBytes, ctx.mapLoadFactor);
   await buildOffsetMap(ctx, map, result);
+  result.mapUtilization = map.capacity > 0 ? map.size / map.capacity : 0;
   if (map.latestOffset < firstDirtyOffset) return result;
   result.endOffset = map.latestOffset + 1;
 

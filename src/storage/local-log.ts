@@ -13,6 +13,7 @@
  * `recoveryPoint` is the offset below which everything is fsynced.
  */
 import type { Logger } from 'pino';
+import type { LogMetrics } from '../metrics/state-instruments';
 import type { TopicLogConfig } from '../config/topic-config';
 import { fsyncDirectory } from './checkpoint-file';
 import { StorageError } from './errors';
@@ -31,6 +32,8 @@ export interface LocalLogOptions {
   persistLogStartOffset?: () => Promise<void>;
   /** Wall clock in ms (tests replace it). */
   now?: () => number;
+  /** Where flush times are recorded (the broker's). */
+  metrics?: LogMetrics;
 }
 
 function rollJitter(config: TopicLogConfig): number {
@@ -47,6 +50,7 @@ export class LocalLog {
   readonly logger: Logger;
   readonly now: () => number;
   readonly persistLogStartOffset?: () => Promise<void>;
+  private readonly metrics?: LogMetrics;
 
   /** Ordered by base offset; the last one is active (takes appends). */
   segments: LogSegment[] = [];
@@ -83,6 +87,7 @@ export class LocalLog {
     this.logger = opts.logger;
     this.now = opts.now ?? Date.now;
     this.persistLogStartOffset = opts.persistLogStartOffset;
+    this.metrics = opts.metrics;
     this.lastFlushTime = this.now();
   }
 
@@ -169,6 +174,7 @@ export class LocalLog {
 
   private async doFlush(upTo: number): Promise<void> {
     if (upTo <= this.recoveryPoint && !this.dirChanged) return;
+    const started = performance.now();
     const truncations = this.truncations;
     const segments = this.segments.slice();
     for (let i = 0; i < segments.length; i++) {
@@ -183,5 +189,6 @@ export class LocalLog {
     }
     if (truncations === this.truncations) this.recoveryPoint = Math.max(this.recoveryPoint, Math.min(upTo, this.highWatermark));
     this.lastFlushTime = this.now();
+    this.metrics?.flushTimeMs.observe(performance.now() - started);
   }
 }

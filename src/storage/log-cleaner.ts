@@ -23,8 +23,10 @@
 import * as path from 'path';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'timers/promises';
 import type { Logger } from 'pino';
+import type { ProgressTracker } from '../metrics/progress';
+import type { LogMetrics } from '../metrics/state-instruments';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, readCheckpoint } from './checkpoint-file';
-import { CleaningAbortedError, cleanLog } from './compaction';
+import { CleaningAbortedError, cleanLog, type CleaningResult } from './compaction';
 import { partitionKey, type PartitionLog } from './partition-log';
 import type { ProducerStateManager } from './producer-state';
 import { isOutOfSpace } from '../common/durable-file';
@@ -54,6 +56,10 @@ export interface LogCleanerOptions {
   producers?: (log: PartitionLog) => ProducerStateManager | undefined;
   logger: Logger;
   now?: () => number;
+  /** Where the cleanings are measured (Kafka's LogCleaner metrics). */
+  metrics?: LogMetrics;
+  /** Where each cleaning reports its progress (bytes read of those it is expected to read). */
+  progress?: ProgressTracker;
 }
 
 /** A log's cleanable range (Kafka's LogToClean). */
@@ -61,6 +67,8 @@ interface LogToClean {
   log: PartitionLog;
   firstDirtyOffset: number;
   firstUncleanableOffset: number;
+  /** Bytes of the segments before the dirty ones, and of the dirty ones. */
+  cleanBytes: number;
   cleanableBytes: number;
   ratio: number;
   /** max.compaction.lag.ms has passed for its oldest dirty segment. */
@@ -166,6 +174,12 @@ export class LogCleaner {
     const { log } = chosen;
     const started = performance.now();
     this.inProgress = log;
+    // It reads the dirty segments to build its offset map, then recopies the clean and dirty ones.
+    const progress = this.opts.progress?.start({
+      kind: 'cleaning', unit: 'bytes', logger: this.opts.logger,
+      title: `cleaning ${key(log)}`, total: chosen.cleanBytes + 2 * chosen.cleanableBytes,
+    });
+    let completed = false;
     try {
       const result = await cleanLog({
         log,
@@ -176,11 +190,16 @@ export class LogCleaner {
         maxMapBytes: this.opts.config.dedupeBufferBytes,
         mapLoadFactor: this.opts.config.ioBufferLoadFactor,
         ioBufferBytes: this.opts.config.ioBufferBytes,
-        throttle: (bytes) => this.throttler.throttle(bytes),
+        throttle: (bytes) => {
+          progress?.advance(bytes);
+          return this.throttler.throttle(bytes);
+        },
         stopping: () => this.stopped,
         logger: this.opts.logger,
       });
       const ms = performance.now() - started;
+      completed = true;
+      this.record(result, ms);
       if (result.endOffset === chosen.firstDirtyOffset) return false;
       if (result.complete) {
         this.firstDirty.set(key(log), result.endOffset);
@@ -206,8 +225,20 @@ export class LogCleaner {
       this.opts.logger.error({ topic: log.topic, partition: log.partition, err: e }, 'cleaning failed; the log is left uncleaned until restart');
     } finally {
       this.inProgress = undefined;
+      progress?.finish(completed);
     }
     return true;
+  }
+
+  /** Kafka's LogCleaner metrics of the last cleaning, and the bytes it moved. */
+  private record(result: CleaningResult, ms: number): void {
+    const metrics = this.opts.metrics;
+    if (!metrics) return;
+    metrics.cleanerBytesRead.inc(result.bytesRead);
+    metrics.cleanerBytesWritten.inc(result.bytesAfter);
+    metrics.cleanerRecopyPercent.set(result.bytesBefore > 0 ? (100 * result.bytesAfter) / result.bytesBefore : 0);
+    metrics.cleanerMaxCleanTimeSecs.set(ms / 1000);
+    metrics.cleanerMaxBufferUtilizationPercent.set(100 * result.mapUtilization);
   }
 
   /** True while `log` is being cleaned (its files must not be swapped for another copy meanwhile). */
@@ -234,14 +265,17 @@ export class LogCleaner {
   /** Kafka's grabFilthiestCompactedLog (see the file comment). */
   private async grabFilthiestCompactedLog(now: number): Promise<LogToClean | undefined> {
     let best: LogToClean | undefined;
+    let maxRatio = 0;
     for (const log of this.opts.logs()) {
       if (!log.config.compact || !log.isOpen || this.uncleanable.has(log)) continue;
       if (this.opts.producers && !this.opts.producers(log)) continue;
       const candidate = await this.cleanableRange(log, now);
+      maxRatio = Math.max(maxRatio, candidate.ratio);
       if (candidate.cleanableBytes === 0) continue;
       if (!candidate.overdue && candidate.ratio <= log.config.minCleanableDirtyRatio) continue;
       if (!best || candidate.ratio > best.ratio) best = candidate;
     }
+    this.opts.metrics?.cleanerMaxDirtyPercent.set(100 * maxRatio);
     return best;
   }
 
@@ -277,6 +311,6 @@ export class LogCleaner {
     }
     if (firstUncleanableOffset <= firstDirtyOffset) cleanableBytes = 0;
     const total = cleanBytes + cleanableBytes;
-    return { log, firstDirtyOffset, firstUncleanableOffset, cleanableBytes, ratio: total > 0 ? cleanableBytes / total : 0, overdue };
+    return { log, firstDirtyOffset, firstUncleanableOffset, cleanBytes, cleanableBytes, ratio: total > 0 ? cleanableBytes / total : 0, overdue };
   }
 }

@@ -52,6 +52,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { Logger } from 'pino';
 import type { TopicLogConfig } from '../config/topic-config';
+import type { ProgressTask, ProgressTracker } from '../metrics/progress';
+import type { LogMetrics } from '../metrics/state-instruments';
 import { CheckpointFile, CorruptCheckpointError, checkpointNumber, fsyncDirectory, readCheckpoint } from './checkpoint-file';
 import { formatProperties, parseProperties } from '../config/properties';
 import { StorageError } from './errors';
@@ -104,6 +106,10 @@ export interface LogManagerOptions {
   now?: () => number;
   /** start(): called as each log found at start-up is loaded. */
   onLogLoaded?: (log: PartitionLog) => void;
+  /** Where flushes and the cleaner are measured (the broker's metrics). */
+  metrics?: LogMetrics;
+  /** Where the loading at start-up and the cleanings report their progress. */
+  progress?: ProgressTracker;
 }
 
 interface Deferred<T> {
@@ -201,6 +207,29 @@ function deleteDirName(topic: string, partition: number): string {
   return topic.slice(0, Math.max(0, 255 - suffix.length)) + suffix;
 }
 
+/**
+ * The progress task of the start-up loading: bytes of the segments of the logs to open (measured
+ * first: a recovery's time goes with them), done as each log is loaded. After a crash it is a
+ * recovery (each log validates its unflushed segments); after a clean shutdown, a quick load.
+ */
+async function startLoadingTask(
+  tracker: ProgressTracker, toOpen: ReadonlyArray<{ dir: LogDir; name: string; hadCleanShutdown: boolean }>, logger: Logger,
+): Promise<ProgressTask> {
+  const sizes = await Promise.all(toOpen.map(async ({ dir, name }) => {
+    const partitionDir = path.join(dir.path, name);
+    let bytes = 0;
+    for (const file of await fs.promises.readdir(partitionDir).catch(() => [])) {
+      if (file.endsWith('.log')) bytes += await fs.promises.stat(path.join(partitionDir, file)).then((s) => s.size, () => 0);
+    }
+    return bytes;
+  }));
+  const recovering = toOpen.some((l) => !l.hadCleanShutdown);
+  return tracker.start({
+    kind: 'recovery', unit: 'bytes', total: sizes.reduce((a, b) => a + b, 0), logger,
+    title: `${recovering ? 'recovering' : 'loading'} ${toOpen.length} log${toOpen.length === 1 ? '' : 's'}${recovering ? ' after an unclean shutdown' : ''}`,
+  });
+}
+
 async function exists(file: string): Promise<boolean> {
   try {
     await fs.promises.access(file);
@@ -221,6 +250,7 @@ export class LogManager {
   private defaults: TopicLogConfig;
   private readonly configFor?: (topic: string) => TopicLogConfig;
   private readonly moveBytesPerSecond: () => number;
+  private readonly metrics?: LogMetrics;
 
   private readonly topics = new Map<string, Map<number, PartitionLog>>();
   private readonly topicConfigs = new Map<string, TopicLogConfig>();
@@ -248,6 +278,7 @@ export class LogManager {
     this.defaults = opts.defaults;
     this.configFor = opts.configFor;
     this.moveBytesPerSecond = opts.moveBytesPerSecond ?? (() => Number.MAX_VALUE);
+    this.metrics = opts.metrics;
   }
 
   /** Loads every `<topic>-<partition>` directory of every log dir (see the file comment); resolves once all are loaded. */
@@ -306,6 +337,7 @@ export class LogManager {
     }
 
     let next = 0;
+    let progress: ProgressTask | undefined;
     const worker = async () => {
       while (next < toOpen.length && !manager.closed) {
         const { topic, partition, dir, name, hadCleanShutdown, loaded } = toOpen[next++];
@@ -316,6 +348,7 @@ export class LogManager {
             { hadCleanShutdown, recoveryPoint, logStartOffset });
           manager.addLog(log);
           manager.notLoaded.delete(key);
+          progress?.advance(log.size);
           loaded.resolve(log);
           opts.onLogLoaded?.(log);
         } catch (e) {
@@ -328,8 +361,11 @@ export class LogManager {
     };
     manager.loaded = (async () => {
       try {
+        if (opts.progress && toOpen.length > 0) progress = await startLoadingTask(opts.progress, toOpen, opts.log);
         await Promise.all(Array.from({ length: OPEN_CONCURRENCY }, worker));
+        progress?.finish();
       } catch (e) {
+        progress?.finish(false);
         // Leave the checkpoints alone: they still describe the logs that did not load.
         manager.closed = true;
         for (const { loaded } of toOpen) loaded.reject(e);
@@ -350,6 +386,7 @@ export class LogManager {
         for (const dir of manager.onlineDirs()) {
           dir.cleaner = await LogCleaner.open({
             dataDir: dir.path, config: opts.cleaner, producers: opts.producers, logger: opts.log, now: opts.now,
+            metrics: opts.metrics, progress: opts.progress,
             // A log being moved is left alone: its files are about to be swapped.
             logs: () => manager.allLogs().filter((l) => manager.dirOf(l) === dir && !manager.moves.has(partitionKey(l.topic, l.partition))),
           });
@@ -499,7 +536,7 @@ export class LogManager {
     state: { hadCleanShutdown: boolean; recoveryPoint?: number; logStartOffset?: number },
   ): Promise<PartitionLog> {
     return PartitionLog.open({
-      dir, topic, partition, config, logger: this.logger, now: this.now,
+      dir, topic, partition, config, logger: this.logger, now: this.now, metrics: this.metrics,
       // Looked up at each write: a moved log persists its start offset in its new dir.
       persistLogStartOffset: () => this.checkpointLogStartOffsets(),
       ...state,

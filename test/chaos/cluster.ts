@@ -44,7 +44,7 @@ class BrokerProcess {
     const args = [
       path.join(__dirname, '../../../bin/fjord'), 'start', '--node-id', String(this.id), '--port', String(this.port),
       '--advertised-port', String(this.inbound.port), '--data-dir', this.dataDir, '--log-format', 'json',
-      '--set', `etcd.connect=${connect}`, ...BROKER_SETTINGS.flatMap((s) => ['--set', s]),
+      '--set', `etcd.connect=${connect}`, '--set', 'http.listener=', ...BROKER_SETTINGS.flatMap((s) => ['--set', s]),
     ];
     this.proc = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
     fs.closeSync(log);

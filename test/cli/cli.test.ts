@@ -39,7 +39,7 @@ describe('bin/fjord', function () {
     const props = path.join(dir, 'server.properties');
     await writeFile(props, '# test\nnum.partitions=4\nlog.segment.bytes=1048576\n');
     const child = spawn(process.execPath, [FJORD, 'start', '--data-dir', path.join(dir, 'data'), '--port', '0',
-      '--config', props, '--set', 'num.partitions=5', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--config', props, '--set', 'num.partitions=5', '--set', 'http.listener=', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';

@@ -42,10 +42,11 @@ describe('a local cluster', function () {
     expect(existsSync(dataDir!)).to.equal(false);
   });
 
-  it('fjord cluster starts brokers on consecutive ports with their data under --data-dir, and stops on SIGTERM', async () => {
+  it('fjord cluster starts brokers on consecutive ports (Kafka and HTTP) with their data under --data-dir, and stops on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-cluster-cli-'));
+    const httpPort = await freePort();
     const child = spawn(process.execPath, [FJORD, 'cluster', '--brokers', '2', '--port', String(await freePort()),
-      '--etcd-port', String(await freePort()), '--data-dir', dir, '--log-format', 'json', '--set', 'offsets.topic.replication.factor=2'],
+      '--etcd-port', String(await freePort()), '--data-dir', dir, '--log-format', 'json', '--set', 'offsets.topic.replication.factor=2', '--set', `http.listener=127.0.0.1:${httpPort}`],
     { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -64,6 +65,11 @@ describe('a local cluster', function () {
       await admin.connect();
       expect((await admin.describeCluster()).brokers).to.have.length(2);
       await admin.disconnect();
+      // Broker i's console is on the given HTTP port + i.
+      for (const id of [0, 1]) {
+        const info = await (await fetch(`http://127.0.0.1:${httpPort + id}/api/info`)).json() as { nodeId: number };
+        expect(info.nodeId).to.equal(id);
+      }
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);
       expect((await readdir(dir)).sort()).to.deep.equal(['broker-0', 'broker-1', 'etcd']);

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   const sets = Object.entries(FUZZ_BROKER_CONFIG).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
   const child = spawn(process.execPath, [
     path.resolve(__dirname, '../../../bin/fjord'), 'start', '--port', String(port), '--advertised-port', String(proxy.port),
-    '--data-dir', path.join(dataDir, 'data'), '--log-level', 'warn', ...sets,
+    '--data-dir', path.join(dataDir, 'data'), '--log-level', 'warn', '--set', 'http.listener=', ...sets,
   ], { stdio: ['ignore', brokerLog, brokerLog] });
   let exit: string | null = null;
   child.on('exit', (code, signal) => { exit = `exited with ${signal ?? code}`; });

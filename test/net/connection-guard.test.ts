@@ -12,6 +12,7 @@ import { Listener, type ListenerLimits } from '../../src/net/listener';
 import { Router } from '../../src/net/router';
 import type { ApiHandler } from '../../src/handlers/handler';
 import { RawClient } from '../helpers/raw-client';
+import { BrokerMetrics } from '../../src/metrics/broker-metrics';
 
 /** What a FindCoordinator v0-3 answer carries; `host` is how a test tells requests apart. */
 function coordinator(host: string): FindCoordinatorResponse {
@@ -33,7 +34,8 @@ async function serve(handlers: ApiHandler[], limits: Partial<ListenerLimits> = {
     },
   });
   const listener = new Listener(new Router(handlers), { ...LIMITS, ...limits }, createLogger({ level: 'debug', format: 'json', destination }),
-    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING, quotas: new ClientQuotas({ samples: 11, windowMs: 1000 }, { samples: 11, windowMs: 1000 }, () => new Map()) });
+    { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', authorizer: ALLOW_EVERYTHING, quotas: new ClientQuotas({ samples: 11, windowMs: 1000 }, { samples: 11, windowMs: 1000 }, () => new Map()),
+      metrics: new BrokerMetrics(0) });
   const port = await listener.listen('127.0.0.1', 0);
   return { listener, port, lines };
 }

@@ -12,6 +12,8 @@ class Fixture {
   leaderEnd = 0;
   readonly proposals: Array<{ isr: number[]; partitionEpoch: number; answer: (r: AlterPartitionResult) => void }> = [];
   readonly hwSeen: number[] = [];
+  /** The ISR changes accepted, as the metrics count them. */
+  readonly isrChanges: Array<'shrink' | 'expand'> = [];
   readonly replicas: PartitionReplicas;
 
   constructor(overrides: Partial<PartitionReplicasOptions> = {}) {
@@ -19,7 +21,8 @@ class Fixture {
     this.replicas = new PartitionReplicas({
       brokerId: 1, replicas: [1, 2, 3], state: { leader: 1, leaderEpoch: 5, isr: [1, 2, 3], partitionEpoch: 10 },
       leaderEpochStartOffset: 0, highWatermark: 0, leaderLogEndOffset: () => this.leaderEnd, alterPartition,
-      replicaLagTimeMaxMs: LAG_MS, now: () => this.nowMs, onHighWatermark: (hw) => this.hwSeen.push(hw), ...overrides,
+      replicaLagTimeMaxMs: LAG_MS, now: () => this.nowMs, onHighWatermark: (hw) => this.hwSeen.push(hw),
+      onIsrChanged: (change) => this.isrChanges.push(change), ...overrides,
     });
   }
 
@@ -97,7 +100,9 @@ describe('replica/partition-replicas (the leader\'s ISR and high watermark)', ()
     expect(f.proposals.map((p) => p.isr)).to.deep.equal([[1, 2]]);
     expect(f.replicas.maximalIsr).to.deep.equal([1, 2, 3]); // until the controller answers
     expect(f.replicas.highWatermark).to.equal(12);
+    expect(f.isrChanges).to.deep.equal([]);
     await f.accept();
+    expect(f.isrChanges).to.deep.equal(['shrink']);
     await shrink;
     expect(f.replicas.isr).to.deep.equal([1, 2]);
     expect(f.replicas.partitionState.partitionEpoch).to.equal(11);
@@ -160,6 +165,7 @@ describe('replica/partition-replicas (the leader\'s ISR and high watermark)', ()
     expect(f.proposals).to.have.length(1);
     await f.accept();
     expect(f.replicas.isr).to.deep.equal([1, 2, 3]);
+    expect(f.isrChanges).to.deep.equal(['expand']);
     expect(f.replicas.highWatermark).to.equal(12);
   });
 
@@ -182,6 +188,7 @@ describe('replica/partition-replicas (the leader\'s ISR and high watermark)', ()
     stale.answer({ errorCode: ErrorCode.INVALID_UPDATE_VERSION, state: { leader: 1, leaderEpoch: 5, isr: [1], partitionEpoch: 12 } });
     await f.replicas.isrChangeSettled();
     expect(f.replicas.isr).to.deep.equal([1]);
+    expect(f.isrChanges).to.deep.equal([]); // refused: no change counted
     f.replicas.updateFollowerFetch(3, 4);
     expect(f.proposals.map((p) => [p.isr, p.partitionEpoch])).to.deep.equal([[[1, 3], 12]]);
   });

@@ -46,7 +46,7 @@ async function start(dataDir: string, port: number, logFile: string): Promise<St
   const linesBefore = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').length - 1 : 0;
   const out = fs.openSync(logFile, 'a');
   const spawned = process.hrtime.bigint();
-  const child = spawn(FJORD, ['start', '--data-dir', dataDir, '--port', String(port), '--log-level', 'info'], { stdio: ['ignore', out, out] });
+  const child = spawn(FJORD, ['start', '--data-dir', dataDir, '--port', String(port), '--log-level', 'info', '--set', 'http.listener='], { stdio: ['ignore', out, out] });
   fs.closeSync(out);
   for (;;) {
     try {
