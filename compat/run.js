@@ -50,8 +50,8 @@ const ONCE = [
 
 // Run-once rows on the harness's broker (as the per-client rows; their cmd takes its bootstrap), after the
 // per-client rows: Kafka's own ClientCompatibilityTest (the Maven kafka-tools artifact), a Java group migrating
-// from the classic protocol to the consumer protocol while it consumes, and a Kafka Streams application of the
-// streams rebalance protocol (KIP-1071).
+// from the classic protocol to the consumer protocol while it consumes, a Kafka Streams application of the
+// streams rebalance protocol (KIP-1071), and fjord's own admin commands (the `fjord` column).
 const ONCE_ON_BROKER = [
   { name: 'ClientCompatibilityTest', select: 'client-compatibility', client: 'java', cmd: (b) => [process.execPath, [path.join(DIR, 'lib/client-compatibility.js'), b]] },
   { name: 'group-migration', select: 'group-migration', client: 'java', cmd: (b) => javaCmd(b, 'group-migration') },
