@@ -20,6 +20,7 @@ const DIR = __dirname;
 const ROOT = path.dirname(DIR);
 const CLUSTER_TEST = path.join(DIR, 'cluster/cluster-test.js');
 const PARTITIONS_TEST = path.join(DIR, 'cluster/partitions-test.js');
+const FJORD_CLI_ADMIN = path.join(DIR, 'cli/fjord-cli-admin.js');
 
 // The group-*-consumer rows are the group rows with group.protocol=consumer (KIP-848), for the clients that have it.
 // The txn rows run with the transaction version the broker finalizes (Kafka 4.4: 2); the *-tv1 rows are the same
@@ -49,12 +50,15 @@ const ONCE = [
 
 // Run-once rows on the harness's broker (as the per-client rows; their cmd takes its bootstrap), after the
 // per-client rows: Kafka's own ClientCompatibilityTest (the Maven kafka-tools artifact), a Java group migrating
-// from the classic protocol to the consumer protocol while it consumes, and a Kafka Streams application of the
-// streams rebalance protocol (KIP-1071).
+// from the classic protocol to the consumer protocol while it consumes, a Kafka Streams application of the
+// streams rebalance protocol (KIP-1071), and fjord's own admin commands (the `fjord` column).
 const ONCE_ON_BROKER = [
   { name: 'ClientCompatibilityTest', select: 'client-compatibility', client: 'java', cmd: (b) => [process.execPath, [path.join(DIR, 'lib/client-compatibility.js'), b]] },
   { name: 'group-migration', select: 'group-migration', client: 'java', cmd: (b) => javaCmd(b, 'group-migration') },
   { name: 'streams-wordcount', select: 'streams-wordcount', client: 'java', cmd: (b) => javaCmd(b, 'streams-wordcount') },
+  // fjord's own admin commands (bin/fjord --json), compared with what they gave against Kafka 4.4 (cli/kafka-4.4.json).
+  // A process per command (about 50, each loading the CLI: 0.5-1 s on an idle machine, several times that on a busy one).
+  { name: 'fjord-cli-admin', select: 'fjord-cli-admin', client: 'fjord', timeoutS: 400, cmd: (b) => [process.execPath, [FJORD_CLI_ADMIN, b, '--compare', path.join(DIR, 'cli/kafka-4.4.json')]] },
 ];
 
 // The cluster rows, per client (cluster/cluster-test.js): each cell starts its own 3-broker cluster (one etcd,
@@ -156,6 +160,12 @@ const CLIENTS = [
       'group-static-consumer': 'franz-go 1.22.3 sends a static member\'s leave (member epoch -2) without its instance id, which Kafka 4.4 refuses ' +
         '(INVALID_REQUEST "InstanceId can\'t be null."): the member stays until its session expires and its restarted instance is refused meanwhile',
     },
+  },
+  {
+    // Fjord's own admin commands: not a client library, so no per-client cells (left blank), the fjord-cli-admin row only.
+    name: 'fjord',
+    onceOnly: true,
+    check: () => (fs.existsSync(path.join(ROOT, 'dist/src/cli.js')) ? null : 'missing toolchain: dist/src/cli.js (npm run build)') || (requireResolves('kafkajs') ? null : 'kafkajs not installed (npm ci)'),
   },
 ];
 
@@ -364,6 +374,7 @@ async function main() {
   const cell = async (c, s) => {
     const key = `${c.name}/${s}`;
     let result;
+    if (c.onceOnly) return;
     if (unusable.has(c.name)) result = { status: 'FAIL', message: unusable.get(c.name) };
     else if (c.na && c.na[s]) result = { status: 'n/a', message: c.na[s] };
     else {
@@ -382,7 +393,7 @@ async function main() {
   for (const o of onceOnBroker) {
     const key = `${o.client}/${o.name}`;
     const [program, args] = o.cmd(broker.bootstrap);
-    results.set(key, unusable.has(o.client) ? { status: 'FAIL', message: unusable.get(o.client) } : await runCell(key, program, args, ONCE_TIMEOUT_S, opts));
+    results.set(key, unusable.has(o.client) ? { status: 'FAIL', message: unusable.get(o.client) } : await runCell(key, program, args, o.timeoutS || ONCE_TIMEOUT_S, opts));
   }
   if (tv1Scenarios.length) {
     const restore = await finalizedLevel(broker.bootstrap, 'transaction.version');
@@ -403,7 +414,7 @@ async function main() {
   if (broker) await broker.close();
 
   // 4. The cluster rows, each cell with its own cluster.
-  for (const c of clients) {
+  for (const c of clients.filter((x) => !x.onceOnly)) {
     for (const s of clusterScenarios) {
       const key = `${c.name}/${s}`;
       let result;
@@ -424,7 +435,7 @@ async function main() {
   // 5. The security rows, each with its own broker.
   for (const s of secureScenarios) {
     const runnable = [];
-    for (const c of clients) {
+    for (const c of clients.filter((x) => !x.onceOnly)) {
       if (unusable.has(c.name)) results.set(`${c.name}/${s}`, { status: 'FAIL', message: unusable.get(c.name) });
       else if (c.na && c.na[s]) results.set(`${c.name}/${s}`, { status: 'n/a', message: c.na[s] });
       else runnable.push(c);
