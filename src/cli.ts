@@ -24,8 +24,8 @@ import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
 import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
 import { packageVersion } from './common/package-version';
-import { ADMIN_COMMANDS } from './cli/commands';
-import { clusterDescribeCommand } from './cli/cluster-command';
+// The admin commands' Kafka client (most of a second of CPU to load) is loaded by them only.
+import type { CommandModule } from 'yargs';
 
 /** Where `fjord start` serves /metrics and the console unless told otherwise (`fjord cluster`: broker i on port + i). */
 const CLI_HTTP_LISTENER = '127.0.0.1:8080';
@@ -56,7 +56,20 @@ interface StartArgs {
   logFormat?: LogFormat;
 }
 
-function buildParser(argv: string[]) {
+/** The admin commands, or null when the command line starts brokers (`start`, `cluster` without a subcommand). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AdminCommands = { commands: CommandModule<any, any>[]; clusterDescribe: CommandModule<any, any> } | null;
+
+async function adminCommands(argv: string[]): Promise<AdminCommands> {
+  const args = hideBin(argv);
+  const [first, second] = args;
+  const help = args.includes('--help') || args.includes('-h');
+  if (!help && (first === 'start' || (first === 'cluster' && second !== 'describe'))) return null;
+  const [{ ADMIN_COMMANDS }, { clusterDescribeCommand }] = await Promise.all([import('./cli/commands'), import('./cli/cluster-command')]);
+  return { commands: ADMIN_COMMANDS, clusterDescribe: clusterDescribeCommand };
+}
+
+function buildParser(argv: string[], admin: AdminCommands) {
   return yargs(hideBin(argv))
     .scriptName('fjord')
     .usage('Usage: $0 <command> [options]')
@@ -90,9 +103,9 @@ function buildParser(argv: string[]) {
         .option('log-format', { type: 'string', choices: ['json', 'pretty'], describe: 'Log format (default: pretty on a terminal, else json)' })
         .example('$0 cluster', 'etcd on 2379, brokers on 127.0.0.1:9092-9094, data in ./data-cluster')
         .example('$0 cluster --brokers 5 --port 19092 --etcd 127.0.0.1:2379', '5 brokers on an etcd already running')
-        .command(clusterDescribeCommand),
+        .command(admin ? [admin.clusterDescribe] : []),
     )
-    .command(ADMIN_COMMANDS)
+    .command(admin?.commands ?? [])
     .demandCommand(1, 'Give a command, e.g. fjord start')
     .strict()
     .version(packageVersion())
@@ -108,7 +121,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
-  const args = await buildParser(argv).parseAsync();
+  const args = await buildParser(argv, await adminCommands(argv)).parseAsync();
   const command = String(args._[0]);
   if (command === 'start') await start(args as unknown as StartArgs);
   // `fjord cluster describe` is an admin command (it ran in its handler); `fjord cluster` alone starts one.

@@ -4,7 +4,6 @@
  * /metrics here (scrape the brokers); the console's pages read the cluster through the Kafka protocol.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { KafkaConnection } from '../admin/connection';
 import { parseHttpListener, type HttpListenerAddress } from '../config/http-listener';
 import { createLogger } from '../common/logger';
 import { CONSOLE_CLIENT_ID } from '../ops/broker-http';
@@ -33,24 +32,23 @@ export const consoleCommand: CommandModule<object, ConsoleArgs> = {
       return;
     }
     const log = createLogger({ level: 'info' });
-    const connection = new KafkaConnection({
+    const cluster = {
       bootstrapServers: args.bootstrapServer.split(',').map((s) => s.trim()).filter(Boolean),
       clientId: CONSOLE_CLIENT_ID,
       timeoutMs: 10_000,
-    });
+    };
     let http;
     try {
-      http = await startHttpListener(address, { connection: () => connection, nodeId: null, writesEnabled: args.enableWrites, log });
+      http = await startHttpListener(address, { cluster: () => cluster, nodeId: null, writesEnabled: args.enableWrites, log });
     } catch (e) {
       process.stderr.write(`fjord: ${(e as Error).message}\n`);
       process.exitCode = 1;
-      await connection.close();
       return;
     }
     const host = http.host === '' ? '127.0.0.1' : http.host.includes(':') ? `[${http.host}]` : http.host;
     log.info({ bootstrapServers: args.bootstrapServer, writesEnabled: args.enableWrites }, `console at http://${host}:${http.port}/`);
     const stop = () => {
-      void http.close().then(() => connection.close()).then(() => process.exit(0));
+      void http.close().then(() => process.exit(0));
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

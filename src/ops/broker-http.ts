@@ -4,11 +4,11 @@
  * broker, every broker).
  */
 import type { Logger } from 'pino';
-import { KafkaConnection } from '../admin/connection';
+import type { ConnectionOptions } from '../admin/connection';
 import type { BrokerConfig } from '../config/broker-config';
 import { parseHttpListener } from '../config/http-listener';
 import type { BrokerMetrics } from '../metrics/broker-metrics';
-import { HttpError } from './console-api';
+import { HttpError } from './http-error';
 import { startHttpListener, type RunningHttpListener } from './http-listener';
 
 export const CONSOLE_CLIENT_ID = 'fjord-console';
@@ -30,9 +30,8 @@ export async function startBrokerHttpListener(
   if (!address) return null;
   const plaintext = config.listeners.find((l) => l.securityProtocol === 'PLAINTEXT');
   const own = plaintext ? listeners.get(plaintext.name) : undefined;
-  let connection: KafkaConnection | undefined;
   let closed = false;
-  const connect = () => {
+  const cluster = (): ConnectionOptions => {
     // A request still running when the broker closes must not open a connection nobody closes.
     if (closed) throw new HttpError(503, 'the broker is shutting down');
     if (!own) {
@@ -40,11 +39,10 @@ export async function startBrokerHttpListener(
       throw new HttpError(503, `the console needs a PLAINTEXT listener and this broker has none (${config.listeners.map((l) => `${l.name}:${l.securityProtocol}`).join(', ')}); `
         + 'its /metrics is served all the same');
     }
-    connection ??= new KafkaConnection({ bootstrapServers: [`${own.host}:${own.port}`], clientId: CONSOLE_CLIENT_ID, timeoutMs: CONSOLE_TIMEOUT_MS });
-    return connection;
+    return { bootstrapServers: [`${own.host}:${own.port}`], clientId: CONSOLE_CLIENT_ID, timeoutMs: CONSOLE_TIMEOUT_MS };
   };
   const http = await startHttpListener(address, {
-    connection: connect,
+    cluster,
     nodeId: config.nodeId,
     writesEnabled: config.getBool('http.console.writes.enable'),
     renderMetrics: () => metrics.render(),
@@ -57,7 +55,6 @@ export async function startBrokerHttpListener(
     close: async () => {
       closed = true;
       await http.close();
-      await connection?.close();
     },
   };
 }

@@ -8,8 +8,7 @@
  * console (or what the cluster's ACLs refuse), 404 for an unknown topic, group, broker or route,
  * 409 for a conflict (topic exists, group not empty), 502 when the cluster failed or did not answer.
  */
-import type { KafkaConnection } from '../admin/connection';
-import { AdminError, toAdminError } from '../admin/errors';
+import { KafkaConnection, type ConnectionOptions } from '../admin/connection';
 import { describeCluster } from '../admin/cluster';
 import { describeConfigs } from '../admin/configs';
 import { createTopic, deleteTopics, describeTopics, listTopics } from '../admin/topics';
@@ -17,19 +16,13 @@ import { describeGroups, listGroups, planOffsetReset, applyOffsetReset, type Res
 import { browseMessages } from '../admin/messages';
 import type { TaskProgress } from '../metrics/progress';
 import { packageVersion } from '../common/package-version';
+import { HttpError } from './http-error';
 
 export const READ_ONLY_MESSAGE = 'the console is read-only: set http.console.writes.enable=true';
 
 /** Messages one browse returns when the page does not say. */
 const DEFAULT_BROWSE_LIMIT = 50;
 const MAX_BROWSE_LIMIT = 1000;
-
-/** A failure with the HTTP status it is answered with. */
-export class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
 
 export interface ConsoleRequest {
   method: string;
@@ -41,8 +34,8 @@ export interface ConsoleRequest {
 }
 
 export interface ConsoleApiOptions {
-  /** The cluster's connection; throws an HttpError when the console cannot reach it (e.g. no PLAINTEXT listener). */
-  connection: () => KafkaConnection;
+  /** Where the cluster is; throws an HttpError when the console cannot reach it (e.g. no PLAINTEXT listener). */
+  cluster: () => ConnectionOptions;
   /** The broker serving the console; null under `fjord console`. */
   nodeId: number | null;
   writesEnabled: boolean;
@@ -52,44 +45,21 @@ export interface ConsoleApiOptions {
   progress?: () => TaskProgress[];
 }
 
-/** Kafka's error names the console answers other than 502 (a failure of the cluster). */
-const STATUS_OF_ERROR: Record<string, number> = {
-  UNKNOWN_TOPIC_OR_PARTITION: 404,
-  UNKNOWN_TOPIC_ID: 404,
-  GROUP_ID_NOT_FOUND: 404,
-  TOPIC_ALREADY_EXISTS: 409,
-  NON_EMPTY_GROUP: 409,
-  INVALID_TOPIC_EXCEPTION: 400,
-  INVALID_PARTITIONS: 400,
-  INVALID_REPLICATION_FACTOR: 400,
-  INVALID_REPLICA_ASSIGNMENT: 400,
-  INVALID_CONFIG: 400,
-  INVALID_REQUEST: 400,
-  INVALID_GROUP_ID: 400,
-  POLICY_VIOLATION: 400,
-  OFFSET_OUT_OF_RANGE: 400,
-  TOPIC_AUTHORIZATION_FAILED: 403,
-  GROUP_AUTHORIZATION_FAILED: 403,
-  CLUSTER_AUTHORIZATION_FAILED: 403,
-  TOPIC_DELETION_DISABLED: 403,
-};
-
-/** The status and `{ error }` body of a failure. */
-export function errorResponse(e: unknown): { status: number; error: string; unexpected: boolean } {
-  if (e instanceof HttpError) return { status: e.status, error: e.message, unexpected: false };
-  const code = (e as { code?: unknown })?.code;
-  const fromClient = typeof code === 'string' && code.startsWith('PLT_KFK_');
-  if (!(e instanceof AdminError) && !fromClient) return { status: 500, error: `INTERNAL: ${(e as Error)?.message ?? String(e)}`, unexpected: true };
-  const admin = toAdminError(e);
-  if (admin.errorName) return { status: STATUS_OF_ERROR[admin.errorName] ?? 502, error: admin.message, unexpected: false };
-  // An AdminError without a Kafka name is the admin layer refusing its input; the client's own
-  // refusals (PLT_KFK_USER) are bad input too; the rest (network, timeouts) is the cluster's failure.
-  const badInput = e instanceof AdminError || code === 'PLT_KFK_USER';
-  return { status: badInput ? 400 : 502, error: admin.message, unexpected: false };
-}
-
 export class ConsoleApi {
+  private connection?: KafkaConnection;
+
   constructor(private readonly options: ConsoleApiOptions) {}
+
+  /** The cluster's connection, made on first use (and after close, never again: cluster() refuses). */
+  private cluster(): KafkaConnection {
+    const options = this.options.cluster();
+    this.connection ??= new KafkaConnection(options);
+    return this.connection;
+  }
+
+  async close(): Promise<void> {
+    await this.connection?.close();
+  }
 
   /** Answers one request: the status and the value to send as JSON. */
   async handle(req: ConsoleRequest): Promise<{ status: number; value: unknown }> {
@@ -100,11 +70,11 @@ export class ConsoleApi {
         case 'GET info':
           return ok(this.info());
         case 'GET cluster':
-          return ok(await describeCluster(this.options.connection()));
+          return ok(await describeCluster(this.cluster()));
         case 'GET progress':
           return ok(this.options.progress?.() ?? []);
         case 'GET topics':
-          return ok(await listTopics(this.options.connection(), { includeInternal: true }));
+          return ok(await listTopics(this.cluster(), { includeInternal: true }));
         case 'GET topics/:id':
           return ok(await this.topic(name));
         case 'GET topics/:id/messages':
@@ -120,7 +90,7 @@ export class ConsoleApi {
           return { status: 201, value: await this.createTopic(await req.body()) };
         case 'DELETE topics/:id':
           this.checkWritable();
-          await deleteTopics(this.options.connection(), [name]);
+          await deleteTopics(this.cluster(), [name]);
           return ok({ deleted: name });
         case 'POST groups/:id/reset-offsets':
           this.checkWritable();
@@ -139,7 +109,7 @@ export class ConsoleApi {
   }
 
   private async topic(name: string) {
-    const connection = this.options.connection();
+    const connection = this.cluster();
     // An unknown topic is UNKNOWN_TOPIC_OR_PARTITION from either (404).
     const [descriptions, configs] = await Promise.all([
       describeTopics(connection, [name]),
@@ -154,7 +124,7 @@ export class ConsoleApi {
     if (query.has('offset') && query.has('timestamp')) throw new HttpError(400, 'give offset or timestamp, not both');
     const offset = query.get('offset');
     if (offset !== null && !/^\d{1,19}$/.test(offset)) throw new HttpError(400, `offset must be a non-negative integer, not '${offset}'`);
-    return browseMessages(this.options.connection(), {
+    return browseMessages(this.cluster(), {
       topic,
       partition,
       fromOffset: offset === null ? undefined : BigInt(offset),
@@ -165,7 +135,7 @@ export class ConsoleApi {
 
   /** Every group with its total lag (null where the group could not be described, e.g. a type the cluster describes otherwise). */
   private async groups() {
-    const connection = this.options.connection();
+    const connection = this.cluster();
     const groups = await listGroups(connection);
     const described = await Promise.allSettled(groups.map((g) => describeGroups(connection, [g.groupId])));
     return groups.map((g, i) => {
@@ -175,7 +145,7 @@ export class ConsoleApi {
   }
 
   private async group(groupId: string) {
-    const [description] = await describeGroups(this.options.connection(), [groupId]);
+    const [description] = await describeGroups(this.cluster(), [groupId]);
     // DescribeGroups answers an unknown group as Dead rather than with an error.
     if (!description || description.state === 'Dead') throw new HttpError(404, `GROUP_ID_NOT_FOUND: no group ${groupId}`);
     return description;
@@ -183,7 +153,7 @@ export class ConsoleApi {
 
   private async brokerConfigs(id: string) {
     if (!/^\d{1,10}$/.test(id)) throw new HttpError(400, `a broker id is a non-negative integer, not '${id}'`);
-    const connection = this.options.connection();
+    const connection = this.cluster();
     const cluster = await describeCluster(connection);
     if (!cluster.brokers.some((b) => b.nodeId === Number(id))) throw new HttpError(404, `no broker ${id} in the cluster`);
     return describeConfigs(connection, { type: 'broker', name: id }, { all: true });
@@ -198,7 +168,7 @@ export class ConsoleApi {
     if (typeof configs !== 'object' || configs === null || Array.isArray(configs) || Object.values(configs).some((v) => typeof v !== 'string')) {
       throw new HttpError(400, 'configs must be an object of strings');
     }
-    await createTopic(this.options.connection(), { name: b.name, partitions, replicationFactor, configs: configs as Record<string, string> });
+    await createTopic(this.cluster(), { name: b.name, partitions, replicationFactor, configs: configs as Record<string, string> });
     return { created: b.name };
   }
 
@@ -208,7 +178,7 @@ export class ConsoleApi {
       throw new HttpError(400, 'topics must be a non-empty array of "topic" or "topic:0,1"');
     }
     if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw new HttpError(400, 'dryRun must be a boolean');
-    const connection = this.options.connection();
+    const connection = this.cluster();
     const plan = await planOffsetReset(connection, { groupId, topics: b.topics as string[], target: resetTarget(b.target) });
     if (b.dryRun !== true) await applyOffsetReset(connection, groupId, plan);
     return plan;

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { jsonReplacer } from '../admin/json';
 import type { HttpListenerAddress } from '../config/http-listener';
-import { ConsoleApi, HttpError, errorResponse, type ConsoleApiOptions } from './console-api';
+import type { ConsoleApi, ConsoleApiOptions } from './console-api';
+import { HttpError, errorResponse } from './http-error';
 import { StaticFiles } from './static-files';
 
 /** Prometheus's text exposition format. */
@@ -34,7 +35,10 @@ export interface RunningHttpListener {
 
 /** Listens on `address`; a port in use fails with the listener named in the message (the error's code kept). */
 export async function startHttpListener(address: HttpListenerAddress, options: HttpListenerOptions): Promise<RunningHttpListener> {
-  const api = new ConsoleApi({ ...options, metrics: options.renderMetrics !== undefined });
+  // The console API and its Kafka client load on the first /api/ request: a broker that nobody
+  // browses does not pay their start-up (most of a second of CPU for @platformatic/kafka).
+  let loaded: Promise<ConsoleApi> | undefined;
+  const api = () => (loaded ??= import('./console-api').then(({ ConsoleApi }) => new ConsoleApi({ ...options, metrics: options.renderMetrics !== undefined })));
   const files = new StaticFiles();
   const server = http.createServer((req, res) => {
     serve(req, res, api, files, options).catch((err: unknown) => {
@@ -61,13 +65,15 @@ export async function startHttpListener(address: HttpListenerAddress, options: H
         server.close(() => resolve());
         // Browsers keep connections open; the listener closes with the broker, not when they leave.
         server.closeAllConnections();
+      }).then(async () => {
+        if (loaded) await (await loaded).close();
       });
       return closing;
     },
   };
 }
 
-async function serve(req: http.IncomingMessage, res: http.ServerResponse, api: ConsoleApi, files: StaticFiles, options: HttpListenerOptions): Promise<void> {
+async function serve(req: http.IncomingMessage, res: http.ServerResponse, api: () => Promise<ConsoleApi>, files: StaticFiles, options: HttpListenerOptions): Promise<void> {
   let url: URL;
   try {
     url = new URL(req.url ?? '/', 'http://console');
@@ -101,7 +107,7 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse, api: C
   send(res, 200, file.contentType, file.body);
 }
 
-async function serveApi(req: http.IncomingMessage, res: http.ServerResponse, url: URL, api: ConsoleApi, log: Logger): Promise<void> {
+async function serveApi(req: http.IncomingMessage, res: http.ServerResponse, url: URL, api: () => Promise<ConsoleApi>, log: Logger): Promise<void> {
   const method = req.method === 'HEAD' ? 'GET' : req.method ?? 'GET';
   let segments: string[];
   try {
@@ -111,7 +117,7 @@ async function serveApi(req: http.IncomingMessage, res: http.ServerResponse, url
     return;
   }
   try {
-    const { status, value } = await api.handle({ method, segments, query: url.searchParams, body: () => readJsonBody(req) });
+    const { status, value } = await (await api()).handle({ method, segments, query: url.searchParams, body: () => readJsonBody(req) });
     sendJson(res, status, value);
   } catch (e) {
     const { status, error, unexpected } = errorResponse(e);
