@@ -56,19 +56,24 @@ function toFilter(f: AclBindingFilter) {
   };
 }
 
+/** An ACL as the broker's codes give it, by Kafka's names. */
+function bindingOf(a: { resourceType: number; resourceName: string; resourcePatternType: number; principal: string; host: string; operation: number; permissionType: number }): AclBinding {
+  return {
+    resourceType: nameOf(ResourceTypes, a.resourceType) as AclResourceType,
+    resourceName: a.resourceName,
+    patternType: nameOf(ResourcePatternTypes, a.resourcePatternType) as AclPatternType,
+    principal: a.principal,
+    host: a.host,
+    operation: nameOf(AclOperations, a.operation),
+    permissionType: nameOf(AclPermissionTypes, a.permissionType) as 'ALLOW' | 'DENY',
+  };
+}
+
 export async function listAcls(c: KafkaConnection, filter: AclBindingFilter = {}): Promise<AclBinding[]> {
   try {
     const resources = await c.admin().describeAcls({ filter: toFilter(filter) });
     return resources.flatMap((r) =>
-      r.acls.map((a) => ({
-        resourceType: nameOf(ResourceTypes, r.resourceType) as AclResourceType,
-        resourceName: r.resourceName,
-        patternType: nameOf(ResourcePatternTypes, r.resourcePatternType) as AclPatternType,
-        principal: a.principal,
-        host: a.host,
-        operation: nameOf(AclOperations, a.operation),
-        permissionType: nameOf(AclPermissionTypes, a.permissionType) as 'ALLOW' | 'DENY',
-      })),
+      r.acls.map((a) => bindingOf({ ...a, resourceType: r.resourceType, resourceName: r.resourceName, resourcePatternType: r.resourcePatternType })),
     );
   } catch (e) {
     throw toAdminError(e);
@@ -97,15 +102,7 @@ export async function createAcls(c: KafkaConnection, bindings: AclBinding[]): Pr
 export async function deleteAcls(c: KafkaConnection, filters: AclBindingFilter[]): Promise<AclBinding[]> {
   try {
     const deleted = await c.admin().deleteAcls({ filters: filters.map(toFilter) });
-    return deleted.map((a) => ({
-      resourceType: nameOf(ResourceTypes, a.resourceType) as AclResourceType,
-      resourceName: a.resourceName,
-      patternType: nameOf(ResourcePatternTypes, a.resourcePatternType) as AclPatternType,
-      principal: a.principal,
-      host: a.host,
-      operation: nameOf(AclOperations, a.operation),
-      permissionType: nameOf(AclPermissionTypes, a.permissionType) as 'ALLOW' | 'DENY',
-    }));
+    return deleted.map(bindingOf);
   } catch (e) {
     throw toAdminError(e);
   }
