@@ -4,7 +4,10 @@
  *
  * One `KafkaConnection` makes its clients on first use and closes them all at once.
  */
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { Admin, Consumer, Producer, type ConsumerOptions, type ProducerOptions } from '@platformatic/kafka';
+
+export type SaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
 
 export interface ConnectionOptions {
   /** HOST:PORT of one or more brokers of the cluster. */
@@ -12,6 +15,10 @@ export interface ConnectionOptions {
   clientId?: string;
   /** Per request; the default suits a terminal. */
   timeoutMs?: number;
+  /** TLS to the brokers (SSL, SASL_SSL). */
+  tls?: TlsOptions;
+  /** SASL to the brokers (SASL_PLAINTEXT, SASL_SSL). */
+  sasl?: { mechanism: SaslMechanism; username: string; password: string };
 }
 
 export const DEFAULT_CLIENT_ID = 'fjord-cli';
@@ -30,6 +37,8 @@ export class KafkaConnection {
       // A command reports the broker's answer; a retriable code (UNKNOWN_TOPIC_OR_PARTITION after a
       // delete, ...) retried four times only hides it for longer.
       retries: 1,
+      ...(this.options.tls ? { tls: this.options.tls } : {}),
+      ...(this.options.sasl ? { sasl: this.options.sasl } : {}),
     };
   }
 

@@ -8,9 +8,11 @@ import { parseHttpListener, type HttpListenerAddress } from '../config/http-list
 import { createLogger } from '../common/logger';
 import { CONSOLE_CLIENT_ID } from '../ops/broker-http';
 import { startHttpListener } from '../ops/http-listener';
+import { connectionOptionsOf } from './connection-options';
 
 interface ConsoleArgs {
   bootstrapServer: string;
+  commandConfig?: string;
   http: string;
   enableWrites: boolean;
 }
@@ -20,7 +22,8 @@ export const consoleCommand: CommandModule<object, ConsoleArgs> = {
   describe: 'Serve the web console for any Kafka cluster (Fjord or Apache Kafka)',
   builder: (y: Argv) =>
     y
-      .option('bootstrap-server', { type: 'string', default: '127.0.0.1:9092', describe: 'HOST:PORT[,HOST:PORT...] of the cluster (PLAINTEXT)' })
+      .option('bootstrap-server', { type: 'string', default: '127.0.0.1:9092', describe: 'HOST:PORT[,HOST:PORT...] of the cluster' })
+      .option('command-config', { type: 'string', describe: 'Kafka client properties for TLS and SASL, as Kafka\'s tools take' })
       .option('http', { type: 'string', default: '127.0.0.1:8080', describe: 'HOST:PORT the console listens on (port 0: any free port)' })
       .option('enable-writes', { type: 'boolean', default: false, describe: 'Let the console create and delete topics and reset offsets' })
       .example('$0 console --bootstrap-server kafka-1:9092', 'the console of that cluster at http://127.0.0.1:8080/') as unknown as Argv<ConsoleArgs>,
@@ -32,13 +35,9 @@ export const consoleCommand: CommandModule<object, ConsoleArgs> = {
       return;
     }
     const log = createLogger({ level: 'info' });
-    const cluster = {
-      bootstrapServers: args.bootstrapServer.split(',').map((s) => s.trim()).filter(Boolean),
-      clientId: CONSOLE_CLIENT_ID,
-      timeoutMs: 10_000,
-    };
     let http;
     try {
+      const cluster = { ...connectionOptionsOf(args), clientId: CONSOLE_CLIENT_ID, timeoutMs: 10_000 };
       http = await startHttpListener(address, { cluster: () => cluster, nodeId: null, writesEnabled: args.enableWrites, log });
     } catch (e) {
       process.stderr.write(`fjord: ${(e as Error).message}\n`);
