@@ -17,9 +17,6 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-// The broker is loaded by `start` and `cluster` only: an admin command starts faster without it.
-import type { startBroker } from './broker';
-import type { startCluster } from './local-cluster';
 import { BrokerConfig, ConfigError, parseSetArg } from './config/broker-config';
 import { readPropertiesFile } from './config/properties';
 import { LOG_LEVELS, LogFormat, createLogger } from './common/logger';
@@ -145,20 +142,21 @@ async function cluster(args: ClusterArgs): Promise<void> {
     return;
   }
   const logger = createLogger({ level: args.logLevel, format: args.logFormat });
-  let running: Awaited<ReturnType<typeof startCluster>>;
+  const starting = import('./local-cluster').then(({ startCluster }) => startCluster({
+    brokers: args.brokers, host: args.host, port: args.port, dataDir: args.dataDir,
+    etcdConnect: args.etcd, etcdPort: args.etcdPort, config: props, logger,
+  }));
+  // A signal while starting closes what started, once it has.
+  onSignals(logger, async () => (await starting.catch(() => null))?.close());
+  let running: Awaited<typeof starting>;
   try {
-    const { startCluster } = await import('./local-cluster');
-    running = await startCluster({
-      brokers: args.brokers, host: args.host, port: args.port, dataDir: args.dataDir,
-      etcdConnect: args.etcd, etcdPort: args.etcdPort, config: props, logger,
-    });
+    running = await starting;
   } catch (e) {
     logger.fatal({ err: e }, `failed to start the cluster: ${(e as Error).message}`);
     process.exitCode = 1;
     return;
   }
   logger.info({ bootstrap: running.bootstrap, etcdConnect: running.etcdConnect }, 'cluster running');
-  onSignals(logger, () => running.close());
 }
 
 /** SIGINT/SIGTERM run `close` and exit 0; a second signal, or a failed close, exits 1. */
@@ -215,10 +213,12 @@ async function start(args: StartArgs): Promise<void> {
   for (const w of config.warnings) logger.warn(w);
   logger.debug({ config: config.toLogObject() }, 'broker config');
 
-  let running: Awaited<ReturnType<typeof startBroker>>;
+  // The broker is loaded by `start` and `cluster` only: an admin command starts faster without it.
+  const starting = import('./broker').then(({ startBroker }) => startBroker({ config, logger }));
+  // A signal while starting closes the broker once it has started (a failed start has nothing to close).
+  onSignals(logger, async () => (await starting.catch(() => null))?.close());
   try {
-    const { startBroker } = await import('./broker');
-    running = await startBroker({ config, logger });
+    await starting;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // Expected failures (data dir of another node, port in use, ...) need no stack trace.
@@ -226,8 +226,5 @@ async function start(args: StartArgs): Promise<void> {
     if (expected) logger.fatal(`failed to start: ${err.message}`);
     else logger.fatal({ err }, `failed to start: ${err.message}`);
     process.exitCode = 1;
-    return;
   }
-
-  onSignals(logger, () => running.close());
 }

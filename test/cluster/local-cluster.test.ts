@@ -2,6 +2,7 @@
 // command line, each an etcd plus brokers, served to a real client (kafkajs).
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import * as net from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -44,14 +45,21 @@ describe('a local cluster', function () {
 
   it('fjord cluster starts brokers on consecutive ports (Kafka and HTTP) with their data under --data-dir, and stops on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-cluster-cli-'));
-    const httpPort = await freePort();
-    const child = spawn(process.execPath, [FJORD, 'cluster', '--brokers', '2', '--port', String(await freePort()),
-      '--etcd-port', String(await freePort()), '--data-dir', dir, '--log-format', 'json', '--set', 'offsets.topic.replication.factor=2', '--set', `http.listener=127.0.0.1:${httpPort}`],
+    // Each of these is the first of two consecutive ports (broker 1's; etcd's peer port).
+    const [kafkaPort, etcdPort, httpPort] = [await consecutiveFreePorts(2), await consecutiveFreePorts(2), await consecutiveFreePorts(2)];
+    const child = spawn(process.execPath, [FJORD, 'cluster', '--brokers', '2', '--port', String(kafkaPort),
+      '--etcd-port', String(etcdPort), '--data-dir', dir, '--log-format', 'json', '--set', 'offsets.topic.replication.factor=2', '--set', `http.listener=127.0.0.1:${httpPort}`],
     { stdio: ['ignore', 'pipe', 'pipe'] });
+    // What the cluster logged, for a failure's message; a step that hangs fails (the child killed) before mocha's timeout, with it.
+    let out = '';
+    child.stderr.on('data', (d) => (out += d));
+    const hang = setTimeout(() => {
+      out += '\n(killed after 50 s)';
+      child.kill('SIGKILL');
+    }, 50_000);
     try {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const bootstrap = await new Promise<string>((resolve, reject) => {
-        let out = '';
         child.stdout.on('data', (d) => {
           out += d;
           const line = out.split('\n').find((l) => l.includes('"cluster running"'));
@@ -73,9 +81,28 @@ describe('a local cluster', function () {
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);
       expect((await readdir(dir)).sort()).to.deep.equal(['broker-0', 'broker-1', 'etcd']);
+    } catch (e) {
+      (e as Error).message += `\nfjord cluster's output:\n${out.split('\n').slice(-30).join('\n')}`;
+      throw e;
     } finally {
+      clearTimeout(hang);
       child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
   });
 });
+
+/** A port whose next `count - 1` ports are free too (a free port's neighbour may be any socket's). */
+async function consecutiveFreePorts(count: number): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const base = await freePort();
+    const servers = await Promise.all(Array.from({ length: count }, (_, i) => new Promise<net.Server | null>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(null));
+      server.listen(base + i, '127.0.0.1', () => resolve(server));
+    })));
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))));
+    if (servers.every(Boolean)) return base;
+    if (attempt === 20) throw new Error(`no ${count} consecutive free ports found`);
+  }
+}
