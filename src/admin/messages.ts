@@ -72,7 +72,7 @@ function checkPartition(meta: ClusterTopicMetadata, topic: string, partition: nu
 export async function produceMessages(c: KafkaConnection, topic: string, records: RecordToProduce[], onProgress?: (done: number) => void, batchSize = 1000): Promise<WrittenRecord[]> {
   const meta = await topicMetadata(c, topic);
   for (const r of records) if (r.partition !== undefined) checkPartition(meta, topic, r.partition);
-  const producer = c.producer({ acks: -1 });
+  const producer = c.producer();
   const written: WrittenRecord[] = [];
   let roundRobin = 0;
   for (let i = 0; i < records.length; i += batchSize) {
@@ -88,7 +88,8 @@ export async function produceMessages(c: KafkaConnection, topic: string, records
         timestamp: r.timestampMs === undefined ? undefined : BigInt(r.timestampMs),
       };
     });
-    const result = await producer.send({ messages: batch });
+    // acks=all, kafka-console-producer's default; the client reads acks per send, not from the producer's options.
+    const result = await producer.send({ messages: batch, acks: -1 });
     const next = new Map((result.offsets ?? []).map((o) => [o.partition, o.offset]));
     for (const m of batch) {
       const offset = next.get(m.partition);

@@ -20,7 +20,7 @@ describe('fjord topics on a cluster of three brokers', function () {
     const c = new KafkaConnection({ bootstrapServers: [bootstrap] });
     let onBroker2: number[];
     try {
-      await c.producer({ acks: -1 }).send({ messages: [0, 1, 2].map((partition) => ({ topic: 'spread', partition, value: Buffer.alloc(100 * (partition + 1)) })) });
+      await c.producer().send({ acks: -1, messages: [0, 1, 2].map((partition) => ({ topic: 'spread', partition, value: Buffer.alloc(100 * (partition + 1)) })) });
 
       const [described] = JSON.parse((await fjord('topics', 'describe', 'spread', '--json')).stdout);
       expect(described.partitions.map((p: { replicas: number[] }) => p.replicas.length)).to.deep.equal([2, 2, 2]);
