@@ -5,4 +5,6 @@ module.exports = {
   spec: named ? [] : ['dist/test/**/*.test.js'],
   timeout: 20000,
   reporter: 'dot',
+  // A test that leaves a client or timer behind must not hold the run (and CI) open once it has reported.
+  exit: true,
 };

@@ -37,8 +37,11 @@ describe('metrics/state gauges', function () {
     await admin.disconnect();
   });
 
-  after(async () => {
+  // After the test that made it, while the broker is up: mocha runs after-hooks in their order, the
+  // broker's close first, and a kafkajs consumer left to leave a closed broker retries for ever.
+  afterEach(async () => {
     await consumer?.disconnect();
+    consumer = undefined;
   });
 
   it('counts the partitions hosted and led, none under-replicated or offline, and this broker as the active controller', async () => {
